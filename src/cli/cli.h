@@ -1,0 +1,61 @@
+/*
+ * cli: what the subcommands share. Only src/cli prints to the user or
+ * exits; everything below it returns errors.
+ */
+#ifndef CPULEDGER_CLI_CLI_H
+#define CPULEDGER_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+extern const char *cli_progname;	/* "cpuledger analyze", for messages */
+
+/* Prints "cpuledger CMD: MSG" to stderr. */
+__attribute__((format(printf, 1, 2)))
+void cli_error(const char *fmt, ...);
+
+/* Parses an option's unsigned integer value in [min, max]; on failure says
+ * which option is at fault and returns false. */
+bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
+		   uint64_t max, uint64_t *out);
+bool cli_parse_double(const char *opt, const char *arg, double *out);
+
+/*
+ * An output file that appears whole or not at all: written under a
+ * temporary name beside it and renamed by outfile__commit(). A path of
+ * NULL or "-" is standard output.
+ */
+struct outfile {
+	const char *path;
+	char *tmp;
+	FILE *f;
+};
+
+/* 0, or -errno with a message printed. */
+int outfile__open(struct outfile *o, const char *path);
+/* Flushes, checks for write errors, renames into place. 0 or -errno, with a
+ * message printed; the temporary file is gone either way. */
+int outfile__commit(struct outfile *o);
+/* Removes the temporary file; accepts a never-opened outfile. */
+void outfile__abort(struct outfile *o);
+
+/* Progress on stderr while reading a big input, only on a terminal. */
+struct progress {
+	bool on;
+	uint64_t total;		/* bytes, 0 when unknown */
+	uint64_t last_ns;
+	const char *what;
+};
+
+void progress__init(struct progress *p, const char *what, int fd);
+void progress__update(void *p, uint64_t bytes);	/* a progress_fn */
+void progress__done(struct progress *p);
+
+int cmd_analyze(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+
+#endif

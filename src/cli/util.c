@@ -1,0 +1,171 @@
+/* cli/util: messages, option values, whole-or-nothing output files and
+ * terminal progress, shared by the subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/banned.h"
+
+const char *cli_progname = "cpuledger";
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", cli_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
+		   uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (!*arg || *end || errno || arg[0] == '-' || v < min || v > max) {
+		cli_error("%s: '%s' is not an integer from %llu to %llu", opt,
+			  arg, (unsigned long long)min, (unsigned long long)max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+bool cli_parse_double(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (!*arg || *end || errno || !isfinite(v)) {
+		cli_error("%s: '%s' is not a number", opt, arg);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+int outfile__open(struct outfile *o, const char *path)
+{
+	o->path = path;
+	o->tmp = NULL;
+	o->f = NULL;
+	if (!path || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	size_t n = strlen(path) + 32;
+	o->tmp = malloc(n);
+	if (!o->tmp)
+		return -ENOMEM;
+	snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		int err = -errno;
+		cli_error("cannot create '%s': %s", path, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+		return err;
+	}
+	/* mkstemp makes 0600; an output file gets the usual mode. */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		int err = -errno;
+		close(fd);
+		outfile__abort(o);
+		return err;
+	}
+	return 0;
+}
+
+int outfile__commit(struct outfile *o)
+{
+	int err = 0;
+	if (o->f == stdout) {
+		if (fflush(stdout) || ferror(stdout)) {
+			err = -(errno ? errno : EIO);
+			cli_error("cannot write standard output: %s",
+				  strerror(-err));
+		}
+		return err;
+	}
+	if (fflush(o->f) || ferror(o->f))
+		err = -(errno ? errno : EIO);
+	if (fclose(o->f) && !err)
+		err = -(errno ? errno : EIO);
+	o->f = NULL;
+	if (!err && rename(o->tmp, o->path))
+		err = -errno;
+	if (err) {
+		cli_error("cannot write '%s': %s", o->path, strerror(-err));
+		unlink(o->tmp);
+	}
+	free(o->tmp);
+	o->tmp = NULL;
+	return err;
+}
+
+void outfile__abort(struct outfile *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	if (o->tmp) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void progress__init(struct progress *p, const char *what, int fd)
+{
+	struct stat st;
+	p->on = isatty(STDERR_FILENO);
+	p->total = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
+		   (uint64_t)st.st_size : 0;
+	p->last_ns = now_ns();
+	p->what = what;
+}
+
+void progress__update(void *ctx, uint64_t bytes)
+{
+	struct progress *p = ctx;
+	if (!p->on)
+		return;
+	uint64_t t = now_ns();
+	if (t - p->last_ns < 200000000ULL)
+		return;
+	p->last_ns = t;
+	double mib = (double)bytes / (1 << 20);
+	if (p->total)
+		fprintf(stderr, "\r%s: %.0f of %.0f MiB (%.0f%%)  ", p->what, mib,
+			(double)p->total / (1 << 20),
+			100.0 * (double)bytes / (double)p->total);
+	else
+		fprintf(stderr, "\r%s: %.0f MiB  ", p->what, mib);
+}
+
+void progress__done(struct progress *p)
+{
+	if (p->on)
+		fputs("\r\033[K", stderr);
+}

@@ -1,0 +1,107 @@
+/*
+ * hindex: linear probing over a power-of-two slot array, kept at most half
+ * full so that probes stay short; see hindex.h for why keys live elsewhere.
+ */
+#include "hindex.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hindex__init(struct hindex *h)
+{
+	h->slots = NULL;
+	h->mask = 0;
+	h->count = 0;
+}
+
+void hindex__release(struct hindex *h)
+{
+	if (!h)
+		return;
+	free(h->slots);
+	hindex__init(h);
+}
+
+static inline uint64_t slot_tag(uint64_t hash)
+{
+	return hash & 0xffffffff00000000ULL;
+}
+
+/* Only the tag survives in a slot, so growing can re-place entries without
+ * their keys; find() and place() therefore both start from the tag (callers
+ * pass well-mixed hashes, so its 32 bits are as good as any). */
+static inline size_t slot_start(uint64_t tag, size_t mask)
+{
+	return (size_t)(tag >> 32) & mask;
+}
+
+uint32_t hindex__find(const struct hindex *h, uint64_t hash, hindex_eq_fn eq,
+		      const void *ctx)
+{
+	if (!h->slots)
+		return HINDEX_NONE;
+	uint64_t tag = slot_tag(hash);
+	for (size_t i = slot_start(tag, h->mask);; i = (i + 1) & h->mask) {
+		uint64_t s = h->slots[i];
+		if (!s)
+			return HINDEX_NONE;
+		if (slot_tag(s) == tag) {
+			uint32_t id = (uint32_t)(s & 0xffffffffULL) - 1;
+			if (eq(ctx, id))
+				return id;
+		}
+	}
+}
+
+static void place(uint64_t *slots, size_t mask, uint64_t s)
+{
+	size_t i = slot_start(slot_tag(s), mask);
+	while (slots[i])
+		i = (i + 1) & mask;
+	slots[i] = s;
+}
+
+static int grow(struct hindex *h)
+{
+	size_t cap = h->slots ? (h->mask + 1) * 2 : 64;
+	uint64_t *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	if (h->slots)
+		for (size_t i = 0; i <= h->mask; i++)
+			if (h->slots[i])
+				place(slots, cap - 1, h->slots[i]);
+	free(h->slots);
+	h->slots = slots;
+	h->mask = cap - 1;
+	return 0;
+}
+
+int hindex__insert(struct hindex *h, uint64_t hash, uint32_t id)
+{
+	if (!h->slots || (h->count + 1) * 2 > h->mask + 1) {
+		int err = grow(h);
+		if (err)
+			return err;
+	}
+	place(h->slots, h->mask, slot_tag(hash) | ((uint64_t)id + 1));
+	h->count++;
+	return 0;
+}
+
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ULL);
+	while (len >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = hash_mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+		p += 8;
+		len -= 8;
+	}
+	uint64_t w = 0;
+	memcpy(&w, p, len);
+	return hash_mix(h ^ w ^ ((uint64_t)len << 56));
+}

@@ -1,0 +1,90 @@
+/* strtab: see strtab.h. Strings live in one growing buffer addressed by
+ * offset, so growth never invalidates an id. */
+#include "strtab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void strtab__init(struct strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	hindex__init(&t->index);
+}
+
+void strtab__release(struct strtab *t)
+{
+	if (!t)
+		return;
+	free(t->bytes);
+	free(t->offset);
+	free(t->length);
+	hindex__release(&t->index);
+	strtab__init(t);
+}
+
+struct key {
+	const struct strtab *t;
+	const char *s;
+	size_t len;
+};
+
+static bool key_eq(const void *ctx, uint32_t id)
+{
+	const struct key *k = ctx;
+	return k->t->length[id] == k->len &&
+	       memcmp(k->t->bytes + k->t->offset[id], k->s, k->len) == 0;
+}
+
+static int reserve(struct strtab *t, size_t extra)
+{
+	if (t->len + extra > UINT32_MAX)
+		return -EOVERFLOW;
+	if (t->len + extra > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		while (cap < t->len + extra)
+			cap *= 2;
+		char *b = realloc(t->bytes, cap);
+		if (!b)
+			return -ENOMEM;
+		t->bytes = b;
+		t->cap = cap;
+	}
+	if (t->count == t->slots) {
+		uint32_t n = t->slots ? t->slots * 2 : 64;
+		uint32_t *o = realloc(t->offset, n * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		t->offset = o;
+		uint32_t *l = realloc(t->length, n * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		t->length = l;
+		t->slots = n;
+	}
+	return 0;
+}
+
+uint32_t strtab__intern(struct strtab *t, const char *s, size_t len)
+{
+	struct key k = { t, s, len };
+	uint64_t h = hash_bytes(s, len, 0x5bd1e995);
+	uint32_t id = hindex__find(&t->index, h, key_eq, &k);
+	if (id != HINDEX_NONE)
+		return id;
+
+	int err = reserve(t, len + 1);
+	if (!err)
+		err = hindex__insert(&t->index, h, t->count);
+	if (err) {
+		errno = -err;
+		return HINDEX_NONE;
+	}
+	id = t->count++;
+	t->offset[id] = (uint32_t)t->len;
+	t->length[id] = (uint32_t)len;
+	memcpy(t->bytes + t->len, s, len);
+	t->bytes[t->len + len] = '\0';
+	t->len += len + 1;
+	return id;
+}

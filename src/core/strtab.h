@@ -1,0 +1,42 @@
+/*
+ * strtab: interns byte strings (VM names, function names) as dense ids, so
+ * the engine compares and hashes small integers instead of text.
+ */
+#ifndef CPULEDGER_CORE_STRTAB_H
+#define CPULEDGER_CORE_STRTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindex.h"
+
+struct strtab {
+	char *bytes;		/* every string, NUL-terminated, back to back */
+	size_t len, cap;
+	uint32_t *offset;	/* offset[id] into bytes */
+	uint32_t *length;	/* length[id], without the NUL */
+	uint32_t count, slots;
+	struct hindex index;
+};
+
+void strtab__init(struct strtab *t);
+void strtab__release(struct strtab *t);
+
+/*
+ * Returns the id of s[0..len), adding it if new, or HINDEX_NONE with errno
+ * ENOMEM (out of memory) or EOVERFLOW (over 4 GiB of strings).
+ */
+uint32_t strtab__intern(struct strtab *t, const char *s, size_t len);
+
+/* The NUL-terminated string of id; owned by the table. */
+static inline const char *strtab__str(const struct strtab *t, uint32_t id)
+{
+	return t->bytes + t->offset[id];
+}
+
+static inline uint32_t strtab__len(const struct strtab *t, uint32_t id)
+{
+	return t->length[id];
+}
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * table: the result of an analysis, rows per process, thread or function,
+ * with the totals. Built from an attributor after attributor__finish().
+ *
+ * Rows at a coarser level sum the programs under them before the method's
+ * arithmetic, so the ratio method's share is that of the row's own profile
+ * (seed 001, equations 5 to 7), not a sum of per-function roundings.
+ */
+#ifndef CPULEDGER_CORE_TABLE_H
+#define CPULEDGER_CORE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attribute.h"
+
+enum group_by { BY_PROCESS, BY_THREAD, BY_FUNCTION };
+
+/* "process", "thread", "function"; parse returns 0 or -EINVAL. */
+const char *group_by__name(enum group_by by);
+int group_by__parse(const char *s, enum group_by *out);
+
+struct table_row {
+	const char *vm;		/* owned by the attributor's strings */
+	const char *function;	/* NULL unless grouped by function */
+	uint32_t pid, tid;	/* tid is 0 when grouped by process */
+	uint64_t samples, steal_samples;
+	uint64_t cpu_ns, steal_ns, apparent_ns, corrected_ns;
+};
+
+struct table_totals {
+	uint64_t samples, steal_samples, idle_samples;
+	uint64_t run_ns, steal_ns, idle_ns;
+	uint64_t attributed_steal_ns;
+	/* steal_ns - attributed_steal_ns. Only the ratio method, with
+	 * timestamps, can charge a profile more steal than was labelled to it,
+	 * so this can be negative there; it is never clamped, to keep
+	 * attributed + unattributed = steal exact. */
+	int64_t unattributed_steal_ns;
+	uint32_t streams, programs;
+};
+
+struct table {
+	enum steal_method method;
+	enum group_by by;
+	bool timestamps;
+	uint64_t interval_ns;
+	struct table_totals totals;
+	struct table_row *rows;	/* by apparent_ns, largest first */
+	size_t nrows;
+};
+
+/*
+ * Builds the table of a finished attributor. Returns NULL with errno ENOMEM.
+ * The rows borrow strings from a: free the table (table__free) before
+ * releasing a.
+ */
+struct table *table__new(const struct attributor *a, enum group_by by);
+void table__free(struct table *t);
+
+#endif

@@ -1,0 +1,35 @@
+/* report/csv: one line per row under a header naming the key's columns
+ * (docs/analyze.md). Totals are not rows: they are in text and JSON. */
+#include <inttypes.h>
+
+#include "report.h"
+#include "../core/banned.h"
+
+static int write_csv(FILE *out, const struct table *t)
+{
+	fputs("vm,pid", out);
+	if (t->by != BY_PROCESS)
+		fputs(",tid", out);
+	if (t->by == BY_FUNCTION)
+		fputs(",function", out);
+	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns\n",
+	      out);
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct table_row *r = &t->rows[i];
+		csv_put_field(out, r->vm);
+		fprintf(out, ",%" PRIu32, r->pid);
+		if (t->by != BY_PROCESS)
+			fprintf(out, ",%" PRIu32, r->tid);
+		if (t->by == BY_FUNCTION) {
+			putc(',', out);
+			csv_put_field(out, r->function);
+		}
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 "\n", r->samples,
+			r->steal_samples, r->cpu_ns, r->steal_ns,
+			r->apparent_ns, r->corrected_ns);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+const struct report_writer report_csv = { "csv", write_csv };

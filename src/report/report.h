@@ -1,0 +1,36 @@
+/*
+ * report: one writer per output format behind one struct of function
+ * pointers, so commands pick a format by name and never by switch.
+ * The formats are documented in docs/analyze.md.
+ */
+#ifndef CPULEDGER_REPORT_REPORT_H
+#define CPULEDGER_REPORT_REPORT_H
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "../core/table.h"
+
+/* Version of the machine-readable outputs (JSON "version"). */
+#define REPORT_FORMAT_VERSION 1
+
+struct report_writer {
+	const char *name;
+	/* Writes t to out. Returns 0, or -EIO when out has an error. */
+	int (*write)(FILE *out, const struct table *t);
+};
+
+/* The writer called name, or NULL. */
+const struct report_writer *report_writer__find(const char *name);
+
+/* "text|csv|json", for usage messages. */
+const char *report_writer__names(void);
+
+extern const struct report_writer report_text, report_csv, report_json;
+
+/* Writes s as a JSON string, quotes included. */
+void json_put_string(FILE *out, const char *s);
+/* Writes s as a CSV field, quoted when it holds a comma or quote. */
+void csv_put_field(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for SECONDS on its seed corpus (committed under
+# tests/fuzz/corpus/NAME), keeping what it finds in a scratch directory, and
+# prints the executions it made. Exit status: the fuzzer's (0: no crash).
+set -euo pipefail
+target=$1 seconds=$2
+name=$(basename "$target")
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$here/corpus/$name/." "$work/" 2>/dev/null || true
+log="$work.log"
+status=0
+"$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+	-print_final_stats=1 -artifact_prefix="$work/" "$work" >"$log" 2>&1 || status=$?
+execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+echo "$name: $execs executions in ${seconds}s, exit $status"
+if [ "$status" != 0 ]; then
+	tail -40 "$log"
+	mkdir -p fuzz-crashes && cp "$work"/crash-* fuzz-crashes/ 2>/dev/null || true
+fi
+rm -f "$log"
+exit "$status"

@@ -1,0 +1,21 @@
+# Sourced by every shell test: where the binary is, a scratch directory
+# removed on exit, and fail/skip helpers. Exit 0 passes, 77 skips.
+set -euo pipefail
+: "${CPULEDGER:?set CPULEDGER to the binary under test}"
+CL=$CPULEDGER
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FIX=$ROOT/tests/fixtures
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "skipped: $*"; exit 77; }
+
+# Runs a command, saving stdout, stderr and status in $TMP/out, err, status.
+run() {
+	set +e
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	echo $? >"$TMP/status"
+	set -e
+}
+status() { cat "$TMP/status"; }

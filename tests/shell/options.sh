@@ -1,0 +1,34 @@
+# Bad options name the option at fault and exit 2; help exits 0; the man
+# page and the help text name the same options.
+. "$(dirname "$0")/../lib.sh"
+bad() {	# expected-stderr-substring args...
+	local want=$1; shift
+	run "$CL" "$@"
+	[ "$(status)" = 2 ] || fail "$*: exit $(status), want 2"
+	grep -qF -- "$want" "$TMP/err" || fail "$*: stderr $(cat "$TMP/err")"
+	[ ! -s "$TMP/out" ] || fail "$*: wrote to stdout"
+}
+bad "--method: unknown method 'first'" analyze --method first "$FIX/figs.csv"
+bad "--by: unknown key 'vm'" analyze --by vm "$FIX/figs.csv"
+bad "--format: unknown format 'xml'" analyze -f xml "$FIX/figs.csv"
+bad "--interval-ns: '0' is not an integer" analyze --interval-ns 0 "$FIX/figs.csv"
+bad "--interval-ns: '-5' is not an integer" analyze --interval-ns -5 "$FIX/figs.csv"
+bad "no input FILE given" analyze
+bad "only one input FILE" analyze a b
+bad "unknown command 'analyse'" analyse x
+bad "--jitter-ns must be less than half the interval" simulate --jitter-ns 500000
+bad "--steal-pct must be from 0 to 90" simulate --steal-pct 95
+bad "--steal-pct: 'lots' is not a number" simulate --steal-pct lots
+bad "--vms: '0' is not an integer from 1 to 1000" simulate --vms 0
+for c in analyze simulate; do
+	run "$CL" "$c" --help
+	[ "$(status)" = 0 ] || fail "$c --help: exit $(status)"
+	grep -q "^usage: cpuledger $c" "$TMP/out" || fail "$c --help: no usage line"
+	# Every long option in the help is in the man page, and back.
+	grep -o -- '--[a-z][a-z-]*' "$TMP/out" | sort -u >"$TMP/help"
+	sed -n "/^\.SS $c\$/,/^\.S[SH] /p" "$ROOT/docs/cpuledger.1" |
+		grep -o -- '\\-\\-[a-z][a-z\\-]*' | sed 's/\\//g' | sort -u >"$TMP/man"
+	diff -u "$TMP/help" "$TMP/man" || fail "$c: help and man page options differ"
+done
+run "$CL" --version
+grep -q '^cpuledger [0-9]' "$TMP/out" || fail "--version"

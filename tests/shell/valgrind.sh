@@ -1,0 +1,19 @@
+# valgrind stays clean (no invalid access, no leak) on the optimized build:
+# simulate, and analyze in every format and method, on good and bad input.
+. "$(dirname "$0")/../lib.sh"
+case ${BUILD:-} in *asan*) skip "valgrind does not run ASan builds; the optimized build is checked" ;; esac
+command -v valgrind >/dev/null || skip "valgrind is not installed"
+vg() { valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect "$@"; }
+vg "$CL" simulate --vms 2 --vcpus 2 --duration-ms 500 --jitter-ns 1000 -o "$TMP/s.csv" --truth "$TMP/t.json"
+for f in text csv json; do
+	for m in preceding bracketed ratio; do
+		vg "$CL" analyze -f $f -m $m -b function --timestamps "$TMP/s.csv" >/dev/null
+	done
+done
+vg "$CL" analyze - <"$FIX/figs.csv" >/dev/null
+printf 'vm,vcpu,time_ns,pid,tid,function,state\nvm0,0,1,,,,nap\n' >"$TMP/bad.csv"
+set +e
+vg "$CL" analyze -o "$TMP/r" "$TMP/bad.csv" 2>/dev/null
+s=$?
+set -e
+[ "$s" = 2 ] || fail "bad input under valgrind: exit $s"
