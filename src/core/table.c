@@ -71,6 +71,16 @@ static void apply_method(struct table_row *r, enum steal_method method)
 
 struct table *table__new(const struct attributor *a, enum group_by by)
 {
+	struct table_input in = {
+		.progs = a->progs, .nprogs = a->nprogs, .strings = &a->strings,
+		.totals = a->totals, .streams = a->nstreams, .method = a->method,
+		.timestamps = a->timestamps, .interval_ns = a->interval_ns,
+	};
+	return table__build(&in, by);
+}
+
+struct table *table__build(const struct table_input *a, enum group_by by)
+{
 	struct table *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -88,9 +98,9 @@ struct table *table__new(const struct attributor *a, enum group_by by)
 	for (uint32_t i = 0; i < a->nprogs; i++) {
 		const struct program *p = &a->progs[i];
 		t->rows[i] = (struct table_row){
-			.vm = strtab__str(&a->strings, p->vm),
+			.vm = strtab__str(a->strings, p->vm),
 			.function = by == BY_FUNCTION ?
-				strtab__str(&a->strings, p->function) : NULL,
+				strtab__str(a->strings, p->function) : NULL,
 			.pid = p->pid,
 			.tid = by == BY_PROCESS ? 0 : p->tid,
 			.samples = p->samples,
@@ -117,8 +127,9 @@ struct table *table__new(const struct attributor *a, enum group_by by)
 	t->nrows = n;
 
 	uint64_t attributed = 0;
+	enum steal_method arith = a->measured_steal ? METHOD_PRECEDING : t->method;
 	for (size_t i = 0; i < n; i++) {
-		apply_method(&t->rows[i], t->method);
+		apply_method(&t->rows[i], arith);
 		attributed += t->rows[i].steal_ns;
 	}
 	qsort(t->rows, n, sizeof(*t->rows), cmp_apparent);
@@ -133,7 +144,7 @@ struct table *table__new(const struct attributor *a, enum group_by by)
 		.idle_ns = at->idle_ns,
 		.attributed_steal_ns = attributed,
 		.unattributed_steal_ns = (int64_t)at->steal_ns - (int64_t)attributed,
-		.streams = a->nstreams,
+		.streams = a->streams,
 		.programs = a->nprogs,
 	};
 	return t;

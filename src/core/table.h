@@ -50,11 +50,28 @@ struct table {
 	size_t nrows;
 };
 
+/* What a table is built from: programs with their sums, and totals. */
+struct table_input {
+	const struct program *progs;
+	uint32_t nprogs;
+	const struct strtab *strings;
+	struct attrib_totals totals;
+	uint32_t streams;
+	enum steal_method method;
+	bool timestamps;
+	uint64_t interval_ns;
+	/* Steal was measured (live recording), not estimated from samples:
+	 * the method only placed it, so ratio must not re-estimate it. */
+	bool measured_steal;
+};
+
 /*
- * Builds the table of a finished attributor. Returns NULL with errno ENOMEM.
- * The rows borrow strings from a: free the table (table__free) before
- * releasing a.
+ * Builds the table. Returns NULL with errno ENOMEM. The rows borrow strings
+ * from in->strings: free the table (table__free) before them.
  */
+struct table *table__build(const struct table_input *in, enum group_by by);
+
+/* table__build() of a finished attributor. */
 struct table *table__new(const struct attributor *a, enum group_by by);
 void table__free(struct table *t);
 

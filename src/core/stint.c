@@ -1,0 +1,440 @@
+/* stint: see stint.h for the model. */
+#include "stint.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+
+#define NO_CPU UINT32_MAX
+
+static int grow(void **arr, uint32_t *cap, uint32_t used, size_t elem)
+{
+	if (used < *cap)
+		return 0;
+	if (*cap >= UINT32_MAX / 2)
+		return -ENOMEM;
+	uint32_t n = *cap ? *cap * 2 : 256;
+	void *p = realloc(*arr, (size_t)n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+int live__init(struct live *l, enum steal_method method, uint64_t interval_ns,
+	       uint32_t ncpus, const char *host)
+{
+	memset(l, 0, sizeof(*l));
+	l->method = method;
+	l->interval_ns = interval_ns;
+	strtab__init(&l->strings);
+	hindex__init(&l->prog_index);
+	hindex__init(&l->thread_index);
+	l->ncpus = ncpus;
+	l->cpus = calloc(ncpus ? ncpus : 1, sizeof(*l->cpus));
+	l->vm = live__string(l, host, strlen(host));
+	l->unknown_fn = live__string(l, "[unknown]", 9);
+	if (!l->cpus || l->vm == HINDEX_NONE || l->unknown_fn == HINDEX_NONE) {
+		live__release(l);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void live__release(struct live *l)
+{
+	if (!l)
+		return;
+	strtab__release(&l->strings);
+	free(l->events);
+	free(l->progs);
+	free(l->threads);
+	free(l->stints);
+	free(l->gaps);
+	free(l->cpus);
+	hindex__release(&l->prog_index);
+	hindex__release(&l->thread_index);
+	memset(l, 0, sizeof(*l));
+}
+
+int live__add(struct live *l, const struct live_event *e)
+{
+	if (e->cpu >= l->ncpus)
+		return -EINVAL;
+	if (grow((void **)&l->events, &l->events_cap, l->nevents, sizeof(*e)))
+		return -ENOMEM;
+	l->events[l->nevents] = *e;
+	l->events[l->nevents].seq = l->nevents;
+	l->nevents++;
+	return 0;
+}
+
+struct thread_key {
+	const struct live *l;
+	uint32_t tid;
+};
+
+static bool thread_eq(const void *ctx, uint32_t id)
+{
+	const struct thread_key *k = ctx;
+	return k->l->threads[id].tid == k->tid;
+}
+
+/* The thread tid, created on first sight; NULL when memory runs out. */
+static struct live_thread *thread(struct live *l, uint32_t tid)
+{
+	struct thread_key k = { l, tid };
+	uint64_t h = hash_mix(tid ^ 0x9e3779b97f4a7c15ULL);
+	uint32_t id = hindex__find(&l->thread_index, h, thread_eq, &k);
+	if (id != HINDEX_NONE)
+		return &l->threads[id];
+	if (grow((void **)&l->threads, &l->threads_cap, l->nthreads,
+		 sizeof(*l->threads)) ||
+	    hindex__insert(&l->thread_index, h, l->nthreads))
+		return NULL;
+	struct live_thread *t = &l->threads[l->nthreads++];
+	*t = (struct live_thread){ .tid = tid, .pid = tid,
+				   .unknown_prog = PROG_NONE, .oncpu = NO_CPU };
+	return t;
+}
+
+struct prog_key {
+	const struct live *l;
+	uint32_t pid, tid, function;
+};
+
+static bool prog_eq(const void *ctx, uint32_t id)
+{
+	const struct prog_key *k = ctx;
+	const struct program *p = &k->l->progs[id];
+	return p->pid == k->pid && p->tid == k->tid && p->function == k->function;
+}
+
+static uint32_t program(struct live *l, uint32_t pid, uint32_t tid,
+			uint32_t function)
+{
+	struct prog_key k = { l, pid, tid, function };
+	uint64_t h = hash_mix(((uint64_t)pid << 32 | tid) ^ hash_mix(function));
+	uint32_t id = hindex__find(&l->prog_index, h, prog_eq, &k);
+	if (id != HINDEX_NONE)
+		return id;
+	if (grow((void **)&l->progs, &l->progs_cap, l->nprogs, sizeof(*l->progs)) ||
+	    hindex__insert(&l->prog_index, h, l->nprogs))
+		return PROG_NONE;
+	l->progs[l->nprogs] = (struct program){ .vm = l->vm, .pid = pid,
+						.tid = tid, .function = function };
+	return l->nprogs++;
+}
+
+static int cmp_event(const void *pa, const void *pb)
+{
+	const struct live_event *a = pa, *b = pb;
+	if (a->time_ns != b->time_ns)
+		return a->time_ns < b->time_ns ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Starts a stint of tid on CPU c at time t (tid 0: idle, not measured). */
+static int open_stint(struct live *l, struct live_cpu *c, uint32_t cpu,
+		      uint32_t tid, uint64_t t)
+{
+	c->tid = tid;
+	c->known = true;
+	c->since = t;
+	c->runtime = 0;
+	c->ck_time = t;
+	c->ck_runtime = 0;
+	c->last_prog = PROG_NONE;
+	c->stint = UINT32_MAX;
+	if (!tid)
+		return 0;	/* idle: the kernel keeps no runtime for it */
+	struct live_thread *th = thread(l, tid);
+	if (!th || grow((void **)&l->stints, &l->stints_cap, l->nstints,
+			sizeof(*l->stints)))
+		return -ENOMEM;
+	th->oncpu = cpu;
+	c->stint = l->nstints++;
+	l->stints[c->stint] = (struct live_stint){ .tid = tid, .cpu = cpu,
+						   .last_prog = PROG_NONE };
+	return 0;
+}
+
+/* Ends CPU c's stint at its last checkpoint: a switch, or a runtime event
+ * of the thread on it, where the stint's runtime is known exactly. */
+static int close_stint(struct live *l, struct live_cpu *c, uint32_t cpu)
+{
+	if (c->stint == UINT32_MAX)
+		return 0;
+	struct live_stint *s = &l->stints[c->stint];
+	s->residual = (int64_t)(c->ck_time - c->since) - (int64_t)c->ck_runtime;
+	s->last_prog = c->last_prog;
+	c->stints++;
+	c->stint = UINT32_MAX;
+	struct live_thread *th = thread(l, c->tid);
+	if (!th)
+		return -ENOMEM;
+	if (th->oncpu == cpu)
+		th->oncpu = NO_CPU;
+	return 0;
+}
+
+static int on_switch(struct live *l, const struct live_event *e)
+{
+	struct live_cpu *c = &l->cpus[e->cpu];
+	int err = 0;
+	if (c->known && c->tid) {
+		c->ck_time = e->time_ns;	/* the switch closes it */
+		c->ck_runtime = c->runtime;
+		err = close_stint(l, c, e->cpu);
+	}
+	return err ? err : open_stint(l, c, e->cpu, e->b, e->time_ns);
+}
+
+static int on_runtime(struct live *l, const struct live_event *e)
+{
+	struct live_cpu *c = &l->cpus[e->cpu];
+	struct live_thread *th = thread(l, e->a);
+	if (!th)
+		return -ENOMEM;
+	th->cpu_ns += e->value;
+	l->run_ns += e->value;
+	if (th->oncpu == NO_CPU && !c->known) {
+		/* Recording began mid-stint: measure from here on (this
+		 * delta belongs to the time before). */
+		return open_stint(l, c, e->cpu, e->a, e->time_ns);
+	}
+	if (th->oncpu == NO_CPU || l->cpus[th->oncpu].tid != e->a) {
+		l->unmatched_runtime_ns += e->value;
+		return 0;
+	}
+	struct live_cpu *rc = &l->cpus[th->oncpu];
+	rc->runtime += e->value;
+	rc->ck_time = e->time_ns;
+	rc->ck_runtime = rc->runtime;
+	return 0;
+}
+
+static int on_sample(struct live *l, const struct live_event *e)
+{
+	struct live_cpu *c = &l->cpus[e->cpu];
+	uint32_t p = program(l, e->a, e->b, e->function);
+	struct live_thread *th = thread(l, e->b);
+	if (p == PROG_NONE || !th)
+		return -ENOMEM;
+	th->pid = e->a;
+	th->samples++;
+	l->progs[p].samples++;
+	l->samples++;
+	c->samples++;
+	if (!c->known || c->tid != e->b || c->stint == UINT32_MAX)
+		return 0;
+	/* A period far above the interval: steal fell just before this
+	 * sample. Whose it is, the method says. */
+	if (e->value > l->interval_ns + l->interval_ns / 2) {
+		uint32_t owner = c->last_prog;
+		if (l->method == METHOD_BRACKETED && owner != p)
+			owner = PROG_NONE;
+		if (owner != PROG_NONE) {
+			if (grow((void **)&l->gaps, &l->gaps_cap, l->ngaps,
+				 sizeof(*l->gaps)))
+				return -ENOMEM;
+			l->gaps[l->ngaps] = (struct live_gap){
+				owner, e->value - l->interval_ns, c->stint };
+			l->ngaps++;
+		}
+	}
+	c->last_prog = p;
+	return 0;
+}
+
+static int process(struct live *l)
+{
+	int err = 0;
+	for (uint32_t i = 0; i < l->nevents && !err; i++) {
+		const struct live_event *e = &l->events[i];
+		switch (e->kind) {
+		case LIVE_TASK: {
+			struct live_thread *th = thread(l, e->b);
+			if (!th)
+				return -ENOMEM;
+			th->pid = e->a;
+			break;
+		}
+		case LIVE_SWITCH:
+			err = on_switch(l, e);
+			break;
+		case LIVE_RUNTIME:
+			err = on_runtime(l, e);
+			break;
+		case LIVE_SAMPLE:
+			err = on_sample(l, e);
+			break;
+		}
+	}
+	/* Stints open at the end close at their last checkpoint. */
+	for (uint32_t cpu = 0; cpu < l->ncpus && !err; cpu++)
+		err = close_stint(l, &l->cpus[cpu], cpu);
+	return err;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+	return (a > b) - (a < b);
+}
+
+/* The bias of the switch path: residual = bias + steal with steal >= 0,
+ * and most stints see none, so a low quantile of the residuals is the bias
+ * alone (the first quartile: the median would be pulled up where steal is
+ * heavy). Under CALIBRATION_MIN stints there is nothing to estimate it
+ * from, and none is assumed. */
+#define CALIBRATION_MIN 16
+
+static int calibrate(struct live *l)
+{
+	if (l->nstints < CALIBRATION_MIN)
+		return 0;
+	int64_t *r = malloc(l->nstints * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < l->nstints; i++)
+		r[i] = l->stints[i].residual;
+	qsort(r, l->nstints, sizeof(*r), cmp_i64);
+	l->bias_ns = r[l->nstints / 4];
+	free(r);
+	return 0;
+}
+
+/* The steal of stint s, after the bias; 0 when none. */
+static uint64_t stint_steal(const struct live *l, const struct live_stint *s)
+{
+	int64_t x = s->residual - l->bias_ns;
+	return x > 0 ? (uint64_t)x : 0;
+}
+
+/* Gives each stint's steal to the programs its gaps point at, in
+ * proportion. Steal that no gap placed (too short to see in the samples, or
+ * left by bracketed) stays with the thread, as its "[unknown]" function. */
+static int place(struct live *l)
+{
+	for (uint32_t g = 0; g < l->ngaps; g++)
+		l->stints[l->gaps[g].stint].located += l->gaps[g].ns;
+	for (uint32_t g = 0; g < l->ngaps; g++) {
+		const struct live_gap *gap = &l->gaps[g];
+		struct live_stint *s = &l->stints[gap->stint];
+		uint64_t steal = stint_steal(l, s);
+		uint64_t share = (uint64_t)((unsigned __int128)steal * gap->ns /
+					    s->located);
+		l->progs[gap->prog].steal_ns += share;
+		l->progs[gap->prog].steal_samples++;
+		s->given += share;
+		s->remainder_to = gap->prog;
+	}
+	for (uint32_t i = 0; i < l->nstints; i++) {
+		struct live_stint *s = &l->stints[i];
+		uint64_t steal = stint_steal(l, s);
+		if (!steal)
+			continue;
+		l->cpus[s->cpu].steal_ns += steal;
+		l->steal_ns += steal;
+		uint32_t p = s->located ? s->remainder_to : PROG_NONE;
+		if (p == PROG_NONE) {
+			struct live_thread *th = thread(l, s->tid);
+			if (!th)
+				return -ENOMEM;
+			if (th->unknown_prog == PROG_NONE)
+				th->unknown_prog = program(l, th->pid, th->tid,
+							   l->unknown_fn);
+			p = th->unknown_prog;
+			if (p == PROG_NONE)
+				return -ENOMEM;
+		}
+		l->progs[p].steal_ns += steal - s->given;	/* rounding, or all */
+	}
+	return 0;
+}
+
+/* Splits each thread's measured runtime among its programs by samples. */
+static int split_runtime(struct live *l)
+{
+	uint64_t *given = calloc(l->nthreads ? l->nthreads : 1, sizeof(*given));
+	uint32_t *last = malloc((l->nthreads ? l->nthreads : 1) * sizeof(*last));
+	if (!given || !last) {
+		free(given);
+		free(last);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < l->nthreads; i++)
+		last[i] = PROG_NONE;
+
+	/* Threads that ran but were never sampled get a program of their own. */
+	for (uint32_t i = 0; i < l->nthreads; i++) {
+		struct live_thread *th = &l->threads[i];
+		if (th->cpu_ns && !th->samples && th->unknown_prog == PROG_NONE) {
+			th->unknown_prog = program(l, th->pid, th->tid, l->unknown_fn);
+			if (th->unknown_prog == PROG_NONE)
+				goto nomem;
+		}
+	}
+	for (uint32_t p = 0; p < l->nprogs; p++) {
+		struct program *pr = &l->progs[p];
+		struct thread_key k = { l, pr->tid };
+		uint32_t t = hindex__find(&l->thread_index,
+					  hash_mix(pr->tid ^ 0x9e3779b97f4a7c15ULL),
+					  thread_eq, &k);
+		if (t == HINDEX_NONE)
+			continue;
+		struct live_thread *th = &l->threads[t];
+		pr->pid = th->pid;	/* learnt later than some samples */
+		pr->run_ns = th->samples ?
+			(uint64_t)((unsigned __int128)th->cpu_ns * pr->samples / th->samples) :
+			(p == th->unknown_prog ? th->cpu_ns : 0);
+		given[t] += pr->run_ns;
+		if (last[t] == PROG_NONE || pr->samples >= l->progs[last[t]].samples)
+			last[t] = p;
+	}
+	/* Rounding leftovers go to each thread's busiest program. */
+	for (uint32_t t = 0; t < l->nthreads; t++)
+		if (last[t] != PROG_NONE)
+			l->progs[last[t]].run_ns += l->threads[t].cpu_ns - given[t];
+	free(given);
+	free(last);
+	return 0;
+nomem:
+	free(given);
+	free(last);
+	return -ENOMEM;
+}
+
+int live__finish(struct live *l)
+{
+	qsort(l->events, l->nevents, sizeof(*l->events), cmp_event);
+	int err = process(l);
+	if (!err)
+		err = calibrate(l);
+	if (!err)
+		err = place(l);
+	if (!err)
+		err = split_runtime(l);
+	return err;
+}
+
+void live__table_input(const struct live *l, struct table_input *in)
+{
+	*in = (struct table_input){
+		.progs = l->progs,
+		.nprogs = l->nprogs,
+		.strings = &l->strings,
+		.streams = l->ncpus,
+		.method = l->method,
+		.interval_ns = l->interval_ns,
+		.measured_steal = true,
+	};
+	in->totals.samples = l->samples;
+	in->totals.run_ns = l->run_ns;
+	in->totals.steal_ns = l->steal_ns;
+	in->totals.labelled_steal_ns = l->steal_ns;
+}
