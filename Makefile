@@ -17,11 +17,11 @@ CFLAGS_BASE += $(OPT)
 endif
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LDLIBS = -lm
+LDLIBS = $(shell pkg-config --libs libzstd 2>/dev/null || echo -lzstd) -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 CORE_SRC := $(wildcard src/core/*.c)
-LIB_SRC := $(wildcard src/format/*.c src/report/*.c)
+LIB_SRC := $(wildcard src/format/*.c src/report/*.c src/collect/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
@@ -84,7 +84,7 @@ fuzz-build: $(FUZZ_TARGETS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CORE_SRC) $(LIB_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		-Isrc -o $@ $< $(CORE_SRC) $(LIB_SRC) -lm
+		-Isrc -o $@ $< $(CORE_SRC) $(LIB_SRC) $(LDLIBS)
 
 FUZZ_SECONDS ?= 300
 fuzz: deps fuzz-build

@@ -57,5 +57,8 @@ void progress__done(struct progress *p);
 
 int cmd_analyze(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_workload(int argc, char **argv);
 
 #endif

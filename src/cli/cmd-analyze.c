@@ -172,7 +172,7 @@ int cmd_analyze(int argc, char **argv)
 		status = EXIT_RUNTIME;
 		goto out_free_table;
 	}
-	o.writer->write(out.f, t);
+	o.writer->write(out.f, t, NULL);
 	if (outfile__commit(&out))
 		status = EXIT_RUNTIME;
 out_free_table:

@@ -26,6 +26,8 @@ struct table_row {
 	uint32_t pid, tid;	/* tid is 0 when grouped by process */
 	uint64_t samples, steal_samples;
 	uint64_t cpu_ns, steal_ns, apparent_ns, corrected_ns;
+	const char *command;	/* the process's command line, or NULL;
+				 * set by whoever knows it (live reports) */
 };
 
 struct table_totals {

@@ -1,19 +1,21 @@
 /* report/csv: one line per row under a header naming the key's columns
- * (docs/analyze.md). Totals are not rows: they are in text and JSON. */
+ * (docs/analyze.md), and a command column for a live recording. Totals
+ * are not rows: they are in text and JSON. */
 #include <inttypes.h>
 
 #include "report.h"
 #include "../core/banned.h"
 
-static int write_csv(FILE *out, const struct table *t)
+static int write_csv(FILE *out, const struct table *t,
+		     const struct report_extras *x)
 {
 	fputs("vm,pid", out);
 	if (t->by != BY_PROCESS)
 		fputs(",tid", out);
 	if (t->by == BY_FUNCTION)
 		fputs(",function", out);
-	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns\n",
-	      out);
+	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns", out);
+	fputs(x ? ",command\n" : "\n", out);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
 		csv_put_field(out, r->vm);
@@ -25,9 +27,14 @@ static int write_csv(FILE *out, const struct table *t)
 			csv_put_field(out, r->function);
 		}
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 "\n", r->samples,
+			",%" PRIu64 ",%" PRIu64, r->samples,
 			r->steal_samples, r->cpu_ns, r->steal_ns,
 			r->apparent_ns, r->corrected_ns);
+		if (x) {
+			putc(',', out);
+			csv_put_field(out, r->command ? r->command : "");
+		}
+		putc('\n', out);
 	}
 	return ferror(out) ? -EIO : 0;
 }

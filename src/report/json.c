@@ -4,22 +4,49 @@
 #include "report.h"
 #include "../core/banned.h"
 
-static int write_json(FILE *out, const struct table *t)
+static void write_extras(FILE *out, const struct report_extras *x)
 {
-	const struct table_totals *x = &t->totals;
+	fputs("\"host\":", out);
+	json_put_string(out, x->host);
+	fputs(",\"steal_source\":", out);
+	json_put_string(out, x->steal_source);
+	fputs(",\"scope\":", out);
+	json_put_string(out, x->scope);
+	fprintf(out, ",\"duration_ns\":%" PRIu64 ",\"bias_ns\":%" PRId64
+		",\"lost\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"cpus\":[",
+		x->duration_ns, x->bias_ns, x->lost, x->bad_records);
+	for (uint32_t i = 0; i < x->ncpus; i++) {
+		const struct report_cpu *c = &x->cpus[i];
+		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"steal_ns\":%" PRIu64
+			",\"kernel_steal_ns\":", i ? "," : "", c->cpu, c->steal_ns);
+		if (c->kernel_known)
+			fprintf(out, "%" PRIu64, c->kernel_steal_ns);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"lost\":%" PRIu64 "}", c->lost);
+	}
+	fputs("],", out);
+}
+
+static int write_json(FILE *out, const struct table *t,
+		      const struct report_extras *x)
+{
+	const struct table_totals *tot = &t->totals;
 	fprintf(out, "{\"version\":%d,\"method\":\"%s\",\"by\":\"%s\","
 		"\"interval_ns\":%" PRIu64 ",\"timestamps\":%s,",
 		REPORT_FORMAT_VERSION, steal_method__name(t->method),
 		group_by__name(t->by), t->interval_ns,
 		t->timestamps ? "true" : "false");
+	if (x)
+		write_extras(out, x);
 	fprintf(out, "\"totals\":{\"run_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64
 		",\"idle_ns\":%" PRIu64 ",\"attributed_steal_ns\":%" PRIu64
 		",\"unattributed_steal_ns\":%" PRId64 ",\"samples\":%" PRIu64
 		",\"steal_samples\":%" PRIu64 ",\"idle_samples\":%" PRIu64
 		",\"streams\":%" PRIu32 ",\"programs\":%" PRIu32 "},\"rows\":[",
-		x->run_ns, x->steal_ns, x->idle_ns, x->attributed_steal_ns,
-		x->unattributed_steal_ns, x->samples, x->steal_samples,
-		x->idle_samples, x->streams, x->programs);
+		tot->run_ns, tot->steal_ns, tot->idle_ns, tot->attributed_steal_ns,
+		tot->unattributed_steal_ns, tot->samples, tot->steal_samples,
+		tot->idle_samples, tot->streams, tot->programs);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
 		fputs(i ? ",\n{\"vm\":" : "\n{\"vm\":", out);
@@ -30,6 +57,10 @@ static int write_json(FILE *out, const struct table *t)
 		if (t->by == BY_FUNCTION) {
 			fputs(",\"function\":", out);
 			json_put_string(out, r->function);
+		}
+		if (x) {
+			fputs(",\"command\":", out);
+			json_put_string(out, r->command ? r->command : "");
 		}
 		fprintf(out, ",\"samples\":%" PRIu64 ",\"steal_samples\":%" PRIu64
 			",\"cpu_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64

@@ -14,10 +14,30 @@
 /* Version of the machine-readable outputs (JSON "version"). */
 #define REPORT_FORMAT_VERSION 1
 
+/* What a report of a live recording shows beside the table. */
+struct report_cpu {
+	uint32_t cpu;
+	uint64_t steal_ns;		/* attributed to threads */
+	bool kernel_known;
+	uint64_t kernel_steal_ns;	/* /proc/stat's growth */
+	uint64_t lost;			/* records the kernel dropped */
+};
+
+struct report_extras {
+	const char *host, *steal_source, *scope;
+	uint64_t duration_ns;
+	int64_t bias_ns;
+	uint64_t lost, bad_records;
+	const struct report_cpu *cpus;
+	uint32_t ncpus;
+};
+
 struct report_writer {
 	const char *name;
-	/* Writes t to out. Returns 0, or -EIO when out has an error. */
-	int (*write)(FILE *out, const struct table *t);
+	/* Writes t (and x, for a live recording; NULL otherwise) to out.
+	 * Returns 0, or -EIO when out has an error. */
+	int (*write)(FILE *out, const struct table *t,
+		     const struct report_extras *x);
 };
 
 /* The writer called name, or NULL. */

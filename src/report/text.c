@@ -23,9 +23,26 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static int write_text(FILE *out, const struct table *t)
+/* A live recording's per-CPU steal beside the kernel's own figure. */
+static void write_cpus(FILE *out, const struct report_extras *x)
 {
-	const struct table_totals *x = &t->totals;
+	char a[32], b[32];
+	fprintf(out, "\nsteal source: %s; per-stint bias %" PRId64 " ns; %" PRIu64
+		" records lost%s\n", x->steal_source, x->bias_ns, x->lost,
+		x->lost ? " (figures are low by what they held)" : "");
+	fprintf(out, "%5s %12s %12s\n", "CPU", "STEAL_S", "KERNEL_S");
+	for (uint32_t i = 0; i < x->ncpus; i++) {
+		const struct report_cpu *c = &x->cpus[i];
+		fprintf(out, "%5" PRIu32 " %12s %12s\n", c->cpu,
+			secs(a, sizeof(a), c->steal_ns),
+			c->kernel_known ? secs(b, sizeof(b), c->kernel_steal_ns) : "unknown");
+	}
+}
+
+static int write_text(FILE *out, const struct table *t,
+		      const struct report_extras *x)
+{
+	const struct table_totals *tot = &t->totals;
 	char a[32], b[32], c[32];
 	int vmw = 2, fnw = 8;
 
@@ -35,14 +52,19 @@ static int write_text(FILE *out, const struct table *t)
 			vmw = n;
 	}
 
-	fprintf(out, "Steal-corrected CPU time by %s, method %s, %s\n",
-		group_by__name(t->by), steal_method__name(t->method),
-		t->timestamps ? "durations from timestamps" :
-				"fixed sample interval");
+	if (x)
+		fprintf(out, "Steal-corrected CPU time by %s on %s, method %s, %.1f s recorded (%s)\n",
+			group_by__name(t->by), x->host, steal_method__name(t->method),
+			(double)x->duration_ns / 1e9, x->scope);
+	else
+		fprintf(out, "Steal-corrected CPU time by %s, method %s, %s\n",
+			group_by__name(t->by), steal_method__name(t->method),
+			t->timestamps ? "durations from timestamps" :
+					"fixed sample interval");
 	fprintf(out, "%" PRIu32 " streams, %" PRIu32 " programs; samples: %"
 		PRIu64 " run, %" PRIu64 " steal, %" PRIu64 " idle; interval %s ms\n\n",
-		x->streams, x->programs, x->samples, x->steal_samples,
-		x->idle_samples, secs(a, sizeof(a), t->interval_ns * 1000));
+		tot->streams, tot->programs, tot->samples, tot->steal_samples,
+		tot->idle_samples, secs(a, sizeof(a), t->interval_ns * 1000));
 
 	fprintf(out, "%-*s %8s ", vmw, "VM", "PID");
 	if (t->by != BY_PROCESS)
@@ -51,6 +73,8 @@ static int write_text(FILE *out, const struct table *t)
 		"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP");
 	if (t->by == BY_FUNCTION)
 		fprintf(out, "  %-*s", fnw, "FUNCTION");
+	if (x)
+		fputs("  COMMAND", out);
 	fputc('\n', out);
 
 	for (size_t i = 0; i < t->nrows; i++) {
@@ -66,18 +90,23 @@ static int write_text(FILE *out, const struct table *t)
 			r->steal_samples);
 		if (t->by == BY_FUNCTION)
 			fprintf(out, "  %s", r->function[0] ? r->function : "[unknown]");
+		if (x)
+			fprintf(out, "  %s", r->command ? r->command : "");
 		fputc('\n', out);
 	}
 
-	uint64_t held = x->run_ns + x->steal_ns;
+	uint64_t held = tot->run_ns + tot->steal_ns;
 	fprintf(out, "\nrun %s s, steal %s s (%.2f%% of run + steal), idle %s s\n",
-		secs(a, sizeof(a), x->run_ns), secs(b, sizeof(b), x->steal_ns),
-		pct(x->steal_ns, held), secs(c, sizeof(c), x->idle_ns));
-	int64_t un = x->unattributed_steal_ns;
-	fprintf(out, "steal attributed %s s (%.1f%%), unattributed %s%s s\n",
-		secs(a, sizeof(a), x->attributed_steal_ns),
-		pct(x->attributed_steal_ns, x->steal_ns), un < 0 ? "-" : "",
-		secs(b, sizeof(b), un < 0 ? (uint64_t)-un : (uint64_t)un));
+		secs(a, sizeof(a), tot->run_ns), secs(b, sizeof(b), tot->steal_ns),
+		pct(tot->steal_ns, held), secs(c, sizeof(c), tot->idle_ns));
+	int64_t un = tot->unattributed_steal_ns;
+	if (!x)
+		fprintf(out, "steal attributed %s s (%.1f%%), unattributed %s%s s\n",
+			secs(a, sizeof(a), tot->attributed_steal_ns),
+			pct(tot->attributed_steal_ns, tot->steal_ns), un < 0 ? "-" : "",
+			secs(b, sizeof(b), un < 0 ? (uint64_t)-un : (uint64_t)un));
+	else
+		write_cpus(out, x);
 	return ferror(out) ? -EIO : 0;
 }
 

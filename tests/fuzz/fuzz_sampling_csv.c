@@ -49,9 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    t->totals.unattributed_steal_ns !=
 			    (int64_t)t->totals.steal_ns)
 				__builtin_trap();	/* steal is conserved */
-			report_text.write(null, t);
-			report_csv.write(null, t);
-			report_json.write(null, t);
+			report_text.write(null, t, NULL);
+			report_csv.write(null, t, NULL);
+			report_json.write(null, t, NULL);
 			table__free(t);
 		}
 		fclose(null);

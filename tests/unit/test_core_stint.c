@@ -5,6 +5,7 @@
  * Times in µs below; the engine works in ns.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -64,8 +65,8 @@ static const struct program *prog(uint32_t tid, uint32_t fn)
  *   stints: 10 [0,12) runtime 9 ms -> residual 3 ms
  *           20 [12,14) runtime 2 ms -> 0;   10 [14,16) runtime 2 ms -> 0
  *   bias: too few stints to calibrate, so 0
- * Samples of 10: F at 1..8 ms (period 1 ms), F at 12 ms with period 4 ms
- * (a 3 ms gap: preceding puts it on F), G at 15 ms.
+ * Samples of 10: F at 1..8 ms, F at 12 ms (a 3 ms gap beyond the interval:
+ * preceding puts it on F), G at 15 ms. Residual and gaps agree: 3 ms.
  * Expected: thread 10 cpu 11 ms, steal 3 ms, all on F; thread 20 cpu 2 ms.
  */
 static void exact_stint_steal(void **state)
@@ -163,6 +164,55 @@ static void bias_calibrated(void **state)
 }
 
 /*
+ * Runtime the tracepoint did not report (the kernel updated the thread's
+ * runtime at a switch without raising it): the residual says 2 ms, but the
+ * samples came every millisecond, so there was no steal.
+ *   10 runs 0-10 ms, sampled at 1..10; runtime events total 8 ms.
+ */
+static void lost_runtime_is_not_steal(void **state)
+{
+	(void)state;
+	start(METHOD_PRECEDING, 1);
+	sw(0, 0, 0, 10);
+	for (uint64_t t = 1; t <= 10; t++)
+		smp(0, t * MS, 10, 10, MS, fn_f);
+	rt(0, 4 * MS, 10, 4 * MS);
+	rt(0, 8 * MS, 10, 4 * MS);
+	sw(0, 10 * MS, 10, 0);
+	assert_int_equal(live__finish(&l), 0);
+	assert_int_equal(l.steal_ns, 0);
+	live__release(&l);
+}
+
+/*
+ * Noise: 40 stints of 1 ms whose residuals scatter +-12 us around 0 (the
+ * tracepoint and scheduler clocks read apart), and one stint that lost
+ * 500 us, with its sample 500 us late. Only the 500 us is steal.
+ */
+static void noise_is_not_steal(void **state)
+{
+	(void)state;
+	start(METHOD_PRECEDING, 1);
+	uint64_t t = 0;
+	for (uint32_t i = 0; i < 41; i++) {
+		uint32_t tid = 100 + i % 2;
+		bool stolen = i == 20;
+		uint64_t len = stolen ? 1500 * US : MS;
+		uint64_t runtime = stolen ? MS : (i % 2 ? MS + 12 * US : MS - 12 * US);
+		sw(0, t, i ? 100 + (i - 1) % 2 : 0, tid);
+		smp(0, t + len - 1, tid, tid, MS, fn_f);
+		rt(0, t + len - 1, tid, runtime);
+		t += len;
+	}
+	sw(0, t, 100, 0);
+	assert_int_equal(live__finish(&l), 0);
+	assert_true(l.noise_ns >= (int64_t)(20 * US));
+	assert_int_equal(l.steal_ns, 500 * US - (uint64_t)l.bias_ns);
+	assert_true(l.bias_ns >= -12 * (int64_t)US && l.bias_ns <= 12 * (int64_t)US);
+	live__release(&l);
+}
+
+/*
  * A runtime event for thread 10 raised on CPU 1 (someone read its
  * runtime) while 10 runs on CPU 0 still counts in 10's stint: no false
  * steal on CPU 0, none on CPU 1.
@@ -209,6 +259,8 @@ int main(void)
 		cmocka_unit_test(bracketed_leaves_switch),
 		cmocka_unit_test(bias_calibrated),
 		cmocka_unit_test(runtime_from_other_cpu),
+		cmocka_unit_test(lost_runtime_is_not_steal),
+		cmocka_unit_test(noise_is_not_steal),
 		cmocka_unit_test(starts_and_ends_mid_stint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

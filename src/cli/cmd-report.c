@@ -1,0 +1,209 @@
+/*
+ * cpuledger report: the rows and totals of a recording, as analyze gives
+ * them for sampling data, with per CPU the attributed steal beside the
+ * kernel's, the records lost, the steal source and the command lines.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../core/stint.h"
+#include "../core/table.h"
+#include "../format/live_load.h"
+#include "../report/report.h"
+#include "../core/banned.h"
+
+static const char usage[] =
+	"usage: cpuledger report [options]\n"
+	"\n"
+	"Reports a recording of 'cpuledger record': CPU time and the steal\n"
+	"measured per on-CPU stint, per process, thread or function.\n"
+	"\n"
+	"  -i, --input FILE       the recording (default cpuledger.rec)\n"
+	"  -m, --method METHOD    how steal is placed among functions:\n"
+	"                         preceding|bracketed|ratio (default preceding)\n"
+	"  -b, --by KEY           process|thread|function (default thread)\n"
+	"  -f, --format FORMAT    text|csv|json (default text)\n"
+	"  -o, --output FILE      write the report to FILE (default stdout)\n"
+	"  -h, --help             show this help\n";
+
+static const struct option options[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "method", required_argument, NULL, 'm' },
+	{ "by", required_argument, NULL, 'b' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct report_opts {
+	const char *input, *output;
+	enum steal_method method;
+	enum group_by by;
+	const struct report_writer *writer;
+};
+
+static int parse_args(int argc, char **argv, struct report_opts *o)
+{
+	int c;
+	*o = (struct report_opts){ "cpuledger.rec", NULL, METHOD_PRECEDING,
+				   BY_THREAD, &report_text };
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:m:b:f:o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o->input = optarg;
+			break;
+		case 'm':
+			if (steal_method__parse(optarg, &o->method)) {
+				cli_error("--method: unknown method '%s' (preceding, bracketed or ratio)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'b':
+			if (group_by__parse(optarg, &o->by)) {
+				cli_error("--by: unknown key '%s' (process, thread or function)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'f':
+			o->writer = report_writer__find(optarg);
+			if (!o->writer) {
+				cli_error("--format: unknown format '%s' (%s)", optarg,
+					  report_writer__names());
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		default:
+			fputs(usage, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc) {
+		cli_error("unexpected argument '%s' (the recording is given with -i)",
+			  argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool in_scope(const struct loaded_recording *r, uint32_t pid)
+{
+	const struct loaded_process *p = loaded_recording__process(r, pid);
+	return p ? p->in_scope : !strcmp(r->scope, "all");
+}
+
+/* The table of the processes in the recording's scope. */
+static struct table *build(const struct loaded_recording *r, enum group_by by,
+			   struct program **kept)
+{
+	struct table_input in;
+	live__table_input(&r->live, &in);
+	*kept = malloc((in.nprogs ? in.nprogs : 1) * sizeof(**kept));
+	if (!*kept)
+		return NULL;
+	uint32_t n = 0;
+	memset(&in.totals, 0, sizeof(in.totals));
+	for (uint32_t i = 0; i < in.nprogs; i++) {
+		const struct program *p = &in.progs[i];
+		if (!in_scope(r, p->pid))
+			continue;
+		(*kept)[n++] = *p;
+		in.totals.samples += p->samples;
+		in.totals.steal_samples += p->steal_samples;
+		in.totals.run_ns += p->run_ns;
+		in.totals.steal_ns += p->steal_ns;
+	}
+	in.progs = *kept;
+	in.nprogs = n;
+	struct table *t = table__build(&in, by);
+	if (t)
+		for (size_t i = 0; i < t->nrows; i++) {
+			const struct loaded_process *p =
+				loaded_recording__process(r, t->rows[i].pid);
+			t->rows[i].command = p ? p->command : NULL;
+		}
+	return t;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o;
+	int err = parse_args(argc, argv, &o);
+	if (err)
+		return err > 0 ? 0 : EXIT_USAGE;
+
+	int fd = open(o.input, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("cannot open '%s': %s", o.input, strerror(errno));
+		return EXIT_USAGE;
+	}
+	struct loaded_recording r;
+	struct rec_error e;
+	int status = 0;
+	err = recording__load(fd, o.method, &r, &e);
+	close(fd);
+	if (err == -EINVAL) {
+		fprintf(stderr, "%s: offset %llu: %s\n", o.input,
+			(unsigned long long)e.offset, e.msg);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (err) {
+		cli_error("cannot read '%s': %s", o.input, strerror(-err));
+		status = EXIT_RUNTIME;
+		goto out;
+	}
+
+	struct program *kept = NULL;
+	struct table *t = build(&r, o.by, &kept);
+	struct report_cpu *cpus = calloc(r.ncpus ? r.ncpus : 1, sizeof(*cpus));
+	if (!t || !cpus) {
+		cli_error("out of memory");
+		status = EXIT_RUNTIME;
+		goto out_free;
+	}
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < r.ncpus; c++) {
+		if (!r.cpus[c].present)
+			continue;
+		cpus[n++] = (struct report_cpu){
+			.cpu = c, .steal_ns = r.live.cpus[c].steal_ns,
+			.kernel_known = r.cpus[c].kernel_known,
+			.kernel_steal_ns = r.cpus[c].kernel_steal_ns,
+			.lost = r.cpus[c].lost,
+		};
+	}
+	struct report_extras x = {
+		.host = r.host, .steal_source = r.steal_source, .scope = r.scope,
+		.duration_ns = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0,
+		.bias_ns = r.live.bias_ns, .lost = r.lost,
+		.bad_records = r.bad_records, .cpus = cpus, .ncpus = n,
+	};
+	struct outfile out;
+	if (outfile__open(&out, o.output)) {
+		status = EXIT_RUNTIME;
+		goto out_free;
+	}
+	o.writer->write(out.f, t, &x);
+	if (outfile__commit(&out))
+		status = EXIT_RUNTIME;
+out_free:
+	free(cpus);
+	table__free(t);
+	free(kept);
+out:
+	loaded_recording__release(&r);
+	return status;
+}

@@ -1,0 +1,183 @@
+/*
+ * cpuledger workload: built-in programs to record, so that live tests and
+ * demonstrations need nothing installed. Each spends its time in functions
+ * of its own, so reports can be checked against what it did.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "cli.h"
+#include "../core/banned.h"
+
+static const char usage[] =
+	"usage: cpuledger workload NAME [--seconds N] [--threads N]\n"
+	"\n"
+	"  spin      one thread spinning in user code\n"
+	"  threads   --threads threads (default 2), each spinning in a function of its own\n"
+	"  syscall   a loop of cheap system calls (time in the kernel)\n"
+	"  libcall   a loop of C library calls (time in libc)\n"
+	"\n"
+	"  -s, --seconds N        run for N seconds (default 5)\n"
+	"  -t, --threads N        threads for 'threads' (default 2)\n"
+	"  -h, --help             show this help\n";
+
+static atomic_bool stop;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The spinning functions are kept apart (noinline, distinct bodies) so a
+ * profile can tell them apart. */
+__attribute__((noinline)) static uint64_t spin_a(void)
+{
+	volatile uint64_t x = 0;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		for (int i = 0; i < 1000; i++)
+			x += (uint64_t)i;
+	return x;
+}
+
+__attribute__((noinline)) static uint64_t spin_b(void)
+{
+	volatile uint64_t x = 1;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		for (int i = 0; i < 1000; i++)
+			x ^= x << 1 | (uint64_t)i;
+	return x;
+}
+
+__attribute__((noinline)) static uint64_t spin_c(void)
+{
+	volatile uint64_t x = 3;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		for (int i = 0; i < 1000; i++)
+			x = x * 7 + (uint64_t)i;
+	return x;
+}
+
+static void *spinner(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+	uint64_t (*const fns[])(void) = { spin_a, spin_b, spin_c };
+	fns[i % 3]();
+	return NULL;
+}
+
+__attribute__((noinline)) static void syscall_loop(void)
+{
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		for (int i = 0; i < 1000; i++)
+			syscall(SYS_getppid);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+__attribute__((noinline)) static void libcall_loop(void)
+{
+	static int v[4096];
+	static char s[8192], d[8192];
+	memset(s, 'x', sizeof(s) - 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (int i = 0; i < 4096; i++)
+			v[i] = (i * 7919) % 4096;
+		qsort(v, 4096, sizeof(*v), cmp_int);
+		memcpy(d, s, sizeof(s));
+		if (strlen(d) == 0)
+			break;
+	}
+}
+
+static void *timer(void *arg)
+{
+	uint64_t end = now_ns() + *(uint64_t *)arg;
+	while (now_ns() < end) {
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&stop, true);
+	return NULL;
+}
+
+int cmd_workload(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t seconds = 5, nthreads = 2;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:t:h", options, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (!cli_parse_u64("--seconds", optarg, 1, 86400, &seconds))
+				return EXIT_USAGE;
+			break;
+		case 't':
+			if (!cli_parse_u64("--threads", optarg, 1, 1024, &nthreads))
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1) {
+		cli_error("give one workload: spin, threads, syscall or libcall");
+		return EXIT_USAGE;
+	}
+	const char *name = argv[optind];
+	if (strcmp(name, "spin") && strcmp(name, "threads") &&
+	    strcmp(name, "syscall") && strcmp(name, "libcall")) {
+		cli_error("unknown workload '%s' (spin, threads, syscall or libcall)", name);
+		return EXIT_USAGE;
+	}
+
+	uint64_t ns = seconds * 1000000000ULL;
+	pthread_t tm;
+	if (pthread_create(&tm, NULL, timer, &ns)) {
+		cli_error("cannot start a thread");
+		return EXIT_RUNTIME;
+	}
+	if (!strcmp(name, "spin")) {
+		spin_a();
+	} else if (!strcmp(name, "threads")) {
+		pthread_t *t = calloc(nthreads, sizeof(*t));
+		if (!t)
+			return EXIT_RUNTIME;
+		for (uintptr_t i = 0; i < nthreads; i++)
+			if (pthread_create(&t[i], NULL, spinner, (void *)i)) {
+				cli_error("cannot start thread %u", (unsigned)i);
+				atomic_store(&stop, true);
+				nthreads = i;
+			}
+		for (uintptr_t i = 0; i < nthreads; i++)
+			pthread_join(t[i], NULL);
+		free(t);
+	} else if (!strcmp(name, "syscall")) {
+		syscall_loop();
+	} else {
+		libcall_loop();
+	}
+	pthread_join(tm, NULL);
+	return 0;
+}

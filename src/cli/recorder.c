@@ -1,0 +1,431 @@
+/* recorder: see recorder.h; the file it writes is docs/recording-format.md. */
+#include "recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../collect/perf.h"
+#include "../collect/procfs.h"
+#include "../format/recording.h"
+#include "../core/banned.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+void record_opts__init(struct record_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->hz = 1000;
+	o->output = "cpuledger.rec";
+	o->root = "/";
+}
+
+void record_opts__release(struct record_opts *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+}
+
+static int parse_pids(struct record_opts *o, const char *arg)
+{
+	for (const char *p = arg; *p;) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (end == p || errno || v <= 0 || v > 4194304 || (*end && *end != ',')) {
+			cli_error("--pid: '%s' is not a list of process ids", arg);
+			return -1;
+		}
+		pid_t *n = realloc(o->pids, (size_t)(o->npids + 1) * sizeof(*n));
+		if (!n)
+			return -1;
+		o->pids = n;
+		o->pids[o->npids++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return 1;
+}
+
+int record_opts__parse(struct record_opts *o, int c, const char *arg)
+{
+	uint64_t v;
+	char *end;
+	switch (c) {
+	case 'a':
+		o->all = true;
+		return 1;
+	case 'p':
+		return parse_pids(o, arg);
+	case 'F':
+		if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
+			return -1;
+		o->hz = (uint32_t)v;
+		return 1;
+	case 'g':
+		o->callchain = true;
+		return 1;
+	case 'o':
+		o->output = arg;
+		return 1;
+	case 'D':
+		errno = 0;
+		o->duration = strtod(arg, &end);
+		if (!*arg || *end || errno || !(o->duration > 0)) {
+			cli_error("--duration: '%s' is not a positive number of seconds", arg);
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct session {
+	const struct record_opts *o;
+	struct rec_writer *w;
+	struct perf_session perf;
+	struct tp_formats tp;
+	bool tracepoints;
+	pid_t child;
+	uint64_t samples, bytes_flushed;
+};
+
+/* Appends "key=value\n" to buf. */
+__attribute__((format(printf, 4, 5)))
+static void meta(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	if (*len >= size)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len += (size_t)n;
+}
+
+static int write_meta(struct session *s, const char *phase)
+{
+	char buf[16384];
+	size_t n = 0;
+	const struct record_opts *o = s->o;
+	struct utsname u;
+	meta(buf, sizeof(buf), &n, "phase=%s\n", phase);
+	if (!strcmp(phase, "start")) {
+		char host[256] = "";
+		gethostname(host, sizeof(host) - 1);
+		uname(&u);
+		char *boot = procfs_read(o->root, "proc/sys/kernel/random/boot_id", NULL);
+		meta(buf, sizeof(buf), &n, "host=%s\nkernel=%s\nboot_id=%s\n", host,
+		     u.release, boot ? strtok_r(boot, "\n", &(char *){ NULL }) : "");
+		free(boot);
+		meta(buf, sizeof(buf), &n, "hz=%u\ninterval_ns=%llu\nclk_tck=%ld\ncallchain=%d\n",
+		     o->hz, 1000000000ULL / o->hz, sysconf(_SC_CLK_TCK), o->callchain);
+		meta(buf, sizeof(buf), &n, "steal_source=%s\n",
+		     s->tracepoints ? "tracepoints" : "sample-gaps");
+		meta(buf, sizeof(buf), &n, "scope=%s\n", o->command ? "command" :
+		     o->npids ? "pids" : "all");
+		for (int i = 0; i < o->npids; i++)
+			meta(buf, sizeof(buf), &n, "pid=%d\n", (int)o->pids[i]);
+		if (s->child > 0)
+			meta(buf, sizeof(buf), &n, "child=%d\n", (int)s->child);
+		const char *names[EV_KINDS] = { "clock", "switch", "runtime" };
+		for (int k = 0; k < EV_KINDS; k++)
+			meta(buf, sizeof(buf), &n, "sample_type.%s=%llu\n", names[k],
+			     (unsigned long long)perf_session__sample_type(&s->perf.opts,
+									   (enum perf_event_kind)k));
+		for (int i = 0; i < s->perf.ncpus; i++) {
+			const struct perf_cpu *c = &s->perf.cpus[i];
+			meta(buf, sizeof(buf), &n, "cpu=%d\n", c->cpu);
+			for (int k = 0; k < EV_KINDS; k++)
+				if (c->fd[k] >= 0)
+					meta(buf, sizeof(buf), &n, "id.%s=%llu\n", names[k],
+					     (unsigned long long)c->id[k]);
+		}
+		if (s->tracepoints)
+			meta(buf, sizeof(buf), &n,
+			     "tp.prev_pid=%u:%u\ntp.next_pid=%u:%u\ntp.rt_pid=%u:%u\ntp.rt_runtime=%u:%u\n",
+			     s->tp.prev_pid.offset, s->tp.prev_pid.size,
+			     s->tp.next_pid.offset, s->tp.next_pid.size,
+			     s->tp.rt_pid.offset, s->tp.rt_pid.size,
+			     s->tp.rt_runtime.offset, s->tp.rt_runtime.size);
+	}
+	meta(buf, sizeof(buf), &n, "time_ns=%llu\n", (unsigned long long)mono_ns());
+	if (n >= sizeof(buf))
+		return -E2BIG;
+	return rec_writer__add(s->w, REC_META, buf, n, NULL, 0);
+}
+
+static int write_procstat(struct session *s, uint32_t phase)
+{
+	size_t len;
+	char *text = procfs_read(s->o->root, "proc/stat", &len);
+	if (!text)
+		return -errno;
+	uint32_t pre[2] = { phase, 0 };
+	int err = rec_writer__add(s->w, REC_PROCSTAT, pre, sizeof(pre), text, len);
+	free(text);
+	return err;
+}
+
+static int write_cmdline(struct session *s, pid_t pid)
+{
+	char cmd[4096];
+	procfs_cmdline(s->o->root, pid, cmd, sizeof(cmd));
+	uint32_t pre[2] = { (uint32_t)pid, 0 };
+	return rec_writer__add(s->w, REC_CMDLINE, pre, sizeof(pre), cmd, strlen(cmd));
+}
+
+static int on_task(void *ctx, pid_t pid, pid_t tid, const char *comm)
+{
+	struct session *s = ctx;
+	uint32_t pre[2] = { (uint32_t)pid, (uint32_t)tid };
+	int err = rec_writer__add(s->w, REC_TASK, pre, sizeof(pre), comm, strlen(comm));
+	if (!err && pid == tid)
+		err = write_cmdline(s, pid);
+	return err;
+}
+
+static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
+{
+	struct session *s = ctx;
+	uint32_t pre[2] = { (uint32_t)cpu, 0 };
+	int err = rec_writer__add(s->w, REC_PERF, pre, sizeof(pre), h, h->size);
+	if (h->type == PERF_RECORD_SAMPLE)
+		s->samples++;
+	/* An exec: keep its command line now, while the process lives. */
+	if (!err && h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		uint32_t pid;
+		memcpy(&pid, h + 1, sizeof(pid));
+		err = write_cmdline(s, (pid_t)pid);
+	}
+	return err;
+}
+
+/* Starts the command stopped at a pipe, so that nothing it does is missed:
+ * it execs only when go[1] is written. */
+static pid_t start_command(char **argv, int *go_fd)
+{
+	int go[2];
+	if (pipe2(go, O_CLOEXEC))
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);	/* the recorder gave up */
+		execvp(argv[0], argv);
+		fprintf(stderr, "cpuledger: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(go[0]);
+	*go_fd = go[1];
+	return pid;
+}
+
+static bool pids_alive(const struct record_opts *o)
+{
+	for (int i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+static void show_progress(const struct session *s, uint64_t start, bool tty)
+{
+	if (tty)
+		fprintf(stderr, "\rrecording: %.0f s, %llu samples, %.1f MB  ",
+			(double)(mono_ns() - start) / 1e9,
+			(unsigned long long)s->samples,
+			(double)rec_writer__bytes(s->w) / 1e6);
+}
+
+int record_run(const struct record_opts *o, int *child_status)
+{
+	struct session s = { .o = o, .child = -1 };
+	int status = EXIT_RUNTIME, go = -1, fd = -1, err;
+	*child_status = -1;
+
+	if (!o->all && !o->npids && !o->command) {
+		cli_error("nothing to record: give -a, -p PID or -- COMMAND");
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			cli_error("--pid: no process %d", (int)o->pids[i]);
+			return EXIT_USAGE;
+		}
+
+	s.tracepoints = tp_formats__load(&s.tp, o->root) == 0;
+	struct perf_options po = { .hz = o->hz, .callchain = o->callchain,
+				   .tracepoints = s.tracepoints,
+				   .ring_pages = o->callchain ? 256 : 128 };
+	err = perf_session__open(&s.perf, &po, &s.tp);
+	if (err == -ENOENT && s.tracepoints) {
+		s.tracepoints = false;	/* tracefs said yes, the kernel no */
+		po.tracepoints = false;
+		err = perf_session__open(&s.perf, &po, &s.tp);
+	}
+	if (err) {
+		if (err == -EACCES || err == -EPERM)
+			cli_error("cannot record: perf_event_open: %s (system-wide recording needs root, CAP_PERFMON or kernel.perf_event_paranoid <= 0)",
+				  strerror(-err));
+		else
+			cli_error("cannot record: perf_event_open: %s", strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	if (!s.tracepoints)
+		fprintf(stderr, "%s: tracepoints sched:sched_switch and sched:sched_stat_runtime unavailable; steal will come from sample gaps\n",
+			cli_progname);
+
+	fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_error("cannot create '%s': %s", o->output, strerror(errno));
+		goto out_perf;
+	}
+	s.w = rec_writer__new(fd);
+	if (!s.w) {
+		cli_error("cannot write '%s': %s", o->output, strerror(errno));
+		goto out_close;
+	}
+	if (o->command) {
+		s.child = start_command(o->command, &go);
+		if (s.child < 0) {
+			cli_error("cannot start '%s': %s", o->command[0], strerror(errno));
+			goto out_writer;
+		}
+	}
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	err = write_meta(&s, "start");
+	if (!err)
+		err = write_procstat(&s, 0);
+	if (!err)
+		err = procfs_tasks(o->root, on_task, &s);
+	if (!err)
+		err = perf_session__enable(&s.perf);
+	if (err) {
+		cli_error("cannot start recording: %s", strerror(-err));
+		goto out_child;
+	}
+	if (go >= 0) {
+		if (write(go, "g", 1) != 1)
+			err = -errno;
+		close(go);
+		go = -1;
+	}
+
+	uint64_t start = mono_ns(), last_show = start;
+	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	bool tty = isatty(STDERR_FILENO) && !o->quiet;
+	while (!err && !stop_signal) {
+		perf_session__wait(&s.perf, 100);
+		err = perf_session__read(&s.perf, on_record, &s);
+		uint64_t now = mono_ns();
+		if (now >= end)
+			break;
+		if (s.child > 0) {
+			int st;
+			if (waitpid(s.child, &st, WNOHANG) == s.child) {
+				*child_status = st;
+				s.child = -1;
+				break;
+			}
+		}
+		if (o->npids && !o->command && !pids_alive(o))
+			break;
+		if (now - last_show > 1000000000ULL) {
+			show_progress(&s, start, tty);
+			last_show = now;
+		}
+		/* A recorder killed later keeps what it flushed. */
+		if (!err && rec_writer__bytes(s.w) - s.bytes_flushed > (4u << 20)) {
+			err = rec_writer__flush(s.w);
+			s.bytes_flushed = rec_writer__bytes(s.w);
+		}
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	perf_session__disable(&s.perf);
+	if (!err)
+		err = perf_session__read(&s.perf, on_record, &s);
+	if (!err)
+		err = write_procstat(&s, 1);
+	if (!err)
+		err = write_meta(&s, "end");
+	uint64_t lost = 0;
+	for (int i = 0; i < s.perf.ncpus && !err; i++) {
+		uint32_t pre[2] = { (uint32_t)s.perf.cpus[i].cpu, 0 };
+		uint64_t l = perf_session__lost(&s.perf, i);
+		lost += l;
+		err = rec_writer__add(s.w, REC_LOST, pre, sizeof(pre), &l, sizeof(l));
+	}
+	if (!err)
+		err = rec_writer__finish(s.w);
+	if (!err && fsync(fd) && errno != EINVAL)
+		err = -errno;
+	if (err) {
+		cli_error("cannot write '%s': %s", o->output, strerror(-err));
+		goto out_child;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "%s: %.1f s, %llu records, %.2f MB written to '%s'; %llu records lost%s\n",
+			cli_progname, (double)(mono_ns() - start) / 1e9,
+			(unsigned long long)rec_writer__items(s.w),
+			(double)rec_writer__bytes(s.w) / 1e6, o->output,
+			(unsigned long long)lost,
+			stop_signal ? " (stopped by a signal)" : "");
+	status = 0;
+
+out_child:
+	if (go >= 0)
+		close(go);	/* the child sees EOF and exits 127 */
+	if (s.child > 0) {
+		/* Recording stopped first (a signal, --duration, an error):
+		 * the command goes with it, as under perf record. */
+		int st;
+		kill(s.child, SIGTERM);
+		if (waitpid(s.child, &st, 0) == s.child)
+			*child_status = st;
+	}
+out_writer:
+	rec_writer__free(s.w);
+out_close:
+	if (fd >= 0)
+		close(fd);
+out_perf:
+	perf_session__release(&s.perf);
+	return status;
+}

@@ -1,0 +1,57 @@
+/*
+ * recorder: the record loop that `record` and `run` share. It opens the
+ * perf session, starts the command if there is one, copies every ring's
+ * records into the recording file until it is told to stop, and writes
+ * what report needs to work after the recorded processes are gone.
+ */
+#ifndef CPULEDGER_CLI_RECORDER_H
+#define CPULEDGER_CLI_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct record_opts {
+	bool all;		/* -a */
+	pid_t *pids;		/* -p, npids of them */
+	int npids;
+	uint32_t hz;		/* -F */
+	bool callchain;		/* -g */
+	double duration;	/* --duration, seconds; 0: until stopped */
+	const char *output;	/* -o */
+	char **command;		/* after --, NULL-terminated */
+	const char *root;	/* for /proc and tracefs; "/" */
+	bool quiet;		/* no summary line */
+};
+
+/* Options shared by record and run: fills o from one getopt result.
+ * Returns 1 if c was one of them, 0 if not, -1 on a bad value. */
+int record_opts__parse(struct record_opts *o, int c, const char *arg);
+void record_opts__init(struct record_opts *o);
+void record_opts__release(struct record_opts *o);
+
+#define RECORD_SHORTOPTS "ap:F:go:"
+#define RECORD_LONGOPTS \
+	{ "all-cpus", no_argument, NULL, 'a' }, \
+	{ "pid", required_argument, NULL, 'p' }, \
+	{ "freq", required_argument, NULL, 'F' }, \
+	{ "call-graph", no_argument, NULL, 'g' }, \
+	{ "output", required_argument, NULL, 'o' }, \
+	{ "duration", required_argument, NULL, 'D' }
+
+#define RECORD_USAGE \
+	"  -a, --all-cpus         record every CPU and task\n" \
+	"  -p, --pid PID[,PID]    record these processes (their threads too)\n" \
+	"  -F, --freq HZ          cpu-clock samples per second (default 1000)\n" \
+	"  -g, --call-graph       record call chains\n" \
+	"      --duration SEC     stop after SEC seconds\n"
+
+/*
+ * Records until the command exits, the duration passes, the pids are gone,
+ * or SIGINT/SIGTERM arrives. *child_status gets the command's wait status
+ * (-1 without a command). Returns an exit status (0, 1 or 2), having said
+ * what went wrong.
+ */
+int record_run(const struct record_opts *o, int *child_status);
+
+#endif

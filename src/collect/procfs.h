@@ -1,0 +1,27 @@
+/*
+ * procfs: what a recording keeps from /proc and /sys. Every path is under
+ * a root directory ("/" normally) so tests can point it at a captured tree.
+ */
+#ifndef CPULEDGER_COLLECT_PROCFS_H
+#define CPULEDGER_COLLECT_PROCFS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Reads root/rel into a new NUL-terminated buffer (*len bytes without the
+ * NUL); NULL with errno set. The caller frees it.
+ */
+char *procfs_read(const char *root, const char *rel, size_t *len);
+
+/* Calls fn for every task (pid, tid, comm) under root/proc; tasks that
+ * vanish while it reads are skipped. Returns 0, -errno, or fn's error. */
+int procfs_tasks(const char *root,
+		 int (*fn)(void *ctx, pid_t pid, pid_t tid, const char *comm),
+		 void *ctx);
+
+/* root/proc/PID/cmdline with NULs as spaces, in buf; "" when the process
+ * is gone or a kernel thread. */
+void procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,555 @@
+/* live_load: see live_load.h. */
+#include "live_load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "procstat.h"
+#include "../core/banned.h"
+
+enum { K_CLOCK, K_SWITCH, K_RUNTIME, K_NONE };
+
+struct idmap {
+	uint64_t id;
+	int kind;
+};
+
+struct field {
+	uint32_t offset, size;
+};
+
+struct loader {
+	struct loaded_recording *r;
+	enum steal_method method;
+	uint64_t type[3];		/* sample_type per kind */
+	struct idmap *ids;
+	uint32_t nids;
+	struct field prev_pid, next_pid, rt_pid, rt_runtime;
+	uint64_t *steal0, *steal1;
+	uint8_t *seen0, *seen1;
+	uint32_t fn_kernel, fn_user;
+	uint32_t child;
+	uint32_t *scope_pids;
+	uint32_t nscope;
+	struct hindex proc_index;
+};
+
+static bool proc_eq(const void *ctx, uint32_t id)
+{
+	const struct { const struct loaded_recording *r; uint32_t pid; } *k = ctx;
+	return k->r->procs[id].pid == k->pid;
+}
+
+static uint64_t pid_hash(uint32_t pid)
+{
+	return hash_mix(pid ^ 0x51ed270b27a5cb1dULL);
+}
+
+static struct loaded_process *process(struct loader *ld, uint32_t pid)
+{
+	struct loaded_recording *r = ld->r;
+	struct { const struct loaded_recording *r; uint32_t pid; } k = { r, pid };
+	uint32_t id = hindex__find(&ld->proc_index, pid_hash(pid), proc_eq, &k);
+	if (id != HINDEX_NONE)
+		return &r->procs[id];
+	if (r->nprocs == r->procs_cap) {
+		uint32_t n = r->procs_cap ? r->procs_cap * 2 : 64;
+		struct loaded_process *p = realloc(r->procs, n * sizeof(*p));
+		if (!p)
+			return NULL;
+		r->procs = p;
+		r->procs_cap = n;
+	}
+	if (hindex__insert(&ld->proc_index, pid_hash(pid), r->nprocs))
+		return NULL;
+	struct loaded_process *p = &r->procs[r->nprocs++];
+	*p = (struct loaded_process){ .pid = pid };
+	for (uint32_t i = 0; i < ld->nscope; i++)
+		if (ld->scope_pids[i] == pid)
+			p->in_scope = true;
+	return p;
+}
+
+/* Sets a process's command unless a command line is already known; a
+ * command line (from exec or /proc) replaces a [comm]. */
+static int set_command(struct loader *ld, uint32_t pid, const char *s, size_t n,
+		       bool is_cmdline)
+{
+	struct loaded_process *p = process(ld, pid);
+	if (!p)
+		return -ENOMEM;
+	if (!n || (!is_cmdline && p->command))
+		return 0;
+	char *c = malloc(n + 3);
+	if (!c)
+		return -ENOMEM;
+	if (is_cmdline)
+		snprintf(c, n + 3, "%.*s", (int)n, s);
+	else
+		snprintf(c, n + 3, "[%.*s]", (int)n, s);
+	/* Text from the recorded machine: no control characters in reports. */
+	for (char *q = c; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
+	free(p->command);
+	p->command = c;
+	return 0;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	uint32_t x = ((const struct loaded_process *)a)->pid,
+		 y = ((const struct loaded_process *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct idmap *)a)->id, y = ((const struct idmap *)b)->id;
+	return (x > y) - (x < y);
+}
+
+static int kind_of(const struct loader *ld, uint64_t id)
+{
+	uint32_t lo = 0, hi = ld->nids;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (ld->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ld->nids && ld->ids[lo].id == id ? ld->ids[lo].kind : K_NONE;
+}
+
+static bool parse_field(const char *v, struct field *f)
+{
+	return sscanf(v, "%u:%u", &f->offset, &f->size) == 2 &&
+	       (f->size == 4 || f->size == 8);
+}
+
+/* The start META: what the rest of the file needs to be read. */
+static int read_meta(struct loader *ld, const char *text, size_t len,
+		     struct rec_error *err)
+{
+	struct loaded_recording *r = ld->r;
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	int e = 0;
+	char *save = NULL;
+	uint32_t maxcpu = 0;
+	bool start = false;
+	for (char *line = strtok_r(copy, "\n", &save); line && !e;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *v = strchr(line, '=');
+		if (!v)
+			continue;
+		*v++ = '\0';
+		if (!strcmp(line, "phase"))
+			start = !strcmp(v, "start");
+		else if (!strcmp(line, "time_ns"))
+			*(start ? &r->start_ns : &r->end_ns) = strtoull(v, NULL, 10);
+		else if (!start)
+			continue;
+		else if (!strcmp(line, "host"))
+			snprintf(r->host, sizeof(r->host), "%s", v);
+		else if (!strcmp(line, "steal_source"))
+			snprintf(r->steal_source, sizeof(r->steal_source), "%s", v);
+		else if (!strcmp(line, "scope"))
+			snprintf(r->scope, sizeof(r->scope), "%s", v);
+		else if (!strcmp(line, "interval_ns"))
+			r->interval_ns = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "clk_tck"))
+			r->clk_tck = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "cpu")) {
+			uint32_t c = (uint32_t)strtoul(v, NULL, 10);
+			if (c >= 65536)
+				e = -EINVAL;
+			else if (c + 1 > maxcpu)
+				maxcpu = c + 1;
+		} else if (!strncmp(line, "sample_type.", 12)) {
+			const char *k = line + 12;
+			int i = !strcmp(k, "clock") ? 0 : !strcmp(k, "switch") ? 1 :
+				!strcmp(k, "runtime") ? 2 : -1;
+			if (i >= 0)
+				ld->type[i] = strtoull(v, NULL, 10);
+		} else if (!strncmp(line, "id.", 3)) {
+			const char *k = line + 3;
+			int kind = !strcmp(k, "clock") ? K_CLOCK : !strcmp(k, "switch") ?
+				   K_SWITCH : !strcmp(k, "runtime") ? K_RUNTIME : K_NONE;
+			struct idmap *m = realloc(ld->ids, (ld->nids + 1) * sizeof(*m));
+			if (!m) {
+				e = -ENOMEM;
+				break;
+			}
+			ld->ids = m;
+			ld->ids[ld->nids++] = (struct idmap){ strtoull(v, NULL, 10), kind };
+		} else if (!strcmp(line, "tp.prev_pid")) {
+			e = parse_field(v, &ld->prev_pid) ? 0 : -EINVAL;
+		} else if (!strcmp(line, "tp.next_pid")) {
+			e = parse_field(v, &ld->next_pid) ? 0 : -EINVAL;
+		} else if (!strcmp(line, "tp.rt_pid")) {
+			e = parse_field(v, &ld->rt_pid) ? 0 : -EINVAL;
+		} else if (!strcmp(line, "tp.rt_runtime")) {
+			e = parse_field(v, &ld->rt_runtime) ? 0 : -EINVAL;
+		} else if (!strcmp(line, "pid") || !strcmp(line, "child")) {
+			uint32_t *p = realloc(ld->scope_pids, (ld->nscope + 1) * sizeof(*p));
+			if (!p) {
+				e = -ENOMEM;
+				break;
+			}
+			ld->scope_pids = p;
+			ld->scope_pids[ld->nscope++] = (uint32_t)strtoul(v, NULL, 10);
+		}
+	}
+	free(copy);
+	if (e == -EINVAL) {
+		snprintf(err->msg, sizeof(err->msg), "bad metadata");
+		return e;
+	}
+	if (e || !start)
+		return e;
+	if (!maxcpu || !r->interval_ns || !r->clk_tck) {
+		snprintf(err->msg, sizeof(err->msg), "metadata lacks cpu, interval_ns or clk_tck");
+		return -EINVAL;
+	}
+	qsort(ld->ids, ld->nids, sizeof(*ld->ids), cmp_id);
+	r->ncpus = maxcpu;
+	r->cpus = calloc(maxcpu, sizeof(*r->cpus));
+	ld->steal0 = calloc(maxcpu, sizeof(uint64_t));
+	ld->steal1 = calloc(maxcpu, sizeof(uint64_t));
+	ld->seen0 = calloc(maxcpu, 1);
+	ld->seen1 = calloc(maxcpu, 1);
+	if (!r->cpus || !ld->steal0 || !ld->steal1 || !ld->seen0 || !ld->seen1)
+		return -ENOMEM;
+	e = live__init(&r->live, ld->method, r->interval_ns, maxcpu,
+		       r->host[0] ? r->host : "localhost");
+	if (e)
+		return e;
+	ld->fn_kernel = live__string(&r->live, "[kernel]", 8);
+	ld->fn_user = live__string(&r->live, "[user]", 6);
+	return 0;
+}
+
+struct sample {
+	uint64_t id, ip, time, period;
+	uint32_t pid, tid, cpu;
+	const uint8_t *raw;
+	uint32_t raw_size;
+};
+
+#define TAKE(dst, n) do { \
+		if ((size_t)(end - p) < (n)) \
+			return false; \
+		memcpy((dst), p, (n)); \
+		p += (n); \
+	} while (0)
+
+/* A PERF_RECORD_SAMPLE body of the given sample_type, in the ABI's order. */
+static bool parse_sample(const uint8_t *p, const uint8_t *end, uint64_t type,
+			 struct sample *s)
+{
+	uint32_t pair[2];
+	memset(s, 0, sizeof(*s));
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		TAKE(&s->id, 8);
+	if (type & PERF_SAMPLE_IP)
+		TAKE(&s->ip, 8);
+	if (type & PERF_SAMPLE_TID) {
+		TAKE(pair, 8);
+		s->pid = pair[0];
+		s->tid = pair[1];
+	}
+	if (type & PERF_SAMPLE_TIME)
+		TAKE(&s->time, 8);
+	if (type & PERF_SAMPLE_CPU) {
+		TAKE(pair, 8);
+		s->cpu = pair[0];
+	}
+	if (type & PERF_SAMPLE_PERIOD)
+		TAKE(&s->period, 8);
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+		TAKE(&nr, 8);
+		if (nr > (uint64_t)(end - p) / 8)
+			return false;
+		p += nr * 8;
+	}
+	if (type & PERF_SAMPLE_RAW) {
+		TAKE(&s->raw_size, 4);
+		if (s->raw_size > (size_t)(end - p))
+			return false;
+		s->raw = p;
+	}
+	return true;
+}
+
+static bool raw_field(const struct sample *s, struct field f, uint64_t *out)
+{
+	if (!s->raw || f.offset > s->raw_size || f.size > s->raw_size - f.offset)
+		return false;
+	if (f.size == 4) {
+		uint32_t v;
+		memcpy(&v, s->raw + f.offset, 4);
+		*out = v;
+	} else {
+		memcpy(out, s->raw + f.offset, 8);
+	}
+	return true;
+}
+
+/* The time at the end of a non-sample record (sample_id_all: TID, TIME,
+ * CPU, IDENTIFIER, 8 bytes each, with the clock event's sample_type). */
+static uint64_t record_time(const uint8_t *body, size_t len)
+{
+	uint64_t t = 0;
+	if (len >= 32)
+		memcpy(&t, body + len - 24, 8);
+	return t;
+}
+
+static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
+		   uint32_t len)
+{
+	struct loaded_recording *r = ld->r;
+	struct perf_event_header h;
+	if (len < sizeof(h) || cpu >= r->ncpus)
+		goto bad;
+	memcpy(&h, data, sizeof(h));
+	if (h.size != len)
+		goto bad;
+	const uint8_t *body = data + sizeof(h), *end = data + len;
+	size_t blen = len - sizeof(h);
+	struct live_event e = { .cpu = (uint16_t)cpu };
+	r->records++;
+
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE: {
+		uint64_t id;
+		if (blen < 8)
+			goto bad;
+		memcpy(&id, body, 8);
+		int kind = kind_of(ld, id);
+		struct sample s;
+		if (kind == K_NONE || !parse_sample(body, end, ld->type[kind], &s))
+			goto bad;
+		e.time_ns = s.time;
+		if (kind == K_CLOCK) {
+			r->samples++;
+			if (!s.tid)
+				return 0;	/* the idle task */
+			e.kind = LIVE_SAMPLE;
+			e.a = s.pid;
+			e.b = s.tid;
+			e.value = s.period;
+			uint16_t mode = h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+			e.function = mode == PERF_RECORD_MISC_KERNEL ? ld->fn_kernel
+								     : ld->fn_user;
+		} else if (kind == K_SWITCH) {
+			uint64_t prev, next;
+			if (!raw_field(&s, ld->prev_pid, &prev) ||
+			    !raw_field(&s, ld->next_pid, &next))
+				goto bad;
+			e.kind = LIVE_SWITCH;
+			e.a = (uint32_t)prev;
+			e.b = (uint32_t)next;
+		} else {
+			uint64_t pid, rt;
+			if (!raw_field(&s, ld->rt_pid, &pid) ||
+			    !raw_field(&s, ld->rt_runtime, &rt))
+				goto bad;
+			e.kind = LIVE_RUNTIME;
+			e.a = (uint32_t)pid;
+			e.value = rt;
+		}
+		return live__add(&r->live, &e);
+	}
+	case PERF_RECORD_COMM: {
+		uint32_t ids[2];
+		if (blen < 8 + 32)
+			goto bad;
+		memcpy(ids, body, 8);
+		size_t n = strnlen((const char *)body + 8, blen - 8 - 32);
+		if (ids[0] == ids[1]) {
+			int err = set_command(ld, ids[0], (const char *)body + 8, n, false);
+			if (err)
+				return err;
+		}
+		e.kind = LIVE_TASK;
+		e.a = ids[0];
+		e.b = ids[1];
+		e.time_ns = record_time(body, blen);
+		return live__add(&r->live, &e);
+	}
+	case PERF_RECORD_FORK: {
+		uint32_t ids[4];	/* pid, ppid, tid, ptid */
+		if (blen < 16 + 32)
+			goto bad;
+		memcpy(ids, body, 16);
+		struct loaded_process *parent = process(ld, ids[1]);
+		struct loaded_process *child = process(ld, ids[0]);
+		if (!parent || !child)
+			return -ENOMEM;
+		parent = process(ld, ids[1]);	/* the array may have moved */
+		if (parent->in_scope)
+			child->in_scope = true;
+		e.kind = LIVE_TASK;
+		e.a = ids[0];
+		e.b = ids[2];
+		e.time_ns = record_time(body, blen);
+		return live__add(&r->live, &e);
+	}
+	case PERF_RECORD_LOST: {
+		uint64_t v[2];
+		if (blen < 16)
+			goto bad;
+		memcpy(v, body, 16);
+		r->cpus[cpu].lost += v[1];
+		return 0;
+	}
+	default:
+		return 0;	/* EXIT, MMAP, MMAP2...: not needed yet */
+	}
+bad:
+	r->bad_records++;
+	return 0;
+}
+
+static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
+		   uint32_t len, struct rec_error *err)
+{
+	struct loaded_recording *r = ld->r;
+	uint32_t pre[2] = { 0, 0 };
+	if (type != REC_META && type != REC_END && len >= 8)
+		memcpy(pre, d, 8);
+	else if (type != REC_META && type != REC_END)
+		return 0;
+	if (type != REC_META && !r->cpus) {
+		snprintf(err->msg, sizeof(err->msg), "the recording does not start with its metadata");
+		return -EINVAL;
+	}
+	switch (type) {
+	case REC_META:
+		return read_meta(ld, (const char *)d, len, err);
+	case REC_PERF:
+		return on_perf(ld, pre[0], d + 8, len - 8);
+	case REC_TASK: {
+		int e = 0;
+		if (pre[0] == pre[1])
+			e = set_command(ld, pre[0], (const char *)d + 8, len - 8, false);
+		struct live_event ev = { .kind = LIVE_TASK, .a = pre[0], .b = pre[1],
+					 .time_ns = r->start_ns };
+		return e ? e : live__add(&r->live, &ev);
+	}
+	case REC_CMDLINE:
+		return set_command(ld, pre[0], (const char *)d + 8, len - 8, true);
+	case REC_PROCSTAT: {
+		char *text = malloc(len - 8 + 1);
+		if (!text)
+			return -ENOMEM;
+		memcpy(text, d + 8, len - 8);
+		text[len - 8] = '\0';
+		int n = pre[0] ? procstat_steal(text, ld->steal1, ld->seen1, r->ncpus)
+			       : procstat_steal(text, ld->steal0, ld->seen0, r->ncpus);
+		free(text);
+		if (n < 0) {
+			snprintf(err->msg, sizeof(err->msg), "bad /proc/stat snapshot");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	case REC_LOST:
+		if (len >= 16 && pre[0] < r->ncpus) {
+			uint64_t v;
+			memcpy(&v, d + 8, 8);
+			/* The ring's own count covers what PERF_RECORD_LOST
+			 * said; keep the larger. */
+			if (v > r->cpus[pre[0]].lost)
+				r->cpus[pre[0]].lost = v;
+		}
+		return 0;
+	default:
+		return 0;	/* newer items: skipped */
+	}
+}
+
+int recording__load(int fd, enum steal_method method,
+		    struct loaded_recording *r, struct rec_error *err)
+{
+	struct loader ld = { .r = r, .method = method };
+	memset(r, 0, sizeof(*r));
+	memset(err, 0, sizeof(*err));
+	hindex__init(&ld.proc_index);
+	snprintf(r->steal_source, sizeof(r->steal_source), "unknown");
+	snprintf(r->scope, sizeof(r->scope), "all");
+	int e = 0;
+	struct rec_reader *rd = rec_reader__new(fd, err);
+	if (!rd)
+		return -errno;
+	for (;;) {
+		uint32_t type, len;
+		const uint8_t *d;
+		e = rec_reader__next(rd, &type, &d, &len, err);
+		if (e <= 0)
+			break;
+		e = on_item(&ld, type, d, len, err);
+		if (e)
+			break;
+	}
+	if (!e && !r->cpus) {
+		snprintf(err->msg, sizeof(err->msg), "the recording has no metadata");
+		e = -EINVAL;
+	}
+	if (!e) {
+		for (uint32_t c = 0; c < r->ncpus; c++) {
+			r->cpus[c].present = ld.seen0[c] || r->cpus[c].lost;
+			r->lost += r->cpus[c].lost;
+			if (ld.seen0[c] && ld.seen1[c] && ld.steal1[c] >= ld.steal0[c]) {
+				r->cpus[c].kernel_known = true;
+				r->cpus[c].kernel_steal_ns = (ld.steal1[c] - ld.steal0[c]) *
+							     (1000000000ULL / r->clk_tck);
+			}
+		}
+		if (!strcmp(r->scope, "all"))
+			for (uint32_t i = 0; i < r->nprocs; i++)
+				r->procs[i].in_scope = true;
+		e = live__finish(&r->live);
+	}
+	rec_reader__free(rd);
+	free(ld.ids);
+	free(ld.steal0);
+	free(ld.steal1);
+	free(ld.seen0);
+	free(ld.seen1);
+	free(ld.scope_pids);
+	hindex__release(&ld.proc_index);
+	/* Lookups after loading go through the array sorted by pid. */
+	qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
+	return e;
+}
+
+const struct loaded_process *loaded_recording__process(
+	const struct loaded_recording *r, uint32_t pid)
+{
+	struct loaded_process key = { .pid = pid };
+	return bsearch(&key, r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
+}
+
+void loaded_recording__release(struct loaded_recording *r)
+{
+	if (!r)
+		return;
+	live__release(&r->live);
+	for (uint32_t i = 0; i < r->nprocs; i++)
+		free(r->procs[i].command);
+	free(r->procs);
+	free(r->cpus);
+	memset(r, 0, sizeof(*r));
+}

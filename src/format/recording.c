@@ -1,0 +1,302 @@
+/* recording: see recording.h and docs/recording-format.md. */
+#include "recording.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "../core/banned.h"
+
+#define BLOCK_MAGIC 0x314b4c42u	/* "BLK1" little-endian */
+#define BLOCK_RAW (1u << 20)	/* a block holds up to 1 MiB of items */
+#define ITEM_MAX (1u << 20)
+
+struct block_header {
+	uint32_t magic;
+	uint32_t raw_len;	/* items, uncompressed */
+	uint32_t zlen;		/* the zstd frame that follows */
+	uint32_t reserved;
+};
+
+struct file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t reserved;
+};
+
+struct rec_writer {
+	int fd;
+	ZSTD_CCtx *cctx;
+	uint8_t *raw, *z;
+	size_t raw_len, z_cap;
+	uint64_t bytes, items;
+};
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+struct rec_writer *rec_writer__new(int fd)
+{
+	struct rec_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = fd;
+	w->z_cap = ZSTD_compressBound(BLOCK_RAW);
+	w->raw = malloc(BLOCK_RAW);
+	w->z = malloc(w->z_cap);
+	w->cctx = ZSTD_createCCtx();
+	if (!w->raw || !w->z || !w->cctx) {
+		rec_writer__free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Level 1: the recorder must cost little CPU; the checksum is what
+	 * lets a reader name a damaged block. */
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 1);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+	struct file_header h = { REC_MAGIC, REC_VERSION, 0 };
+	int err = write_all(fd, &h, sizeof(h));
+	if (err) {
+		rec_writer__free(w);
+		errno = -err;
+		return NULL;
+	}
+	w->bytes = sizeof(h);
+	return w;
+}
+
+int rec_writer__flush(struct rec_writer *w)
+{
+	if (!w->raw_len)
+		return 0;
+	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, w->raw, w->raw_len);
+	if (ZSTD_isError(z))
+		return -EIO;
+	struct block_header h = { BLOCK_MAGIC, (uint32_t)w->raw_len, (uint32_t)z, 0 };
+	int err = write_all(w->fd, &h, sizeof(h));
+	if (!err)
+		err = write_all(w->fd, w->z, z);
+	if (err)
+		return err;
+	w->bytes += sizeof(h) + z;
+	w->raw_len = 0;
+	return 0;
+}
+
+int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
+		    size_t alen, const void *b, size_t blen)
+{
+	size_t len = alen + blen, padded = (8 + len + 7) & ~(size_t)7;
+	if (len > ITEM_MAX)
+		return -E2BIG;
+	if (w->raw_len + padded > BLOCK_RAW) {
+		int err = rec_writer__flush(w);
+		if (err)
+			return err;
+	}
+	uint8_t *p = w->raw + w->raw_len;
+	uint32_t head[2] = { type, (uint32_t)len };
+	memcpy(p, head, 8);
+	if (alen)
+		memcpy(p + 8, a, alen);
+	if (blen)
+		memcpy(p + 8 + alen, b, blen);
+	memset(p + 8 + len, 0, padded - 8 - len);
+	w->raw_len += padded;
+	w->items++;
+	return 0;
+}
+
+int rec_writer__finish(struct rec_writer *w)
+{
+	uint64_t n = w->items;
+	int err = rec_writer__add(w, REC_END, &n, sizeof(n), NULL, 0);
+	return err ? err : rec_writer__flush(w);
+}
+
+uint64_t rec_writer__bytes(const struct rec_writer *w)
+{
+	return w->bytes + w->raw_len;
+}
+
+uint64_t rec_writer__items(const struct rec_writer *w)
+{
+	return w->items;
+}
+
+void rec_writer__free(struct rec_writer *w)
+{
+	if (!w)
+		return;
+	ZSTD_freeCCtx(w->cctx);
+	free(w->raw);
+	free(w->z);
+	free(w);
+}
+
+struct rec_reader {
+	int fd;
+	ZSTD_DCtx *dctx;
+	uint8_t *raw, *z;
+	size_t raw_len, pos, z_cap;
+	uint64_t offset;	/* of the next block in the file */
+	uint64_t block_offset;	/* of the block being read */
+	uint64_t items;
+	bool ended;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int damaged(struct rec_error *err, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	err->offset = offset;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Reads exactly n bytes; 1, 0 at a clean end of file, or -errno.
+ * A part of n is reported as -EPIPE. */
+static int read_exact(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (uint8_t *)p + got, n - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return got ? -EPIPE : 0;
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+struct rec_reader *rec_reader__new(int fd, struct rec_error *err)
+{
+	struct file_header h;
+	int n = read_exact(fd, &h, sizeof(h));
+	if (n < 0 && n != -EPIPE) {
+		errno = -n;
+		return NULL;
+	}
+	if (n != 1 || memcmp(h.magic, REC_MAGIC, 8) != 0) {
+		damaged(err, 0, "not a cpuledger recording");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (h.version != REC_VERSION) {
+		damaged(err, 8, "recording format version %u; this cpuledger reads version %d",
+			h.version, REC_VERSION);
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rec_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->fd = fd;
+	r->offset = sizeof(h);
+	r->z_cap = ZSTD_compressBound(BLOCK_RAW);
+	r->raw = malloc(BLOCK_RAW);
+	r->z = malloc(r->z_cap);
+	r->dctx = ZSTD_createDCtx();
+	if (!r->raw || !r->z || !r->dctx) {
+		rec_reader__free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+static int next_block(struct rec_reader *r, struct rec_error *err)
+{
+	struct block_header h;
+	int n = read_exact(r->fd, &h, sizeof(h));
+	if (n == 0)
+		return damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
+	if (n == -EPIPE)
+		return damaged(err, r->offset, "block header cut short");
+	if (n < 0)
+		return n;
+	if (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW || h.zlen > r->z_cap)
+		return damaged(err, r->offset, "bad block header");
+	n = read_exact(r->fd, r->z, h.zlen);
+	if (n == 0 || n == -EPIPE)
+		return damaged(err, r->offset, "block cut short");
+	if (n < 0)
+		return n;
+	size_t raw = ZSTD_decompressDCtx(r->dctx, r->raw, BLOCK_RAW, r->z, h.zlen);
+	if (ZSTD_isError(raw) || raw != h.raw_len)
+		return damaged(err, r->offset, "block does not decompress or fails its checksum (%s)",
+			       ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
+	r->block_offset = r->offset;
+	r->offset += sizeof(h) + h.zlen;
+	r->raw_len = raw;
+	r->pos = 0;
+	return 0;
+}
+
+int rec_reader__next(struct rec_reader *r, uint32_t *type, const uint8_t **data,
+		     uint32_t *len, struct rec_error *err)
+{
+	if (r->ended)
+		return 0;
+	if (r->pos >= r->raw_len) {
+		int e = next_block(r, err);
+		if (e)
+			return e;
+	}
+	if (r->raw_len - r->pos < 8)
+		return damaged(err, r->block_offset, "item header cut short in block");
+	uint32_t head[2];
+	memcpy(head, r->raw + r->pos, 8);
+	size_t padded = (8 + (size_t)head[1] + 7) & ~(size_t)7;
+	if (padded > r->raw_len - r->pos)
+		return damaged(err, r->block_offset, "item longer than its block");
+	*type = head[0];
+	*len = head[1];
+	*data = r->raw + r->pos + 8;
+	r->pos += padded;
+	if (head[0] == REC_END) {
+		uint64_t n = 0;
+		if (head[1] >= 8)
+			memcpy(&n, *data, 8);
+		if (n != r->items)
+			return damaged(err, r->block_offset, "end mark counts %llu items, found %llu",
+				       (unsigned long long)n, (unsigned long long)r->items);
+		r->ended = true;
+		return 0;
+	}
+	r->items++;
+	return 1;
+}
+
+void rec_reader__free(struct rec_reader *r)
+{
+	if (!r)
+		return;
+	ZSTD_freeDCtx(r->dctx);
+	free(r->raw);
+	free(r->z);
+	free(r);
+}

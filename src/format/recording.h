@@ -1,0 +1,63 @@
+/*
+ * recording: the file `cpuledger record` writes and `report` reads
+ * (docs/recording-format.md). A header, then blocks; each block is one zstd
+ * frame with its content checksum, holding whole items (type, length,
+ * payload). The last item is END, so a file cut short is told from a
+ * complete one.
+ */
+#ifndef CPULEDGER_FORMAT_RECORDING_H
+#define CPULEDGER_FORMAT_RECORDING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define REC_MAGIC "CPULREC"	/* 8 bytes with its NUL */
+#define REC_VERSION 1
+
+enum rec_item {
+	REC_META = 1,		/* text: key=value lines */
+	REC_PERF = 2,		/* u32 cpu, u32 0, then one perf record */
+	REC_PROCSTAT = 3,	/* u32 phase (0 start, 1 end), u32 0, /proc/stat text */
+	REC_TASK = 4,		/* u32 pid, u32 tid, comm (text) */
+	REC_CMDLINE = 5,	/* u32 pid, u32 0, command line (NULs as spaces) */
+	REC_LOST = 6,		/* u32 cpu, u32 0, u64 lost records */
+	REC_END = 7,		/* u64 items before it */
+};
+
+struct rec_writer;
+
+/* A writer on fd (not closed by it); writes the file header. NULL with
+ * errno set. */
+struct rec_writer *rec_writer__new(int fd);
+/* Adds an item whose payload is a[0..alen) then b[0..blen). 0 or -errno. */
+int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
+		    size_t alen, const void *b, size_t blen);
+/* Writes END and the last block. 0 or -errno. */
+int rec_writer__finish(struct rec_writer *w);
+/* Flushes the current block (for a recorder that may be killed). */
+int rec_writer__flush(struct rec_writer *w);
+uint64_t rec_writer__bytes(const struct rec_writer *w);	/* written so far */
+uint64_t rec_writer__items(const struct rec_writer *w);
+void rec_writer__free(struct rec_writer *w);
+
+struct rec_reader;
+
+struct rec_error {
+	uint64_t offset;	/* where in the file the damage starts */
+	char msg[160];
+};
+
+/* A reader of fd (not closed by it). NULL with errno set; EINVAL: not a
+ * recording (err says why). */
+struct rec_reader *rec_reader__new(int fd, struct rec_error *err);
+/*
+ * The next item: 1 with *type, *data, *len set (data valid until the next
+ * call); 0 at END; -EINVAL when the file is damaged or cut short (err says
+ * where); -errno when reading fails.
+ */
+int rec_reader__next(struct rec_reader *r, uint32_t *type,
+		     const uint8_t **data, uint32_t *len, struct rec_error *err);
+void rec_reader__free(struct rec_reader *r);
+
+#endif
