@@ -93,6 +93,7 @@ fuzz: deps fuzz-build
 
 bench: deps all
 	bench/analyze.sh
+	bench/record.sh
 
 clean:
 	rm -rf build

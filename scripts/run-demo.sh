@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# The main job on a built-in workload, for `make run`: until live recording
-# lands, a simulated virtualization host is the workload. It simulates two
-# VMs with four vCPUs each for 20 s with 5 % steal, analyses the samples by
-# each method, and prints the report beside the simulator's truth.
+# The main job on built-in workloads, for `make run`:
+# 1. live: `cpuledger run` records two spinning threads for 5 s and prints
+#    their time like time(1); `cpuledger report` then shows the recording
+#    per thread, with per CPU the steal attributed beside the kernel's.
+# 2. sampling data recorded elsewhere: a simulated VM host, analysed by
+#    each of seed 001's methods and set beside the simulator's truth.
 set -euo pipefail
 cl=${1:-build/cpuledger}
 out=build/demo
 mkdir -p "$out"
+
+echo "== cpuledger run -- cpuledger workload threads --seconds 5"
+"$cl" run -o "$out/live.rec" -- "$cl" workload threads --threads 2 --seconds 5
+echo
+echo "== cpuledger report -i $out/live.rec --by thread"
+"$cl" report -i "$out/live.rec" --by thread | cut -c1-160 | head -20
+echo
+
 "$cl" simulate --seed 42 --vms 2 --vcpus 4 --duration-ms 20000 --steal-pct 5 \
 	--jitter-ns 50000 -o "$out/samples.csv" --truth "$out/truth.json"
-echo "== cpuledger analyze --by process $out/samples.csv"
+echo "== cpuledger analyze --by process $out/samples.csv (a simulated VM host)"
 "$cl" analyze --by process "$out/samples.csv"
 echo
 echo "== the three methods against the simulator's truth (steal, seconds)"
@@ -29,4 +39,4 @@ for m in ("preceding", "bracketed", "ratio"):
           (m + ":", s(r["steal_ns"]), s(r["attributed_steal_ns"]), s(r["unattributed_steal_ns"])))
 PY
 echo
-echo "files: $out/samples.csv, $out/truth.json, $out/report-{preceding,bracketed,ratio}.json"
+echo "files: $out/live.rec (the recording), $out/samples.csv, $out/truth.json, $out/report-*.json"

@@ -60,5 +60,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_workload(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "live_table.h"
 #include "../core/stint.h"
 #include "../core/table.h"
 #include "../format/live_load.h"
@@ -98,45 +99,6 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
-static bool in_scope(const struct loaded_recording *r, uint32_t pid)
-{
-	const struct loaded_process *p = loaded_recording__process(r, pid);
-	return p ? p->in_scope : !strcmp(r->scope, "all");
-}
-
-/* The table of the processes in the recording's scope. */
-static struct table *build(const struct loaded_recording *r, enum group_by by,
-			   struct program **kept)
-{
-	struct table_input in;
-	live__table_input(&r->live, &in);
-	*kept = malloc((in.nprogs ? in.nprogs : 1) * sizeof(**kept));
-	if (!*kept)
-		return NULL;
-	uint32_t n = 0;
-	memset(&in.totals, 0, sizeof(in.totals));
-	for (uint32_t i = 0; i < in.nprogs; i++) {
-		const struct program *p = &in.progs[i];
-		if (!in_scope(r, p->pid))
-			continue;
-		(*kept)[n++] = *p;
-		in.totals.samples += p->samples;
-		in.totals.steal_samples += p->steal_samples;
-		in.totals.run_ns += p->run_ns;
-		in.totals.steal_ns += p->steal_ns;
-	}
-	in.progs = *kept;
-	in.nprogs = n;
-	struct table *t = table__build(&in, by);
-	if (t)
-		for (size_t i = 0; i < t->nrows; i++) {
-			const struct loaded_process *p =
-				loaded_recording__process(r, t->rows[i].pid);
-			t->rows[i].command = p ? p->command : NULL;
-		}
-	return t;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o;
@@ -167,7 +129,7 @@ int cmd_report(int argc, char **argv)
 	}
 
 	struct program *kept = NULL;
-	struct table *t = build(&r, o.by, &kept);
+	struct table *t = live_table(&r, o.by, &kept);
 	struct report_cpu *cpus = calloc(r.ncpus ? r.ncpus : 1, sizeof(*cpus));
 	if (!t || !cpus) {
 		cli_error("out of memory");
@@ -187,9 +149,11 @@ int cmd_report(int argc, char **argv)
 	}
 	struct report_extras x = {
 		.host = r.host, .steal_source = r.steal_source, .scope = r.scope,
+		.steal_known = r.steal_known,
 		.duration_ns = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0,
 		.bias_ns = r.live.bias_ns, .lost = r.lost,
 		.bad_records = r.bad_records, .cpus = cpus, .ncpus = n,
+		.clock_samples = r.samples,
 	};
 	struct outfile out;
 	if (outfile__open(&out, o.output)) {

@@ -26,9 +26,21 @@ static const char usage[] =
 	"\n"
 	"  -s, --seconds N        run for N seconds (default 5)\n"
 	"  -t, --threads N        threads for 'threads' (default 2)\n"
+	"  -n, --iterations N     spin and threads: each thread does N thousand\n"
+	"                         loop iterations and stops (fixed work, for timing)\n"
 	"  -h, --help             show this help\n";
 
 static atomic_bool stop;
+static uint64_t iterations;	/* --iterations: fixed work, then stop */
+
+/* True when the workload should stop: time is up, or with --iterations,
+ * this thread has done its share (counted in thousands of inner loops). */
+static inline bool done(uint64_t *count)
+{
+	if (iterations && ++*count >= iterations)
+		return true;
+	return atomic_load_explicit(&stop, memory_order_relaxed);
+}
 
 static uint64_t now_ns(void)
 {
@@ -42,7 +54,8 @@ static uint64_t now_ns(void)
 __attribute__((noinline)) static uint64_t spin_a(void)
 {
 	volatile uint64_t x = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+	uint64_t n = 0;
+	while (!done(&n))
 		for (int i = 0; i < 1000; i++)
 			x += (uint64_t)i;
 	return x;
@@ -51,7 +64,8 @@ __attribute__((noinline)) static uint64_t spin_a(void)
 __attribute__((noinline)) static uint64_t spin_b(void)
 {
 	volatile uint64_t x = 1;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+	uint64_t n = 0;
+	while (!done(&n))
 		for (int i = 0; i < 1000; i++)
 			x ^= x << 1 | (uint64_t)i;
 	return x;
@@ -60,7 +74,8 @@ __attribute__((noinline)) static uint64_t spin_b(void)
 __attribute__((noinline)) static uint64_t spin_c(void)
 {
 	volatile uint64_t x = 3;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+	uint64_t n = 0;
+	while (!done(&n))
 		for (int i = 0; i < 1000; i++)
 			x = x * 7 + (uint64_t)i;
 	return x;
@@ -117,13 +132,14 @@ int cmd_workload(int argc, char **argv)
 	static const struct option options[] = {
 		{ "seconds", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "iterations", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t seconds = 5, nthreads = 2;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:t:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:t:n:h", options, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (!cli_parse_u64("--seconds", optarg, 1, 86400, &seconds))
@@ -131,6 +147,11 @@ int cmd_workload(int argc, char **argv)
 			break;
 		case 't':
 			if (!cli_parse_u64("--threads", optarg, 1, 1024, &nthreads))
+				return EXIT_USAGE;
+			break;
+		case 'n':
+			if (!cli_parse_u64("--iterations", optarg, 1, UINT64_MAX / 2,
+					   &iterations))
 				return EXIT_USAGE;
 			break;
 		case 'h':
@@ -178,6 +199,9 @@ int cmd_workload(int argc, char **argv)
 	} else {
 		libcall_loop();
 	}
-	pthread_join(tm, NULL);
+	if (iterations)
+		pthread_detach(tm);	/* the work is done: do not wait out --seconds */
+	else
+		pthread_join(tm, NULL);
 	return 0;
 }

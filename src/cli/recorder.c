@@ -79,6 +79,9 @@ int record_opts__parse(struct record_opts *o, int c, const char *arg)
 	case 'g':
 		o->callchain = true;
 		return 1;
+	case 'T':
+		o->no_tracepoints = true;
+		return 1;
 	case 'o':
 		o->output = arg;
 		return 1;
@@ -144,6 +147,7 @@ static int write_meta(struct session *s, const char *phase)
 		meta(buf, sizeof(buf), &n, "hz=%u\ninterval_ns=%llu\nclk_tck=%ld\ncallchain=%d\n",
 		     o->hz, 1000000000ULL / o->hz, sysconf(_SC_CLK_TCK), o->callchain);
 		meta(buf, sizeof(buf), &n, "steal_source=%s\n",
+		     s->perf.opts.task ? "unknown (no permission to record system-wide)" :
 		     s->tracepoints ? "tracepoints" : "sample-gaps");
 		meta(buf, sizeof(buf), &n, "scope=%s\n", o->command ? "command" :
 		     o->npids ? "pids" : "all");
@@ -251,6 +255,17 @@ static pid_t start_command(char **argv, int *go_fd)
 	return pid;
 }
 
+/* kernel.perf_event_paranoid, for a message. */
+static const char *paranoid(const char *root)
+{
+	static char v[16];
+	char *t = procfs_read(root, "proc/sys/kernel/perf_event_paranoid", NULL);
+	snprintf(v, sizeof(v), "%s", t ? t : "?");
+	v[strcspn(v, "\n")] = '\0';
+	free(t);
+	return v;
+}
+
 static bool pids_alive(const struct record_opts *o)
 {
 	for (int i = 0; i < o->npids; i++)
@@ -284,7 +299,14 @@ int record_run(const struct record_opts *o, int *child_status)
 			return EXIT_USAGE;
 		}
 
-	s.tracepoints = tp_formats__load(&s.tp, o->root) == 0;
+	if (o->command) {
+		s.child = start_command(o->command, &go);
+		if (s.child < 0) {
+			cli_error("cannot start '%s': %s", o->command[0], strerror(errno));
+			return EXIT_RUNTIME;
+		}
+	}
+	s.tracepoints = !o->no_tracepoints && tp_formats__load(&s.tp, o->root) == 0;
 	struct perf_options po = { .hz = o->hz, .callchain = o->callchain,
 				   .tracepoints = s.tracepoints,
 				   .ring_pages = o->callchain ? 256 : 128 };
@@ -294,15 +316,25 @@ int record_run(const struct record_opts *o, int *child_status)
 		po.tracepoints = false;
 		err = perf_session__open(&s.perf, &po, &s.tp);
 	}
+	if ((err == -EACCES || err == -EPERM) && s.child > 0 && !o->all && !o->npids) {
+		/* Not allowed system-wide: the command's own user-space samples
+		 * are still ours to take; steal cannot be measured so. */
+		fprintf(stderr, "%s: not allowed to record system-wide (perf_event_paranoid %s); recording the command's own user-space samples, steal unknown\n",
+			cli_progname, paranoid(o->root));
+		s.tracepoints = false;
+		po.tracepoints = false;
+		po.task = s.child;
+		err = perf_session__open(&s.perf, &po, &s.tp);
+	}
 	if (err) {
 		if (err == -EACCES || err == -EPERM)
 			cli_error("cannot record: perf_event_open: %s (system-wide recording needs root, CAP_PERFMON or kernel.perf_event_paranoid <= 0)",
 				  strerror(-err));
 		else
 			cli_error("cannot record: perf_event_open: %s", strerror(-err));
-		return EXIT_RUNTIME;
+		goto out_child;
 	}
-	if (!s.tracepoints)
+	if (!s.tracepoints && !po.task && !o->no_tracepoints)
 		fprintf(stderr, "%s: tracepoints sched:sched_switch and sched:sched_stat_runtime unavailable; steal will come from sample gaps\n",
 			cli_progname);
 
@@ -315,13 +347,6 @@ int record_run(const struct record_opts *o, int *child_status)
 	if (!s.w) {
 		cli_error("cannot write '%s': %s", o->output, strerror(errno));
 		goto out_close;
-	}
-	if (o->command) {
-		s.child = start_command(o->command, &go);
-		if (s.child < 0) {
-			cli_error("cannot start '%s': %s", o->command[0], strerror(errno));
-			goto out_writer;
-		}
 	}
 
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -338,7 +363,7 @@ int record_run(const struct record_opts *o, int *child_status)
 		err = perf_session__enable(&s.perf);
 	if (err) {
 		cli_error("cannot start recording: %s", strerror(-err));
-		goto out_child;
+		goto out_writer;
 	}
 	if (go >= 0) {
 		if (write(go, "g", 1) != 1)
@@ -398,7 +423,7 @@ int record_run(const struct record_opts *o, int *child_status)
 		err = -errno;
 	if (err) {
 		cli_error("cannot write '%s': %s", o->output, strerror(-err));
-		goto out_child;
+		goto out_writer;
 	}
 	if (!o->quiet)
 		fprintf(stderr, "%s: %.1f s, %llu records, %.2f MB written to '%s'; %llu records lost%s\n",
@@ -409,6 +434,13 @@ int record_run(const struct record_opts *o, int *child_status)
 			stop_signal ? " (stopped by a signal)" : "");
 	status = 0;
 
+out_writer:
+	rec_writer__free(s.w);
+out_close:
+	if (fd >= 0)
+		close(fd);
+out_perf:
+	perf_session__release(&s.perf);
 out_child:
 	if (go >= 0)
 		close(go);	/* the child sees EOF and exits 127 */
@@ -420,12 +452,5 @@ out_child:
 		if (waitpid(s.child, &st, 0) == s.child)
 			*child_status = st;
 	}
-out_writer:
-	rec_writer__free(s.w);
-out_close:
-	if (fd >= 0)
-		close(fd);
-out_perf:
-	perf_session__release(&s.perf);
 	return status;
 }

@@ -21,6 +21,7 @@ struct record_opts {
 	const char *output;	/* -o */
 	char **command;		/* after --, NULL-terminated */
 	const char *root;	/* for /proc and tracefs; "/" */
+	bool no_tracepoints;	/* --no-tracepoints: steal from sample gaps */
 	bool quiet;		/* no summary line */
 };
 
@@ -37,14 +38,17 @@ void record_opts__release(struct record_opts *o);
 	{ "freq", required_argument, NULL, 'F' }, \
 	{ "call-graph", no_argument, NULL, 'g' }, \
 	{ "output", required_argument, NULL, 'o' }, \
-	{ "duration", required_argument, NULL, 'D' }
+	{ "duration", required_argument, NULL, 'D' }, \
+	{ "no-tracepoints", no_argument, NULL, 'T' }
 
 #define RECORD_USAGE \
 	"  -a, --all-cpus         record every CPU and task\n" \
 	"  -p, --pid PID[,PID]    record these processes (their threads too)\n" \
 	"  -F, --freq HZ          cpu-clock samples per second (default 1000)\n" \
 	"  -g, --call-graph       record call chains\n" \
-	"      --duration SEC     stop after SEC seconds\n"
+	"      --duration SEC     stop after SEC seconds\n" \
+	"      --no-tracepoints   measure steal from sample gaps scaled to\n" \
+	"                         /proc/stat, not per stint\n"
 
 /*
  * Records until the command exits, the duration passes, the pids are gone,

@@ -101,9 +101,9 @@ uint64_t perf_session__sample_type(const struct perf_options *o,
 	return t;
 }
 
-static int open_event(struct perf_event_attr *a, int cpu)
+static int open_event(struct perf_event_attr *a, int pid, int cpu)
 {
-	int fd = (int)syscall(SYS_perf_event_open, a, -1, cpu, -1,
+	int fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, -1,
 			      PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -148,7 +148,14 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 		a.task = 1;
 		a.mmap = 1;
 		a.mmap2 = 1;
-		int fd = open_event(&a, cpu);
+		if (o->task) {
+			/* One process tree, per CPU (the kernel maps no ring
+			 * of an inherited event on every CPU), user space only. */
+			a.inherit = 1;
+			a.exclude_kernel = 1;
+			a.exclude_hv = 1;
+		}
+		int fd = open_event(&a, o->task ? o->task : -1, cpu);
 		if (fd == -ENODEV)
 			continue;	/* offline CPU */
 		if (fd < 0) {
@@ -157,14 +164,14 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 		}
 		c->fd[EV_CLOCK] = fd;
 		s->ncpus++;
-		if (o->tracepoints) {
+		if (o->tracepoints && !o->task) {
 			uint64_t cfg[2] = { tp->switch_config, tp->runtime_config };
 			for (int k = EV_SWITCH; k <= EV_RUNTIME && !err; k++) {
 				attr_common(&a, o, (enum perf_event_kind)k);
 				a.type = PERF_TYPE_TRACEPOINT;
 				a.config = cfg[k - EV_SWITCH];
 				a.sample_period = 1;
-				fd = open_event(&a, cpu);
+				fd = open_event(&a, -1, cpu);
 				if (fd < 0)
 					err = fd;
 				else

@@ -37,6 +37,9 @@ struct perf_options {
 	bool callchain;
 	bool tracepoints;	/* sched_switch and sched_stat_runtime too */
 	size_t ring_pages;	/* data pages per CPU ring, a power of two */
+	int task;		/* 0: system-wide; else only this process and
+				 * its descendants, user space only (what an
+				 * unprivileged user may record) */
 };
 
 enum perf_event_kind { EV_CLOCK, EV_SWITCH, EV_RUNTIME, EV_KINDS };

@@ -43,6 +43,11 @@ int live__init(struct live *l, enum steal_method method, uint64_t interval_ns,
 		live__release(l);
 		return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < ncpus; i++) {
+		l->cpus[i].stint = UINT32_MAX;	/* no stint open */
+		l->cpus[i].last_prog = PROG_NONE;
+		l->cpus[i].last_any_prog = PROG_NONE;
+	}
 	return 0;
 }
 
@@ -60,6 +65,17 @@ void live__release(struct live *l)
 	hindex__release(&l->prog_index);
 	hindex__release(&l->thread_index);
 	memset(l, 0, sizeof(*l));
+}
+
+void live__set_mode(struct live *l, enum live_mode mode)
+{
+	l->mode = mode;
+}
+
+void live__set_kernel_steal(struct live *l, uint32_t cpu, uint64_t ns)
+{
+	if (cpu < l->ncpus)
+		l->cpus[cpu].kernel_steal_ns = ns;
 }
 
 int live__add(struct live *l, const struct live_event *e)
@@ -253,11 +269,36 @@ static int on_runtime(struct live *l, const struct live_event *e)
 	return 0;
 }
 
+/* LIVE_GAPS: a gap between any two samples of a CPU beyond the interval
+ * is a place the kernel's steal of that CPU may have fallen; whose it is,
+ * the method says (the idle task's: nobody's). */
+static int cpu_gap(struct live *l, struct live_cpu *c, uint32_t cpu,
+		   uint64_t t, uint32_t p)
+{
+	uint64_t from = c->last_any;
+	uint32_t owner = c->last_any_prog;
+	c->last_any = t;
+	c->last_any_prog = p;
+	if (!from || t < from + l->interval_ns + l->gap_min_ns)
+		return 0;
+	uint64_t excess = t - from - l->interval_ns;
+	c->gap_ns += excess;
+	if (l->method == METHOD_BRACKETED && owner != p)
+		owner = PROG_NONE;
+	if (owner == PROG_NONE)
+		return 0;
+	if (grow((void **)&l->gaps, &l->gaps_cap, l->ngaps, sizeof(*l->gaps)))
+		return -ENOMEM;
+	l->gaps[l->ngaps++] = (struct live_gap){ owner, excess, cpu };
+	return 0;
+}
+
 static int on_sample(struct live *l, const struct live_event *e)
 {
 	struct live_cpu *c = &l->cpus[e->cpu];
 	if (!e->b)
-		return 0;	/* the idle task */
+		return l->mode == LIVE_GAPS ?
+			cpu_gap(l, c, e->cpu, e->time_ns, PROG_NONE) : 0;
 	uint32_t p = program(l, e->a, e->b, e->function);
 	struct live_thread *th = thread(l, e->b);
 	if (p == PROG_NONE || !th)
@@ -267,6 +308,8 @@ static int on_sample(struct live *l, const struct live_event *e)
 	l->progs[p].samples++;
 	l->samples++;
 	c->samples++;
+	if (l->mode == LIVE_GAPS)
+		return cpu_gap(l, c, e->cpu, e->time_ns, p);
 	if (!c->known || c->tid != e->b || c->stint == UINT32_MAX)
 		return 0;
 	/* Whose the gap before this sample is, the method says. */
@@ -381,8 +424,29 @@ static uint32_t unknown_program(struct live *l, uint32_t tid)
 /* Gives each stint's steal to the programs its gaps were placed on, each
  * in proportion to its part of the stint's evidence. What no gap placed
  * (left by bracketed, or rounding) stays with the thread as "[unknown]". */
+/* LIVE_GAPS: each CPU's kernel steal shared over its gaps in proportion;
+ * the part in gaps nobody owned (idle, or left by bracketed) stays
+ * unattributed. */
+static void place_scaled(struct live *l)
+{
+	for (uint32_t g = 0; g < l->ngaps; g++) {
+		const struct live_gap *gap = &l->gaps[g];
+		struct live_cpu *c = &l->cpus[gap->stint];
+		uint64_t share = (uint64_t)((unsigned __int128)c->kernel_steal_ns *
+					    gap->ns / c->gap_ns);
+		l->progs[gap->prog].steal_ns += share;
+		l->progs[gap->prog].steal_samples++;
+		c->steal_ns += share;
+		l->steal_ns += share;
+	}
+}
+
 static int place(struct live *l)
 {
+	if (l->mode == LIVE_GAPS) {
+		place_scaled(l);
+		return 0;
+	}
 	for (uint32_t g = 0; g < l->ngaps; g++) {
 		const struct live_gap *gap = &l->gaps[g];
 		struct live_stint *s = &l->stints[gap->stint];
@@ -422,8 +486,15 @@ static int split_runtime(struct live *l)
 		free(last);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < l->nthreads; i++)
+	for (uint32_t i = 0; i < l->nthreads; i++) {
 		last[i] = PROG_NONE;
+		/* Without sched_stat_runtime, a thread's time is its samples
+		 * times the interval, as any sampling profiler has it. */
+		if (l->mode != LIVE_STINTS) {
+			l->threads[i].cpu_ns = l->threads[i].samples * l->interval_ns;
+			l->run_ns += l->threads[i].cpu_ns;
+		}
+	}
 
 	/* Threads that ran but were never sampled get a program of their own. */
 	for (uint32_t i = 0; i < l->nthreads; i++) {

@@ -64,6 +64,10 @@ struct live_event {
 
 struct live_cpu {
 	uint64_t steal_ns;	/* attributed to threads on this CPU */
+	uint64_t kernel_steal_ns;	/* LIVE_GAPS: /proc/stat's, to share out */
+	uint64_t gap_ns;	/* LIVE_GAPS: all sample gaps seen on it */
+	uint64_t last_any;	/* LIVE_GAPS: time of its last sample, any task */
+	uint32_t last_any_prog;	/* and that sample's program (PROG_NONE: idle) */
 	uint64_t stints;
 	uint64_t samples;
 	/* during processing */
@@ -92,7 +96,7 @@ struct live_stint {
 struct live_gap {
 	uint32_t prog;
 	uint64_t ns;
-	uint32_t stint;
+	uint32_t stint;		/* LIVE_GAPS: the CPU instead */
 };
 
 struct live_thread {
@@ -103,7 +107,16 @@ struct live_thread {
 	uint32_t oncpu;		/* the CPU it runs on now, or UINT32_MAX */
 };
 
+/* What the recording can measure. */
+enum live_mode {
+	LIVE_STINTS,	/* sched_switch and sched_stat_runtime: steal per stint */
+	LIVE_GAPS,	/* samples only, system-wide: the kernel's per-CPU steal
+			 * shared over the sample gaps on that CPU */
+	LIVE_NO_STEAL,	/* the command's own user-space samples: steal unknown */
+};
+
 struct live {
+	enum live_mode mode;
 	enum steal_method method;
 	uint64_t interval_ns;
 	uint32_t vm;		/* the host's name, a string id */
@@ -143,6 +156,11 @@ static inline uint32_t live__string(struct live *l, const char *s, size_t len)
 {
 	return strtab__intern(&l->strings, s, len);
 }
+
+/* Sets what the recording measures (LIVE_STINTS unless told), and for
+ * LIVE_GAPS each CPU's steal from /proc/stat. Call before live__finish. */
+void live__set_mode(struct live *l, enum live_mode mode);
+void live__set_kernel_steal(struct live *l, uint32_t cpu, uint64_t ns);
 
 /* Adds one event; cpu must be below ncpus. 0, -EINVAL or -ENOMEM. */
 int live__add(struct live *l, const struct live_event *e);

@@ -343,9 +343,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		e.time_ns = s.time;
 		if (kind == K_CLOCK) {
 			r->samples++;
-			if (!s.tid)
-				return 0;	/* the idle task */
-			e.kind = LIVE_SAMPLE;
+			e.kind = LIVE_SAMPLE;	/* tid 0, the idle task, included */
 			e.a = s.pid;
 			e.b = s.tid;
 			e.value = s.period;
@@ -520,6 +518,16 @@ int recording__load(int fd, enum steal_method method,
 		if (!strcmp(r->scope, "all"))
 			for (uint32_t i = 0; i < r->nprocs; i++)
 				r->procs[i].in_scope = true;
+		r->steal_known = strncmp(r->steal_source, "unknown", 7) != 0;
+		if (!strcmp(r->steal_source, "tracepoints")) {
+			live__set_mode(&r->live, LIVE_STINTS);
+		} else if (!strcmp(r->steal_source, "sample-gaps")) {
+			live__set_mode(&r->live, LIVE_GAPS);
+			for (uint32_t c = 0; c < r->ncpus; c++)
+				live__set_kernel_steal(&r->live, c, r->cpus[c].kernel_steal_ns);
+		} else {
+			live__set_mode(&r->live, LIVE_NO_STEAL);
+		}
 		e = live__finish(&r->live);
 	}
 	rec_reader__free(rd);

@@ -30,7 +30,8 @@ struct loaded_process {
 struct loaded_recording {
 	struct live live;
 	char host[256];
-	char steal_source[32];
+	char steal_source[64];
+	bool steal_known;	/* false: recorded without the means to measure it */
 	char scope[16];		/* all, pids, command */
 	uint64_t interval_ns, clk_tck, start_ns, end_ns;
 	uint32_t ncpus;		/* highest CPU number + 1 */

@@ -4,6 +4,15 @@
 #include "report.h"
 #include "../core/banned.h"
 
+/* A figure that the recording may not have been able to measure. */
+static void put_known(FILE *out, bool known, uint64_t v)
+{
+	if (known)
+		fprintf(out, "%" PRIu64, v);
+	else
+		fputs("null", out);
+}
+
 static void write_extras(FILE *out, const struct report_extras *x)
 {
 	fputs("\"host\":", out);
@@ -13,16 +22,15 @@ static void write_extras(FILE *out, const struct report_extras *x)
 	fputs(",\"scope\":", out);
 	json_put_string(out, x->scope);
 	fprintf(out, ",\"duration_ns\":%" PRIu64 ",\"bias_ns\":%" PRId64
-		",\"lost\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"cpus\":[",
-		x->duration_ns, x->bias_ns, x->lost, x->bad_records);
+		",\"lost\":%" PRIu64 ",\"bad_records\":%" PRIu64
+		",\"clock_samples\":%" PRIu64 ",\"cpus\":[",
+		x->duration_ns, x->bias_ns, x->lost, x->bad_records, x->clock_samples);
 	for (uint32_t i = 0; i < x->ncpus; i++) {
 		const struct report_cpu *c = &x->cpus[i];
 		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"steal_ns\":%" PRIu64
-			",\"kernel_steal_ns\":", i ? "," : "", c->cpu, c->steal_ns);
-		if (c->kernel_known)
-			fprintf(out, "%" PRIu64, c->kernel_steal_ns);
-		else
-			fputs("null", out);
+			",\"kernel_steal_ns\":", i ? "," : "", c->cpu,
+			x->steal_known ? c->steal_ns : 0);
+		put_known(out, c->kernel_known, c->kernel_steal_ns);
 		fprintf(out, ",\"lost\":%" PRIu64 "}", c->lost);
 	}
 	fputs("],", out);
@@ -39,13 +47,20 @@ static int write_json(FILE *out, const struct table *t,
 		t->timestamps ? "true" : "false");
 	if (x)
 		write_extras(out, x);
-	fprintf(out, "\"totals\":{\"run_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64
-		",\"idle_ns\":%" PRIu64 ",\"attributed_steal_ns\":%" PRIu64
-		",\"unattributed_steal_ns\":%" PRId64 ",\"samples\":%" PRIu64
+	bool known = !x || x->steal_known;
+	fprintf(out, "\"totals\":{\"run_ns\":%" PRIu64 ",\"steal_ns\":", tot->run_ns);
+	put_known(out, known, tot->steal_ns);
+	fprintf(out, ",\"idle_ns\":%" PRIu64 ",\"attributed_steal_ns\":", tot->idle_ns);
+	put_known(out, known, tot->attributed_steal_ns);
+	fputs(",\"unattributed_steal_ns\":", out);
+	if (known)
+		fprintf(out, "%" PRId64, tot->unattributed_steal_ns);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"samples\":%" PRIu64
 		",\"steal_samples\":%" PRIu64 ",\"idle_samples\":%" PRIu64
 		",\"streams\":%" PRIu32 ",\"programs\":%" PRIu32 "},\"rows\":[",
-		tot->run_ns, tot->steal_ns, tot->idle_ns, tot->attributed_steal_ns,
-		tot->unattributed_steal_ns, tot->samples, tot->steal_samples,
+		tot->samples, tot->steal_samples,
 		tot->idle_samples, tot->streams, tot->programs);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
@@ -63,10 +78,12 @@ static int write_json(FILE *out, const struct table *t,
 			json_put_string(out, r->command ? r->command : "");
 		}
 		fprintf(out, ",\"samples\":%" PRIu64 ",\"steal_samples\":%" PRIu64
-			",\"cpu_ns\":%" PRIu64 ",\"steal_ns\":%" PRIu64
-			",\"apparent_ns\":%" PRIu64 ",\"corrected_ns\":%" PRIu64 "}",
-			r->samples, r->steal_samples, r->cpu_ns, r->steal_ns,
-			r->apparent_ns, r->corrected_ns);
+			",\"cpu_ns\":%" PRIu64 ",\"steal_ns\":",
+			r->samples, r->steal_samples, r->cpu_ns);
+		put_known(out, known, r->steal_ns);
+		fputs(",\"apparent_ns\":", out);
+		put_known(out, known, r->apparent_ns);
+		fprintf(out, ",\"corrected_ns\":%" PRIu64 "}", r->corrected_ns);
 	}
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;

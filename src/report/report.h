@@ -25,9 +25,12 @@ struct report_cpu {
 
 struct report_extras {
 	const char *host, *steal_source, *scope;
+	bool steal_known;	/* false: steal and apparent time print as
+				 * unknown (null in JSON), never as zero */
 	uint64_t duration_ns;
 	int64_t bias_ns;
 	uint64_t lost, bad_records;
+	uint64_t clock_samples;		/* every cpu-clock sample, idle too */
 	const struct report_cpu *cpus;
 	uint32_t ncpus;
 };

@@ -27,8 +27,10 @@ static double pct(uint64_t part, uint64_t whole)
 static void write_cpus(FILE *out, const struct report_extras *x)
 {
 	char a[32], b[32];
-	fprintf(out, "\nsteal source: %s; per-stint bias %" PRId64 " ns; %" PRIu64
-		" records lost%s\n", x->steal_source, x->bias_ns, x->lost,
+	fprintf(out, "\nsteal source: %s", x->steal_source);
+	if (!strcmp(x->steal_source, "tracepoints"))
+		fprintf(out, "; per-stint bias %" PRId64 " ns", x->bias_ns);
+	fprintf(out, "; %" PRIu64 " records lost%s\n", x->lost,
 		x->lost ? " (figures are low by what they held)" : "");
 	fprintf(out, "%5s %12s %12s\n", "CPU", "STEAL_S", "KERNEL_S");
 	for (uint32_t i = 0; i < x->ncpus; i++) {
@@ -82,12 +84,17 @@ static int write_text(FILE *out, const struct table *t,
 		fprintf(out, "%-*s %8" PRIu32 " ", vmw, r->vm, r->pid);
 		if (t->by != BY_PROCESS)
 			fprintf(out, "%8" PRIu32 " ", r->tid);
-		fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %10" PRIu64,
-			secs(a, sizeof(a), r->apparent_ns),
-			secs(b, sizeof(b), r->steal_ns),
-			secs(c, sizeof(c), r->cpu_ns),
-			pct(r->steal_ns, r->apparent_ns), r->samples,
-			r->steal_samples);
+		if (!x || x->steal_known)
+			fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %10" PRIu64,
+				secs(a, sizeof(a), r->apparent_ns),
+				secs(b, sizeof(b), r->steal_ns),
+				secs(c, sizeof(c), r->cpu_ns),
+				pct(r->steal_ns, r->apparent_ns), r->samples,
+				r->steal_samples);
+		else
+			fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %10s", "unknown",
+				"unknown", secs(c, sizeof(c), r->cpu_ns), "?",
+				r->samples, "-");
 		if (t->by == BY_FUNCTION)
 			fprintf(out, "  %s", r->function[0] ? r->function : "[unknown]");
 		if (x)
@@ -96,6 +103,11 @@ static int write_text(FILE *out, const struct table *t,
 	}
 
 	uint64_t held = tot->run_ns + tot->steal_ns;
+	if (x && !x->steal_known) {
+		fprintf(out, "\nrun %s s, steal unknown: %s\n",
+			secs(a, sizeof(a), tot->run_ns), x->steal_source);
+		return ferror(out) ? -EIO : 0;
+	}
 	fprintf(out, "\nrun %s s, steal %s s (%.2f%% of run + steal), idle %s s\n",
 		secs(a, sizeof(a), tot->run_ns), secs(b, sizeof(b), tot->steal_ns),
 		pct(tot->steal_ns, held), secs(c, sizeof(c), tot->idle_ns));

@@ -20,7 +20,14 @@ bad "--jitter-ns must be less than half the interval" simulate --jitter-ns 50000
 bad "--steal-pct must be from 0 to 90" simulate --steal-pct 95
 bad "--steal-pct: 'lots' is not a number" simulate --steal-pct lots
 bad "--vms: '0' is not an integer from 1 to 1000" simulate --vms 0
-for c in analyze simulate; do
+bad "nothing to record: give -a, -p PID or -- COMMAND" record
+bad "--pid: 'x' is not a list of process ids" record -p x
+bad "--freq: '0' is not an integer" record -a -F 0
+bad "--duration: '-1' is not a positive number" record -a --duration -1
+bad "no command given" run
+bad "unknown workload 'fly'" workload fly
+bad "cannot open '/nonexistent.rec'" report -i /nonexistent.rec
+for c in record report run workload analyze simulate; do
 	run "$CL" "$c" --help
 	[ "$(status)" = 0 ] || fail "$c --help: exit $(status)"
 	grep -q "^usage: cpuledger $c" "$TMP/out" || fail "$c --help: no usage line"

@@ -1,0 +1,129 @@
+/*
+ * The recording file: items written come back in order; a file cut short
+ * or with a damaged block is refused with the offset of the damage.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "format/recording.h"
+
+/* Writes n items (the second block-filling), returns the file's fd. */
+static int write_file(int n, off_t *size)
+{
+	int fd = memfd_create("rec", 0);
+	assert_true(fd >= 0);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_non_null(w);
+	static char big[300000];
+	for (int i = 0; i < n; i++) {
+		uint32_t v[2] = { (uint32_t)i, 0 };
+		/* large items force several blocks */
+		assert_int_equal(rec_writer__add(w, REC_PERF, v, sizeof(v), big,
+						 i % 4 == 1 ? sizeof(big) : (size_t)i), 0);
+	}
+	assert_int_equal(rec_writer__finish(w), 0);
+	rec_writer__free(w);
+	*size = lseek(fd, 0, SEEK_END);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* Reads fd to its end; returns 0 or the error, with items counted. */
+static int read_all(int fd, int *items, struct rec_error *e)
+{
+	lseek(fd, 0, SEEK_SET);
+	struct rec_reader *r = rec_reader__new(fd, e);
+	if (!r)
+		return -errno;
+	uint32_t type, len;
+	const uint8_t *d;
+	int err;
+	*items = 0;
+	while ((err = rec_reader__next(r, &type, &d, &len, e)) == 1) {
+		uint32_t v;
+		memcpy(&v, d, 4);
+		assert_int_equal(type, REC_PERF);
+		assert_int_equal(v, (uint32_t)*items);
+		assert_int_equal(len, 8 + (*items % 4 == 1 ? 300000 : *items));
+		(*items)++;
+	}
+	rec_reader__free(r);
+	return err;
+}
+
+static void round_trip(void **state)
+{
+	(void)state;
+	off_t size;
+	int fd = write_file(20, &size), n;
+	struct rec_error e;
+	assert_int_equal(read_all(fd, &n, &e), 0);
+	assert_int_equal(n, 20);
+	close(fd);
+}
+
+static void cut_short(void **state)
+{
+	(void)state;
+	off_t size;
+	int fd = write_file(20, &size), n;
+	struct rec_error e;
+	off_t cuts[] = { size - 1, size / 2, 20, 16 };
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(ftruncate(fd, cuts[i]), 0);
+		assert_int_equal(read_all(fd, &n, &e), -EINVAL);
+		assert_true(e.offset <= (uint64_t)cuts[i]);
+		assert_true(strstr(e.msg, "cut short") || strstr(e.msg, "end mark"));
+	}
+	close(fd);
+}
+
+static void damaged_block(void **state)
+{
+	(void)state;
+	off_t size;
+	int fd = write_file(20, &size), n;
+	struct rec_error e;
+	/* A byte in the middle of the file, inside some block's frame. */
+	off_t at = size / 2;
+	unsigned char b;
+	assert_int_equal(pread(fd, &b, 1, at), 1);
+	b ^= 0x5a;
+	assert_int_equal(pwrite(fd, &b, 1, at), 1);
+	assert_int_equal(read_all(fd, &n, &e), -EINVAL);
+	assert_true(e.offset <= (uint64_t)at);
+	assert_true(n < 20);
+	close(fd);
+}
+
+static void not_a_recording(void **state)
+{
+	(void)state;
+	int fd = memfd_create("x", 0);
+	assert_int_equal(write(fd, "vm,vcpu,time_ns\n", 16), 16);
+	struct rec_error e;
+	int n;
+	assert_int_equal(read_all(fd, &n, &e), -EINVAL);
+	assert_string_equal(e.msg, "not a cpuledger recording");
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(round_trip),
+		cmocka_unit_test(cut_short),
+		cmocka_unit_test(damaged_block),
+		cmocka_unit_test(not_a_recording),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
