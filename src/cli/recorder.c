@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "../collect/perf.h"
 #include "../collect/procfs.h"
+#include "../core/hindex.h"
 #include "../format/recording.h"
 #include "../core/banned.h"
 
@@ -105,8 +106,49 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The processes a -p or -- CMD recording may describe: its pids and their
+ * descendants, learnt from FORK records as they come. A system-wide
+ * recording describes every process. */
+struct scope {
+	bool all;
+	uint32_t *pids;
+	uint32_t n, cap;
+	struct hindex index;
+};
+
+static bool scope_eq(const void *ctx, uint32_t id)
+{
+	const struct { const struct scope *s; uint32_t pid; } *k = ctx;
+	return k->s->pids[id] == k->pid;
+}
+
+static bool scope_has(const struct scope *s, uint32_t pid)
+{
+	struct { const struct scope *s; uint32_t pid; } k = { s, pid };
+	return s->all || hindex__find(&s->index, hash_mix(pid), scope_eq, &k) != HINDEX_NONE;
+}
+
+static int scope_add(struct scope *s, uint32_t pid)
+{
+	if (scope_has(s, pid))
+		return 0;
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 16;
+		uint32_t *p = realloc(s->pids, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pids = p;
+		s->cap = cap;
+	}
+	if (hindex__insert(&s->index, hash_mix(pid), s->n))
+		return -ENOMEM;
+	s->pids[s->n++] = pid;
+	return 0;
+}
+
 struct session {
 	const struct record_opts *o;
+	struct scope scope;
 	struct rec_writer *w;
 	struct perf_session perf;
 	struct tp_formats tp;
@@ -149,8 +191,9 @@ static int write_meta(struct session *s, const char *phase)
 		meta(buf, sizeof(buf), &n, "steal_source=%s\n",
 		     s->perf.opts.task ? "unknown (no permission to record system-wide)" :
 		     s->tracepoints ? "tracepoints" : "sample-gaps");
-		meta(buf, sizeof(buf), &n, "scope=%s\n", o->command ? "command" :
-		     o->npids ? "pids" : "all");
+		/* -a with a command records everything, until it exits */
+		meta(buf, sizeof(buf), &n, "scope=%s\n", o->all ? "all" :
+		     o->command ? "command" : o->npids ? "pids" : "all");
 		for (int i = 0; i < o->npids; i++)
 			meta(buf, sizeof(buf), &n, "pid=%d\n", (int)o->pids[i]);
 		if (s->child > 0)
@@ -205,6 +248,8 @@ static int write_cmdline(struct session *s, pid_t pid)
 static int on_task(void *ctx, pid_t pid, pid_t tid, const char *comm)
 {
 	struct session *s = ctx;
+	if (!scope_has(&s->scope, (uint32_t)pid))
+		return 0;
 	uint32_t pre[2] = { (uint32_t)pid, (uint32_t)tid };
 	int err = rec_writer__add(s->w, REC_TASK, pre, sizeof(pre), comm, strlen(comm));
 	if (!err && pid == tid)
@@ -219,11 +264,19 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	int err = rec_writer__add(s->w, REC_PERF, pre, sizeof(pre), h, h->size);
 	if (h->type == PERF_RECORD_SAMPLE)
 		s->samples++;
+	/* A child of a process in scope is in scope. */
+	if (!err && h->type == PERF_RECORD_FORK && !s->scope.all) {
+		uint32_t ids[2];	/* pid, ppid */
+		memcpy(ids, h + 1, sizeof(ids));
+		if (scope_has(&s->scope, ids[1]))
+			err = scope_add(&s->scope, ids[0]);
+	}
 	/* An exec: keep its command line now, while the process lives. */
 	if (!err && h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 		uint32_t pid;
 		memcpy(&pid, h + 1, sizeof(pid));
-		err = write_cmdline(s, (pid_t)pid);
+		if (scope_has(&s->scope, pid))
+			err = write_cmdline(s, (pid_t)pid);
 	}
 	return err;
 }
@@ -354,7 +407,13 @@ int record_run(const struct record_opts *o, int *child_status)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	err = write_meta(&s, "start");
+	s.scope.all = o->all || (!o->npids && !o->command);
+	for (int i = 0; i < o->npids && !err; i++)
+		err = scope_add(&s.scope, (uint32_t)o->pids[i]);
+	if (s.child > 0 && !err)
+		err = scope_add(&s.scope, (uint32_t)s.child);
+	if (!err)
+		err = write_meta(&s, "start");
 	if (!err)
 		err = write_procstat(&s, 0);
 	if (!err)
@@ -442,6 +501,8 @@ out_close:
 out_perf:
 	perf_session__release(&s.perf);
 out_child:
+	free(s.scope.pids);
+	hindex__release(&s.scope.index);
 	if (go >= 0)
 		close(go);	/* the child sees EOF and exits 127 */
 	if (s.child > 0) {
