@@ -537,7 +537,8 @@ nomem:
 
 int live__finish(struct live *l)
 {
-	qsort(l->events, l->nevents, sizeof(*l->events), cmp_event);
+	if (l->nevents)	/* events is NULL when none came */
+		qsort(l->events, l->nevents, sizeof(*l->events), cmp_event);
 	int err = process(l);
 	if (!err)
 		err = calibrate(l);

@@ -220,7 +220,8 @@ static int read_meta(struct loader *ld, const char *text, size_t len,
 		snprintf(err->msg, sizeof(err->msg), "metadata lacks cpu, interval_ns or clk_tck");
 		return -EINVAL;
 	}
-	qsort(ld->ids, ld->nids, sizeof(*ld->ids), cmp_id);
+	if (ld->nids)
+		qsort(ld->ids, ld->nids, sizeof(*ld->ids), cmp_id);
 	r->ncpus = maxcpu;
 	r->cpus = calloc(maxcpu, sizeof(*r->cpus));
 	ld->steal0 = calloc(maxcpu, sizeof(uint64_t));
@@ -539,7 +540,8 @@ int recording__load(int fd, enum steal_method method,
 	free(ld.scope_pids);
 	hindex__release(&ld.proc_index);
 	/* Lookups after loading go through the array sorted by pid. */
-	qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
+	if (r->nprocs)	/* procs is NULL when none came */
+		qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
 	return e;
 }
 
@@ -547,6 +549,8 @@ const struct loaded_process *loaded_recording__process(
 	const struct loaded_recording *r, uint32_t pid)
 {
 	struct loaded_process key = { .pid = pid };
+	if (!r->nprocs)
+		return NULL;
 	return bsearch(&key, r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
 }
 
