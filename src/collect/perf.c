@@ -148,6 +148,9 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 		a.task = 1;
 		a.mmap = 1;
 		a.mmap2 = 1;
+		/* MMAP2 with the build-id instead of device and inode, so
+		 * a report can find the very binary later (issue 4). */
+		a.build_id = 1;
 		if (o->task) {
 			/* One process tree, per CPU (the kernel maps no ring
 			 * of an inherited event on every CPU), user space only. */
@@ -156,6 +159,10 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 			a.exclude_hv = 1;
 		}
 		int fd = open_event(&a, o->task ? o->task : -1, cpu);
+		if (fd == -EINVAL && a.build_id) {
+			a.build_id = 0;	/* before Linux 5.12 */
+			fd = open_event(&a, o->task ? o->task : -1, cpu);
+		}
 		if (fd == -ENODEV)
 			continue;	/* offline CPU */
 		if (fd < 0) {

@@ -3,7 +3,6 @@
  * a recording file (held in a memfd); every refusal must name its offset
  * and reason, and an accepted one is analysed whole.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
