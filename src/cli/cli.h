@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../core/table.h"
+
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 
@@ -23,6 +25,13 @@ void cli_error(const char *fmt, ...);
 bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
 		   uint64_t max, uint64_t *out);
 bool cli_parse_double(const char *opt, const char *arg, double *out);
+
+/* --method, --by and --format values, shared by analyze, report and run;
+ * false, having named the option at fault, on an unknown value. */
+struct report_writer;
+bool cli_parse_method(const char *arg, enum steal_method *out);
+bool cli_parse_by(const char *arg, enum group_by *out);
+bool cli_parse_format(const char *arg, const struct report_writer **out);
 
 /*
  * An output file that appears whole or not at all: written under a

@@ -60,18 +60,12 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 	while ((c = getopt_long(argc, argv, "m:b:I:tf:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (steal_method__parse(optarg, &o->method)) {
-				cli_error("--method: unknown method '%s' (preceding, bracketed or ratio)",
-					  optarg);
+			if (!cli_parse_method(optarg, &o->method))
 				return -EINVAL;
-			}
 			break;
 		case 'b':
-			if (group_by__parse(optarg, &o->by)) {
-				cli_error("--by: unknown key '%s' (process, thread or function)",
-					  optarg);
+			if (!cli_parse_by(optarg, &o->by))
 				return -EINVAL;
-			}
 			break;
 		case 'I':
 			if (!cli_parse_u64("--interval-ns", optarg, 1,
@@ -82,12 +76,8 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 			o->timestamps = true;
 			break;
 		case 'f':
-			o->writer = report_writer__find(optarg);
-			if (!o->writer) {
-				cli_error("--format: unknown format '%s' (%s)",
-					  optarg, report_writer__names());
+			if (!cli_parse_format(optarg, &o->writer))
 				return -EINVAL;
-			}
 			break;
 		case 'o':
 			o->output = optarg;

@@ -61,16 +61,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->input = optarg;
 			break;
 		case 'm':
-			if (steal_method__parse(optarg, &o->method)) {
-				cli_error("--method: unknown method '%s' (preceding, bracketed or ratio)", optarg);
+			if (!cli_parse_method(optarg, &o->method))
 				return -EINVAL;
-			}
 			break;
 		case 'b':
-			if (group_by__parse(optarg, &o->by)) {
-				cli_error("--by: unknown key '%s' (process, thread or function)", optarg);
+			if (!cli_parse_by(optarg, &o->by))
 				return -EINVAL;
-			}
 			break;
 		case 'f':
 			o->writer = report_writer__find(optarg);

@@ -100,10 +100,8 @@ int cmd_run(int argc, char **argv)
 			continue;
 		}
 		if (c == 'm') {
-			if (steal_method__parse(optarg, &method)) {
-				cli_error("--method: unknown method '%s' (preceding, bracketed or ratio)", optarg);
+			if (!cli_parse_method(optarg, &method))
 				goto out;
-			}
 		} else if (c == 'h') {
 			fputs(usage, stdout);
 			status = 0;

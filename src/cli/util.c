@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../report/report.h"
 #include "../core/banned.h"
 
 const char *cli_progname = "cpuledger";
@@ -52,6 +53,31 @@ bool cli_parse_double(const char *opt, const char *arg, double *out)
 	}
 	*out = v;
 	return true;
+}
+
+bool cli_parse_method(const char *arg, enum steal_method *out)
+{
+	if (!steal_method__parse(arg, out))
+		return true;
+	cli_error("--method: unknown method '%s' (preceding, bracketed or ratio)", arg);
+	return false;
+}
+
+bool cli_parse_by(const char *arg, enum group_by *out)
+{
+	if (!group_by__parse(arg, out))
+		return true;
+	cli_error("--by: unknown key '%s' (process, thread or function)", arg);
+	return false;
+}
+
+bool cli_parse_format(const char *arg, const struct report_writer **out)
+{
+	*out = report_writer__find(arg);
+	if (*out)
+		return true;
+	cli_error("--format: unknown format '%s' (%s)", arg, report_writer__names());
+	return false;
 }
 
 int outfile__open(struct outfile *o, const char *path)

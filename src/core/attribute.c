@@ -1,5 +1,6 @@
 /* attribute: see attribute.h for the model and the three methods. */
 #include "attribute.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -56,20 +57,9 @@ void attributor__release(struct attributor *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* Grows *arr (of elem-sized items, *cap of them) to hold one more. */
 static int grow_one(void **arr, uint32_t *cap, uint32_t used, size_t elem)
 {
-	if (used < *cap)
-		return 0;
-	if (*cap >= UINT32_MAX / 2)
-		return -ENOMEM;
-	uint32_t n = *cap ? *cap * 2 : 64;
-	void *p = realloc(*arr, (size_t)n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
+	return grow_array(arr, cap, used, elem, 64);
 }
 
 struct stream_key {

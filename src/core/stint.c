@@ -1,5 +1,6 @@
 /* stint: see stint.h for the model. */
 #include "stint.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -11,17 +12,7 @@
 
 static int grow(void **arr, uint32_t *cap, uint32_t used, size_t elem)
 {
-	if (used < *cap)
-		return 0;
-	if (*cap >= UINT32_MAX / 2)
-		return -ENOMEM;
-	uint32_t n = *cap ? *cap * 2 : 256;
-	void *p = realloc(*arr, (size_t)n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
+	return grow_array(arr, cap, used, elem, 256);
 }
 
 int live__init(struct live *l, enum steal_method method, uint64_t interval_ns,

@@ -316,6 +316,15 @@ static uint64_t record_time(const uint8_t *body, size_t len)
 	return t;
 }
 
+/* Thread tid belongs to process pid from time t on. */
+static int add_task(struct loaded_recording *r, uint32_t cpu, uint32_t pid,
+		    uint32_t tid, uint64_t t)
+{
+	struct live_event e = { .kind = LIVE_TASK, .a = pid, .b = tid,
+				.time_ns = t, .cpu = (uint16_t)cpu };
+	return live__add(&r->live, &e);
+}
+
 static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		   uint32_t len)
 {
@@ -381,11 +390,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			if (err)
 				return err;
 		}
-		e.kind = LIVE_TASK;
-		e.a = ids[0];
-		e.b = ids[1];
-		e.time_ns = record_time(body, blen);
-		return live__add(&r->live, &e);
+		return add_task(r, cpu, ids[0], ids[1], record_time(body, blen));
 	}
 	case PERF_RECORD_FORK: {
 		uint32_t ids[4];	/* pid, ppid, tid, ptid */
@@ -399,11 +404,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		parent = process(ld, ids[1]);	/* the array may have moved */
 		if (parent->in_scope)
 			child->in_scope = true;
-		e.kind = LIVE_TASK;
-		e.a = ids[0];
-		e.b = ids[2];
-		e.time_ns = record_time(body, blen);
-		return live__add(&r->live, &e);
+		return add_task(r, cpu, ids[0], ids[2], record_time(body, blen));
 	}
 	case PERF_RECORD_LOST: {
 		uint64_t v[2];
@@ -443,9 +444,7 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 		int e = 0;
 		if (pre[0] == pre[1])
 			e = set_command(ld, pre[0], (const char *)d + 8, len - 8, false);
-		struct live_event ev = { .kind = LIVE_TASK, .a = pre[0], .b = pre[1],
-					 .time_ns = r->start_ns };
-		return e ? e : live__add(&r->live, &ev);
+		return e ? e : add_task(r, 0, pre[0], pre[1], r->start_ns);
 	}
 	case REC_CMDLINE:
 		return set_command(ld, pre[0], (const char *)d + 8, len - 8, true);
