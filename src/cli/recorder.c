@@ -173,56 +173,60 @@ static void meta(char *buf, size_t size, size_t *len, const char *fmt, ...)
 
 static int write_meta(struct session *s, const char *phase)
 {
-	char buf[16384];
+	/* a few lines a CPU: sized by the machine, not fixed */
+	size_t size = 8192 + (size_t)s->perf.ncpus * 160;
+	char *buf = malloc(size);
 	size_t n = 0;
+	if (!buf)
+		return -ENOMEM;
 	const struct record_opts *o = s->o;
 	struct utsname u;
-	meta(buf, sizeof(buf), &n, "phase=%s\n", phase);
+	meta(buf, size, &n, "phase=%s\n", phase);
 	if (!strcmp(phase, "start")) {
 		char host[256] = "";
 		gethostname(host, sizeof(host) - 1);
 		uname(&u);
 		char *boot = procfs_read(o->root, "proc/sys/kernel/random/boot_id", NULL);
-		meta(buf, sizeof(buf), &n, "host=%s\nkernel=%s\nboot_id=%s\n", host,
+		meta(buf, size, &n, "host=%s\nkernel=%s\nboot_id=%s\n", host,
 		     u.release, boot ? strtok_r(boot, "\n", &(char *){ NULL }) : "");
 		free(boot);
-		meta(buf, sizeof(buf), &n, "hz=%u\ninterval_ns=%llu\nclk_tck=%ld\ncallchain=%d\n",
+		meta(buf, size, &n, "hz=%u\ninterval_ns=%llu\nclk_tck=%ld\ncallchain=%d\n",
 		     o->hz, 1000000000ULL / o->hz, sysconf(_SC_CLK_TCK), o->callchain);
-		meta(buf, sizeof(buf), &n, "steal_source=%s\n",
+		meta(buf, size, &n, "steal_source=%s\n",
 		     s->perf.opts.task ? "unknown (no permission to record system-wide)" :
 		     s->tracepoints ? "tracepoints" : "sample-gaps");
 		/* -a with a command records everything, until it exits */
-		meta(buf, sizeof(buf), &n, "scope=%s\n", o->all ? "all" :
+		meta(buf, size, &n, "scope=%s\n", o->all ? "all" :
 		     o->command ? "command" : o->npids ? "pids" : "all");
 		for (int i = 0; i < o->npids; i++)
-			meta(buf, sizeof(buf), &n, "pid=%d\n", (int)o->pids[i]);
+			meta(buf, size, &n, "pid=%d\n", (int)o->pids[i]);
 		if (s->child > 0)
-			meta(buf, sizeof(buf), &n, "child=%d\n", (int)s->child);
+			meta(buf, size, &n, "child=%d\n", (int)s->child);
 		const char *names[EV_KINDS] = { "clock", "switch", "runtime" };
 		for (int k = 0; k < EV_KINDS; k++)
-			meta(buf, sizeof(buf), &n, "sample_type.%s=%llu\n", names[k],
+			meta(buf, size, &n, "sample_type.%s=%llu\n", names[k],
 			     (unsigned long long)perf_session__sample_type(&s->perf.opts,
 									   (enum perf_event_kind)k));
 		for (int i = 0; i < s->perf.ncpus; i++) {
 			const struct perf_cpu *c = &s->perf.cpus[i];
-			meta(buf, sizeof(buf), &n, "cpu=%d\n", c->cpu);
+			meta(buf, size, &n, "cpu=%d\n", c->cpu);
 			for (int k = 0; k < EV_KINDS; k++)
 				if (c->fd[k] >= 0)
-					meta(buf, sizeof(buf), &n, "id.%s=%llu\n", names[k],
+					meta(buf, size, &n, "id.%s=%llu\n", names[k],
 					     (unsigned long long)c->id[k]);
 		}
 		if (s->tracepoints)
-			meta(buf, sizeof(buf), &n,
+			meta(buf, size, &n,
 			     "tp.prev_pid=%u:%u\ntp.next_pid=%u:%u\ntp.rt_pid=%u:%u\ntp.rt_runtime=%u:%u\n",
 			     s->tp.prev_pid.offset, s->tp.prev_pid.size,
 			     s->tp.next_pid.offset, s->tp.next_pid.size,
 			     s->tp.rt_pid.offset, s->tp.rt_pid.size,
 			     s->tp.rt_runtime.offset, s->tp.rt_runtime.size);
 	}
-	meta(buf, sizeof(buf), &n, "time_ns=%llu\n", (unsigned long long)mono_ns());
-	if (n >= sizeof(buf))
-		return -E2BIG;
-	return rec_writer__add(s->w, REC_META, buf, n, NULL, 0);
+	meta(buf, size, &n, "time_ns=%llu\n", (unsigned long long)mono_ns());
+	int err = n >= size ? -E2BIG : rec_writer__add(s->w, REC_META, buf, n, NULL, 0);
+	free(buf);
+	return err;
 }
 
 static int write_procstat(struct session *s, uint32_t phase)
@@ -245,6 +249,21 @@ static int write_cmdline(struct session *s, pid_t pid)
 	return rec_writer__add(s->w, REC_CMDLINE, pre, sizeof(pre), cmd, strlen(cmd));
 }
 
+/* The command's line, from its argv: in /proc it is still the recorder's
+ * until it execs, and a short command may be gone before the exec is read. */
+static int write_command_line(struct session *s)
+{
+	char line[4096];
+	size_t n = 0;
+	for (char **a = s->o->command; *a && n < sizeof(line); a++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s",
+				      a == s->o->command ? "" : " ", *a);
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	uint32_t pre[2] = { (uint32_t)s->child, 0 };
+	return rec_writer__add(s->w, REC_CMDLINE, pre, sizeof(pre), line, n);
+}
+
 static int on_task(void *ctx, pid_t pid, pid_t tid, const char *comm)
 {
 	struct session *s = ctx;
@@ -253,7 +272,7 @@ static int on_task(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	uint32_t pre[2] = { (uint32_t)pid, (uint32_t)tid };
 	int err = rec_writer__add(s->w, REC_TASK, pre, sizeof(pre), comm, strlen(comm));
 	if (!err && pid == tid)
-		err = write_cmdline(s, pid);
+		err = pid == s->child ? write_command_line(s) : write_cmdline(s, pid);
 	return err;
 }
 
@@ -275,7 +294,7 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	if (!err && h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 		uint32_t pid;
 		memcpy(&pid, h + 1, sizeof(pid));
-		if (scope_has(&s->scope, pid))
+		if (scope_has(&s->scope, pid) && (pid_t)pid != s->child)
 			err = write_cmdline(s, (pid_t)pid);
 	}
 	return err;

@@ -58,7 +58,7 @@ static void apply_method(struct table_row *r, enum steal_method method)
 {
 	uint64_t run_ns = r->cpu_ns, labelled_ns = r->steal_ns;
 	r->apparent_ns = run_ns + labelled_ns;
-	if (method == METHOD_RATIO) {
+	if (method == METHOD_RATIO && r->samples + r->steal_samples) {
 		/* steal = steal_samples / all samples of the profile, times the
 		 * profile's apparent time, rounded down (seed 001, FIG. 12). */
 		unsigned __int128 x = (unsigned __int128)r->steal_samples *

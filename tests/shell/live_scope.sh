@@ -25,6 +25,10 @@ grep -q "workload spin" "$TMP/rows" || fail "the workload is not in the report: 
 if grep -v "^source" "$TMP/rows" | grep -vq -e "sh -c" -e "workload spin"; then
 	fail "rows outside the command's tree: $(cat "$TMP/rows")"
 fi
+# A short command's row carries its own command line, not the recorder's.
+"$CL" record -o "$TMP/short.rec" -- "$CL" workload spin --iterations 1000 2>/dev/null
+rows "$TMP/short.rec" | grep -q " $CL workload spin --iterations 1000\$" ||
+	fail "short command's line: $(rows "$TMP/short.rec")"
 # run: like time(1), with the command's status.
 run "$CL" run -- "$CL" workload spin --seconds 1
 [ "$(status)" = 0 ] || fail "run exited $(status)"

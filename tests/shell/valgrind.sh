@@ -17,3 +17,9 @@ vg "$CL" analyze -o "$TMP/r" "$TMP/bad.csv" 2>/dev/null
 s=$?
 set -e
 [ "$s" = 2 ] || fail "bad input under valgrind: exit $s"
+# The live path too, where the kernel lets us record.
+if "$CL" record -a --duration 0.05 -o "$TMP/probe.rec" 2>/dev/null; then
+	vg "$CL" record -o "$TMP/live.rec" -- "$CL" workload spin --iterations 20000 2>/dev/null
+	vg "$CL" report -i "$TMP/live.rec" -f json >/dev/null
+	vg "$CL" report -i "$TMP/live.rec" -b function >/dev/null
+fi
