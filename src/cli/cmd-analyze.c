@@ -66,6 +66,10 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		case 'b':
 			if (!cli_parse_by(optarg, &o->by))
 				return -EINVAL;
+			if (o->by == BY_DSO) {
+				cli_error("--by: sampling data has no code regions: process, thread or function");
+				return -EINVAL;
+			}
 			break;
 		case 'I':
 			if (!cli_parse_u64("--interval-ns", optarg, 1,

@@ -27,7 +27,7 @@ static const char usage[] =
 	"  -i, --input FILE       the recording (default cpuledger.rec)\n"
 	"  -m, --method METHOD    how steal is placed among functions:\n"
 	"                         preceding|bracketed|ratio (default preceding)\n"
-	"  -b, --by KEY           process|thread|function (default thread)\n"
+	"  -b, --by KEY           process|thread|function|dso (default thread)\n"
 	"  -f, --format FORMAT    text|csv|json (default text)\n"
 	"  -o, --output FILE      write the report to FILE (default stdout)\n"
 	"  -h, --help             show this help\n";

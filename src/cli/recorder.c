@@ -17,7 +17,11 @@
 #include "cli.h"
 #include "../collect/perf.h"
 #include "../collect/procfs.h"
+#include "../core/grow.h"
 #include "../core/hindex.h"
+#include "../core/regions.h"
+#include "../format/perf_regions.h"
+#include "../symbols/symbolizer.h"
 #include "../format/recording.h"
 #include "../core/banned.h"
 
@@ -146,9 +150,44 @@ static int scope_add(struct scope *s, uint32_t pid)
 	return 0;
 }
 
+/* The (dso, file offset) pairs samples fell on: their functions are
+ * looked up and stored at the end, while the files are still there. */
+struct spot {
+	uint32_t dso;
+	uint64_t offset;
+};
+
+struct spots {
+	struct spot *v;
+	uint32_t n, cap;
+	struct hindex index;
+};
+
+static bool spot_eq(const void *ctx, uint32_t id)
+{
+	const struct { const struct spots *s; struct spot k; } *q = ctx;
+	return q->s->v[id].dso == q->k.dso && q->s->v[id].offset == q->k.offset;
+}
+
+static int spots_add(struct spots *s, uint32_t dso, uint64_t offset)
+{
+	struct { const struct spots *s; struct spot k; } q = { s, { dso, offset } };
+	uint64_t h = hash_mix(offset ^ hash_mix(dso));
+	if (hindex__find(&s->index, h, spot_eq, &q) != HINDEX_NONE)
+		return 0;
+	if (grow_array((void **)&s->v, &s->cap, s->n, sizeof(*s->v), 1024) ||
+	    hindex__insert(&s->index, h, s->n))
+		return -ENOMEM;
+	s->v[s->n++] = q.k;
+	return 0;
+}
+
 struct session {
 	const struct record_opts *o;
 	struct scope scope;
+	struct strtab strings;
+	struct regions regions;
+	struct spots spots;
 	struct rec_writer *w;
 	struct perf_session perf;
 	struct tp_formats tp;
@@ -249,6 +288,78 @@ static int write_cmdline(struct session *s, pid_t pid)
 	return rec_writer__add(s->w, REC_CMDLINE, pre, sizeof(pre), cmd, strlen(cmd));
 }
 
+/* A running process's code regions, for samples before any MMAP2 of it. */
+static int write_maps(struct session *s, pid_t pid)
+{
+	char rel[64];
+	size_t len;
+	snprintf(rel, sizeof(rel), "proc/%d/maps", (int)pid);
+	char *text = procfs_read(s->o->root, rel, &len);
+	if (!text)
+		return 0;	/* gone, or a kernel thread: normal */
+	uint32_t pre[2] = { (uint32_t)pid, 0 };
+	int err = rec_writer__add(s->w, REC_MAPS, pre, sizeof(pre), text, len);
+	if (!err)
+		err = perf_regions__maps(&s->regions, (uint32_t)pid, text, len);
+	free(text);
+	return err == -EINVAL ? 0 : err;
+}
+
+/* Where a cpu-clock sample fell, kept for the symbols at the end. */
+static int note_sample(struct session *s, int cpu, const struct perf_event_header *h)
+{
+	struct { uint64_t id, ip; uint32_t pid, tid; } b;
+	if (h->size < sizeof(*h) + sizeof(b))
+		return 0;
+	memcpy(&b, h + 1, sizeof(b));
+	const struct perf_cpu *c = NULL;
+	for (int i = 0; i < s->perf.ncpus; i++)
+		if (s->perf.cpus[i].cpu == cpu)
+			c = &s->perf.cpus[i];
+	if (!c || b.id != c->id[EV_CLOCK] || !b.tid)
+		return 0;
+	uint32_t dso;
+	uint64_t off;
+	bool kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	if (!regions__find(&s->regions, b.pid, b.ip, kernel, &dso, &off))
+		return 0;
+	return spots_add(&s->spots, dso, off);
+}
+
+/* The functions every sample fell in, looked up now that recording is
+ * over and the files are still there. */
+static int write_symbols(struct session *s)
+{
+	struct symbolizer *sy = symbolizer__new(s->o->root);
+	if (!sy)
+		return -ENOMEM;
+	struct spots seen = { 0 };	/* (dso, function start) written */
+	int err = 0;
+	for (uint32_t i = 0; i < s->spots.n && !err; i++) {
+		const struct spot *p = &s->spots.v[i];
+		const char *dso = strtab__str(&s->strings, p->dso);
+		struct sym sym;
+		if (symbolizer__lookup(sy, dso, p->offset, &sym))
+			continue;
+		uint32_t before = seen.n;
+		err = spots_add(&seen, p->dso, sym.start);
+		if (err || seen.n == before)
+			continue;
+		uint32_t dlen = strtab__len(&s->strings, p->dso);
+		struct { uint64_t start, end; uint32_t dso_len, zero; } head =
+			{ sym.start, sym.end, dlen, 0 };
+		char buf[8192];
+		int n = snprintf(buf, sizeof(buf), "%s%s", dso, sym.name);
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			continue;
+		err = rec_writer__add(s->w, REC_SYMBOL, &head, sizeof(head), buf, (size_t)n);
+	}
+	free(seen.v);
+	hindex__release(&seen.index);
+	symbolizer__free(sy);
+	return err;
+}
+
 /* The command's line, from its argv: in /proc it is still the recorder's
  * until it execs, and a short command may be gone before the exec is read. */
 static int write_command_line(struct session *s)
@@ -273,6 +384,8 @@ static int on_task(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	int err = rec_writer__add(s->w, REC_TASK, pre, sizeof(pre), comm, strlen(comm));
 	if (!err && pid == tid)
 		err = pid == s->child ? write_command_line(s) : write_cmdline(s, pid);
+	if (!err && pid == tid && pid != s->child)
+		err = write_maps(s, pid);
 	return err;
 }
 
@@ -281,8 +394,15 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	struct session *s = ctx;
 	uint32_t pre[2] = { (uint32_t)cpu, 0 };
 	int err = rec_writer__add(s->w, REC_PERF, pre, sizeof(pre), h, h->size);
-	if (h->type == PERF_RECORD_SAMPLE)
+	if (!err)
+		err = perf_regions__apply(&s->regions, h, h->size);
+	if (err == -EINVAL)
+		err = 0;	/* a record we cannot read changes no region */
+	if (h->type == PERF_RECORD_SAMPLE) {
 		s->samples++;
+		if (!err)
+			err = note_sample(s, cpu, h);
+	}
 	/* A child of a process in scope is in scope. */
 	if (!err && h->type == PERF_RECORD_FORK && !s->scope.all) {
 		uint32_t ids[2];	/* pid, ppid */
@@ -371,11 +491,16 @@ int record_run(const struct record_opts *o, int *child_status)
 			return EXIT_USAGE;
 		}
 
+	strtab__init(&s.strings);
+	if (regions__init(&s.regions, &s.strings)) {
+		cli_error("out of memory");
+		goto out_child;
+	}
 	if (o->command) {
 		s.child = start_command(o->command, &go);
 		if (s.child < 0) {
 			cli_error("cannot start '%s': %s", o->command[0], strerror(errno));
-			return EXIT_RUNTIME;
+			goto out_child;
 		}
 	}
 	s.tracepoints = !o->no_tracepoints && tp_formats__load(&s.tp, o->root) == 0;
@@ -488,6 +613,8 @@ int record_run(const struct record_opts *o, int *child_status)
 		err = write_procstat(&s, 1);
 	if (!err)
 		err = write_meta(&s, "end");
+	if (!err)
+		err = write_symbols(&s);
 	uint64_t lost = 0;
 	for (int i = 0; i < s.perf.ncpus && !err; i++) {
 		uint32_t pre[2] = { (uint32_t)s.perf.cpus[i].cpu, 0 };
@@ -522,6 +649,10 @@ out_perf:
 out_child:
 	free(s.scope.pids);
 	hindex__release(&s.scope.index);
+	regions__release(&s.regions);
+	strtab__release(&s.strings);
+	free(s.spots.v);
+	hindex__release(&s.spots.index);
 	if (go >= 0)
 		close(go);	/* the child sees EOF and exits 127 */
 	if (s.child > 0) {

@@ -67,7 +67,7 @@ bool cli_parse_by(const char *arg, enum group_by *out)
 {
 	if (!group_by__parse(arg, out))
 		return true;
-	cli_error("--by: unknown key '%s' (process, thread or function)", arg);
+	cli_error("--by: unknown key '%s' (process, thread, function or dso)", arg);
 	return false;
 }
 

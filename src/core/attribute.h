@@ -42,7 +42,11 @@ struct program {
 	uint64_t steal_samples;	/* steal samples labelled with it */
 	uint64_t run_ns;	/* durations of its run samples */
 	uint64_t steal_ns;	/* durations of its labelled steal samples */
+	uint32_t dso;		/* string id of its code region's file, or
+				 * NO_DSO (sampling data has none) */
 };
+
+#define NO_DSO UINT32_MAX
 
 struct stream {
 	uint32_t vm, vcpu;

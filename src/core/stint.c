@@ -112,21 +112,23 @@ static struct live_thread *thread(struct live *l, uint32_t tid)
 
 struct prog_key {
 	const struct live *l;
-	uint32_t pid, tid, function;
+	uint32_t pid, tid, function, dso;
 };
 
 static bool prog_eq(const void *ctx, uint32_t id)
 {
 	const struct prog_key *k = ctx;
 	const struct program *p = &k->l->progs[id];
-	return p->pid == k->pid && p->tid == k->tid && p->function == k->function;
+	return p->pid == k->pid && p->tid == k->tid && p->function == k->function &&
+	       p->dso == k->dso;
 }
 
-static uint32_t program(struct live *l, uint32_t pid, uint32_t tid,
-			uint32_t function)
+static uint32_t program_in(struct live *l, uint32_t pid, uint32_t tid,
+			   uint32_t function, uint32_t dso)
 {
-	struct prog_key k = { l, pid, tid, function };
-	uint64_t h = hash_mix(((uint64_t)pid << 32 | tid) ^ hash_mix(function));
+	struct prog_key k = { l, pid, tid, function, dso };
+	uint64_t h = hash_mix(((uint64_t)pid << 32 | tid) ^
+			      hash_mix((uint64_t)function << 32 | dso));
 	uint32_t id = hindex__find(&l->prog_index, h, prog_eq, &k);
 	if (id != HINDEX_NONE)
 		return id;
@@ -134,8 +136,16 @@ static uint32_t program(struct live *l, uint32_t pid, uint32_t tid,
 	    hindex__insert(&l->prog_index, h, l->nprogs))
 		return PROG_NONE;
 	l->progs[l->nprogs] = (struct program){ .vm = l->vm, .pid = pid,
-						.tid = tid, .function = function };
+						.tid = tid, .function = function,
+						.dso = dso };
 	return l->nprogs++;
+}
+
+/* A program whose code region is not known. */
+static uint32_t program(struct live *l, uint32_t pid, uint32_t tid,
+			uint32_t function)
+{
+	return program_in(l, pid, tid, function, NO_DSO);
 }
 
 static int cmp_event(const void *pa, const void *pb)
@@ -290,7 +300,7 @@ static int on_sample(struct live *l, const struct live_event *e)
 	if (!e->b)
 		return l->mode == LIVE_GAPS ?
 			cpu_gap(l, c, e->cpu, e->time_ns, PROG_NONE) : 0;
-	uint32_t p = program(l, e->a, e->b, e->function);
+	uint32_t p = program_in(l, e->a, e->b, e->function, e->dso);
 	struct live_thread *th = thread(l, e->b);
 	if (p == PROG_NONE || !th)
 		return -ENOMEM;

@@ -57,6 +57,7 @@ struct live_event {
 	uint64_t value;
 	uint32_t a, b;
 	uint32_t function;	/* string id, for samples */
+	uint32_t dso;		/* string id, for samples, or NO_DSO */
 	uint16_t cpu;
 	uint8_t kind;
 	uint32_t seq;		/* order of arrival, to sort stably */

@@ -9,6 +9,7 @@ static const char *const by_names[] = {
 	[BY_PROCESS] = "process",
 	[BY_THREAD] = "thread",
 	[BY_FUNCTION] = "function",
+	[BY_DSO] = "dso",
 };
 
 const char *group_by__name(enum group_by by)
@@ -41,6 +42,8 @@ static int cmp_key(const void *pa, const void *pb)
 		c = cmp_u32(a->tid, b->tid);
 	if (!c && a->function && b->function)
 		c = strcmp(a->function, b->function);
+	if (!c && a->dso && b->dso)
+		c = strcmp(a->dso, b->dso);
 	return c;
 }
 
@@ -101,8 +104,10 @@ struct table *table__build(const struct table_input *a, enum group_by by)
 			.vm = strtab__str(a->strings, p->vm),
 			.function = by == BY_FUNCTION ?
 				strtab__str(a->strings, p->function) : NULL,
+			.dso = (by == BY_FUNCTION || by == BY_DSO) && p->dso != NO_DSO ?
+				strtab__str(a->strings, p->dso) : NULL,
 			.pid = p->pid,
-			.tid = by == BY_PROCESS ? 0 : p->tid,
+			.tid = by == BY_PROCESS || by == BY_DSO ? 0 : p->tid,
 			.samples = p->samples,
 			.steal_samples = p->steal_samples,
 			.cpu_ns = p->run_ns,

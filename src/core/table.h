@@ -14,9 +14,9 @@
 
 #include "attribute.h"
 
-enum group_by { BY_PROCESS, BY_THREAD, BY_FUNCTION };
+enum group_by { BY_PROCESS, BY_THREAD, BY_FUNCTION, BY_DSO };
 
-/* "process", "thread", "function"; parse returns 0 or -EINVAL. */
+/* "process", "thread", "function", "dso"; parse returns 0 or -EINVAL. */
 const char *group_by__name(enum group_by by);
 int group_by__parse(const char *s, enum group_by *out);
 
@@ -28,6 +28,7 @@ struct table_row {
 	uint64_t cpu_ns, steal_ns, apparent_ns, corrected_ns;
 	const char *command;	/* the process's command line, or NULL;
 				 * set by whoever knows it (live reports) */
+	const char *dso;	/* by function or dso, where programs have one */
 };
 
 struct table_totals {

@@ -8,7 +8,9 @@
 
 #include <linux/perf_event.h>
 
+#include "perf_regions.h"
 #include "procstat.h"
+#include "../core/grow.h"
 #include "../core/banned.h"
 
 enum { K_CLOCK, K_SWITCH, K_RUNTIME, K_NONE };
@@ -22,8 +24,20 @@ struct field {
 	uint32_t offset, size;
 };
 
+/* A function that the recorder found samples in (REC_SYMBOL). */
+struct symrange {
+	uint32_t dso;
+	uint64_t start, end;
+	uint32_t name;
+};
+
 struct loader {
 	struct loaded_recording *r;
+	struct regions regions;
+	bool regions_ready;
+	struct symrange *syms;
+	uint32_t nsyms, syms_cap;
+	uint32_t unknown_dso;
 	enum steal_method method;
 	uint64_t type[3];		/* sample_type per kind */
 	struct idmap *ids;
@@ -31,7 +45,7 @@ struct loader {
 	struct field prev_pid, next_pid, rt_pid, rt_runtime;
 	uint64_t *steal0, *steal1;
 	uint8_t *seen0, *seen1;
-	uint32_t fn_kernel, fn_user;
+	uint32_t fn_unknown;
 	uint32_t child;
 	uint32_t *scope_pids;
 	uint32_t nscope;
@@ -234,9 +248,11 @@ static int read_meta(struct loader *ld, const char *text, size_t len,
 		       r->host[0] ? r->host : "localhost");
 	if (e)
 		return e;
-	ld->fn_kernel = live__string(&r->live, "[kernel]", 8);
-	ld->fn_user = live__string(&r->live, "[user]", 6);
-	return 0;
+	ld->fn_unknown = live__string(&r->live, "[unknown]", 9);
+	ld->unknown_dso = ld->fn_unknown;
+	e = regions__init(&ld->regions, &r->live.strings);
+	ld->regions_ready = !e;
+	return e;
 }
 
 struct sample {
@@ -339,6 +355,11 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 	size_t blen = len - sizeof(h);
 	struct live_event e = { .cpu = (uint16_t)cpu };
 	r->records++;
+	int rerr = perf_regions__apply(&ld->regions, (const void *)data, len);
+	if (rerr == -ENOMEM)
+		return rerr;
+	if (rerr)
+		r->bad_records++;
 
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE: {
@@ -358,8 +379,14 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			e.b = s.tid;
 			e.value = s.period;
 			uint16_t mode = h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-			e.function = mode == PERF_RECORD_MISC_KERNEL ? ld->fn_kernel
-								     : ld->fn_user;
+			bool kernel = mode == PERF_RECORD_MISC_KERNEL;
+			/* The function is looked up once the symbols, stored at
+			 * the end, are read; until then the offset rides in the
+			 * event. No symbol: [unknown], its dso says where. */
+			e.function = ld->fn_unknown;
+			if (!regions__find(&ld->regions, s.pid, s.ip, kernel,
+					   &e.dso, &e.value))
+				e.dso = ld->unknown_dso;
 		} else if (kind == K_SWITCH) {
 			uint64_t prev, next;
 			if (!raw_field(&s, ld->prev_pid, &prev) ||
@@ -422,6 +449,60 @@ bad:
 	return 0;
 }
 
+static int add_symbol(struct loader *ld, const uint8_t *d, uint32_t len)
+{
+	struct { uint64_t start, end; uint32_t dso_len, zero; } head;
+	if (len < sizeof(head))
+		return 0;
+	memcpy(&head, d, sizeof(head));
+	if (head.dso_len > len - sizeof(head) || head.end <= head.start)
+		return 0;
+	const char *text = (const char *)d + sizeof(head);
+	uint32_t dso = live__string(&ld->r->live, text, head.dso_len);
+	uint32_t name = live__string(&ld->r->live, text + head.dso_len,
+				     len - sizeof(head) - head.dso_len);
+	if (dso == HINDEX_NONE || name == HINDEX_NONE ||
+	    grow_array((void **)&ld->syms, &ld->syms_cap, ld->nsyms,
+		       sizeof(*ld->syms), 1024))
+		return -ENOMEM;
+	ld->syms[ld->nsyms++] = (struct symrange){ dso, head.start, head.end, name };
+	return 0;
+}
+
+static int cmp_sym(const void *pa, const void *pb)
+{
+	const struct symrange *a = pa, *b = pb;
+	if (a->dso != b->dso)
+		return a->dso < b->dso ? -1 : 1;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* Each sample's function from the stored symbols: the range of its dso
+ * holding its offset. A sample no symbol holds keeps its CPU mode. */
+static void name_samples(struct loader *ld)
+{
+	struct live *l = &ld->r->live;
+	if (ld->nsyms)
+		qsort(ld->syms, ld->nsyms, sizeof(*ld->syms), cmp_sym);
+	for (uint32_t i = 0; i < l->nevents; i++) {
+		struct live_event *e = &l->events[i];
+		if (e->kind != LIVE_SAMPLE)
+			continue;
+		uint32_t lo = 0, hi = ld->nsyms;	/* first range after it */
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			const struct symrange *m = &ld->syms[mid];
+			if (m->dso < e->dso || (m->dso == e->dso && m->start <= e->value))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && ld->syms[lo - 1].dso == e->dso && e->value < ld->syms[lo - 1].end)
+			e->function = ld->syms[lo - 1].name;
+		e->value = 0;	/* it held the offset; periods are not used */
+	}
+}
+
 static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 		   uint32_t len, struct rec_error *err)
 {
@@ -463,6 +544,12 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 		}
 		return 0;
 	}
+	case REC_MAPS: {
+		int e = perf_regions__maps(&ld->regions, pre[0], (const char *)d + 8, len - 8);
+		return e == -EINVAL ? 0 : e;	/* a line we cannot read maps nothing */
+	}
+	case REC_SYMBOL:
+		return add_symbol(ld, d, len);
 	case REC_LOST:
 		if (len >= 16 && pre[0] < r->ncpus) {
 			uint64_t v;
@@ -528,6 +615,7 @@ int recording__load(int fd, enum steal_method method,
 		} else {
 			live__set_mode(&r->live, LIVE_NO_STEAL);
 		}
+		name_samples(&ld);
 		e = live__finish(&r->live);
 	}
 	rec_reader__free(rd);
@@ -537,6 +625,9 @@ int recording__load(int fd, enum steal_method method,
 	free(ld.seen0);
 	free(ld.seen1);
 	free(ld.scope_pids);
+	free(ld.syms);
+	if (ld.regions_ready)
+		regions__release(&ld.regions);
 	hindex__release(&ld.proc_index);
 	/* Lookups after loading go through the array sorted by pid. */
 	if (r->nprocs)	/* procs is NULL when none came */

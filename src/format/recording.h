@@ -23,6 +23,9 @@ enum rec_item {
 	REC_CMDLINE = 5,	/* u32 pid, u32 0, command line (NULs as spaces) */
 	REC_LOST = 6,		/* u32 cpu, u32 0, u64 lost records */
 	REC_END = 7,		/* u64 items before it */
+	REC_MAPS = 8,		/* u32 pid, u32 0, /proc/PID/maps text at the start */
+	REC_SYMBOL = 9,		/* u64 start, u64 end, u32 dso length, u32 0,
+				 * dso, name: a function that samples fell in */
 };
 
 struct rec_writer;

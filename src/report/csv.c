@@ -2,6 +2,7 @@
  * (docs/analyze.md), and a command column for a live recording. Totals
  * are not rows: they are in text and JSON. */
 #include <inttypes.h>
+#include <stdbool.h>
 
 #include "report.h"
 #include "../core/banned.h"
@@ -9,22 +10,29 @@
 static int write_csv(FILE *out, const struct table *t,
 		     const struct report_extras *x)
 {
+	bool dso = t->by == BY_DSO || (t->by == BY_FUNCTION && x);
 	fputs("vm,pid", out);
-	if (t->by != BY_PROCESS)
+	if (t->by == BY_THREAD || t->by == BY_FUNCTION)
 		fputs(",tid", out);
 	if (t->by == BY_FUNCTION)
 		fputs(",function", out);
+	if (dso)
+		fputs(",dso", out);
 	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns", out);
 	fputs(x ? ",command\n" : "\n", out);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
 		csv_put_field(out, r->vm);
 		fprintf(out, ",%" PRIu32, r->pid);
-		if (t->by != BY_PROCESS)
+		if (t->by == BY_THREAD || t->by == BY_FUNCTION)
 			fprintf(out, ",%" PRIu32, r->tid);
 		if (t->by == BY_FUNCTION) {
 			putc(',', out);
 			csv_put_field(out, r->function);
+		}
+		if (dso) {
+			putc(',', out);
+			csv_put_field(out, r->dso ? r->dso : "");
 		}
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64 ",%" PRIu64, r->samples,

@@ -67,11 +67,15 @@ static int write_json(FILE *out, const struct table *t,
 		fputs(i ? ",\n{\"vm\":" : "\n{\"vm\":", out);
 		json_put_string(out, r->vm);
 		fprintf(out, ",\"pid\":%" PRIu32, r->pid);
-		if (t->by != BY_PROCESS)
+		if (t->by == BY_THREAD || t->by == BY_FUNCTION)
 			fprintf(out, ",\"tid\":%" PRIu32, r->tid);
 		if (t->by == BY_FUNCTION) {
 			fputs(",\"function\":", out);
 			json_put_string(out, r->function);
+		}
+		if (r->dso) {
+			fputs(",\"dso\":", out);
+			json_put_string(out, r->dso);
 		}
 		if (x) {
 			fputs(",\"command\":", out);

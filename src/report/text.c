@@ -5,6 +5,7 @@
  * put on a program.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "report.h"
@@ -47,6 +48,7 @@ static int write_text(FILE *out, const struct table *t,
 	const struct table_totals *tot = &t->totals;
 	char a[32], b[32], c[32];
 	int vmw = 2, fnw = 8;
+	bool dso = t->by == BY_DSO || (t->by == BY_FUNCTION && x);
 
 	for (size_t i = 0; i < t->nrows; i++) {
 		int n = (int)strlen(t->rows[i].vm);
@@ -69,12 +71,14 @@ static int write_text(FILE *out, const struct table *t,
 		tot->idle_samples, secs(a, sizeof(a), t->interval_ns * 1000));
 
 	fprintf(out, "%-*s %8s ", vmw, "VM", "PID");
-	if (t->by != BY_PROCESS)
+	if (t->by == BY_THREAD || t->by == BY_FUNCTION)
 		fprintf(out, "%8s ", "TID");
 	fprintf(out, "%12s %12s %12s %6s %10s %10s", "APPARENT_S", "STEAL_S",
 		"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP");
 	if (t->by == BY_FUNCTION)
 		fprintf(out, "  %-*s", fnw, "FUNCTION");
+	if (dso)
+		fputs("  DSO", out);
 	if (x)
 		fputs("  COMMAND", out);
 	fputc('\n', out);
@@ -82,7 +86,7 @@ static int write_text(FILE *out, const struct table *t,
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
 		fprintf(out, "%-*s %8" PRIu32 " ", vmw, r->vm, r->pid);
-		if (t->by != BY_PROCESS)
+		if (t->by == BY_THREAD || t->by == BY_FUNCTION)
 			fprintf(out, "%8" PRIu32 " ", r->tid);
 		if (!x || x->steal_known)
 			fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %10" PRIu64,
@@ -97,6 +101,8 @@ static int write_text(FILE *out, const struct table *t,
 				r->samples, "-");
 		if (t->by == BY_FUNCTION)
 			fprintf(out, "  %s", r->function[0] ? r->function : "[unknown]");
+		if (dso)
+			fprintf(out, "  %s", r->dso ? r->dso : "[unknown]");
 		if (x)
 			fprintf(out, "  %s", r->command ? r->command : "");
 		fputc('\n', out);

@@ -1,0 +1,75 @@
+/*
+ * regions: each process's code regions (seed 000's segments), so that a
+ * sampled instruction pointer resolves to a region by a search in its
+ * process's table, never by matching strings.
+ *
+ * A region is a mapping of a file (the executable, a shared library),
+ * [vdso], anonymous or JIT memory, from PERF_RECORD_MMAP2 records and from
+ * /proc/PID/maps for processes already running. A fork copies the
+ * parent's table (the child shares its address space layout); an exec
+ * empties it. Kernel addresses resolve to the region "[kernel.kallsyms]"
+ * whatever the process. A region's dso is a string id; what a sample needs
+ * to find its symbol later is (dso, offset in the file).
+ */
+#ifndef CPULEDGER_CORE_REGIONS_H
+#define CPULEDGER_CORE_REGIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindex.h"
+#include "strtab.h"
+
+struct region {
+	uint64_t start, end;	/* [start, end) in the process */
+	uint64_t pgoff;		/* file offset mapped at start */
+	uint32_t dso;		/* string id of its path or [name] */
+};
+
+struct proc_regions {
+	uint32_t pid;
+	struct region *r;	/* sorted by start, not overlapping */
+	uint32_t n, cap;
+};
+
+struct regions {
+	struct strtab *strings;	/* borrowed: dso names live there */
+	struct proc_regions *procs;
+	uint32_t nprocs, procs_cap;
+	struct hindex index;
+	uint32_t kernel_dso;	/* "[kernel.kallsyms]" */
+};
+
+/* 0 or -ENOMEM. strings must outlive the table. */
+int regions__init(struct regions *t, struct strtab *strings);
+void regions__release(struct regions *t);
+
+/* Maps [start, start+len) of pid to path at file offset pgoff; what it
+ * overlaps is replaced, as mmap(2) does. 0 or -ENOMEM. */
+int regions__map(struct regions *t, uint32_t pid, uint64_t start,
+		 uint64_t len, uint64_t pgoff, const char *path, size_t plen);
+
+/* A fork: child gets a copy of parent's table. 0 or -ENOMEM. */
+int regions__fork(struct regions *t, uint32_t child, uint32_t parent);
+
+/* An exec: pid's table empties (its new mappings follow as MMAP2). */
+void regions__exec(struct regions *t, uint32_t pid);
+
+/*
+ * Where ip of pid is: the region's dso, and the offset in its file (for
+ * the kernel: the address itself). False when no region holds it. kernel
+ * says the sample was taken in kernel mode.
+ */
+bool regions__find(const struct regions *t, uint32_t pid, uint64_t ip,
+		   bool kernel, uint32_t *dso, uint64_t *offset);
+
+/*
+ * Parses one line of /proc/PID/maps into regions__map(); lines that map
+ * nothing executable are skipped (a sample's IP lies in code). 0, -EINVAL
+ * for a malformed line, -ENOMEM.
+ */
+int regions__maps_line(struct regions *t, uint32_t pid, const char *line,
+		       size_t len);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * symbolizer: the function that holds an offset in a code region's file.
+ * User code through elfutils' libdwfl (symbol tables, .gnu_debugdata,
+ * separate debuginfo when installed), the kernel through /proc/kallsyms.
+ * Each file is opened once and kept, so a lookup costs a search.
+ */
+#ifndef CPULEDGER_SYMBOLS_SYMBOLIZER_H
+#define CPULEDGER_SYMBOLS_SYMBOLIZER_H
+
+#include <stdint.h>
+
+struct symbolizer;
+
+/* What a lookup found: a function as a range of file offsets (for the
+ * kernel: of addresses). name is owned by the symbolizer. */
+struct sym {
+	const char *name;
+	uint64_t start, end;
+};
+
+/* root is where files and /proc are read from ("/" normally). NULL with
+ * errno ENOMEM. */
+struct symbolizer *symbolizer__new(const char *root);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * The function of dso (a path, or "[kernel.kallsyms]") at offset. Returns
+ * 0, or -ENOENT when the file, its symbols or the symbol is not found.
+ */
+int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
+		       struct sym *out);
+
+#endif

@@ -1,0 +1,51 @@
+# Functions and code regions of live recordings (issue 4's beginning):
+# each spinning thread's time is in its own function of the cpuledger
+# binary; dd spends its time in the kernel; a system-call loop too. The
+# symbols come from the recording itself, so a report works after the
+# binary is gone.
+. "$(dirname "$0")/../lib.sh"
+command -v python3 >/dev/null || skip "python3 is not installed"
+run "$CL" record -a --duration 0.1 -o "$TMP/probe.rec"
+if [ "$(status)" != 0 ]; then
+	grep -q "perf_event_open" "$TMP/err" && skip "no perf_event access: $(cat "$TMP/err")"
+	fail "probe recording: $(cat "$TMP/err")"
+fi
+# A copy of the binary, removed before the report.
+cp "$CL" "$TMP/cl-copy"
+"$TMP/cl-copy" record -o "$TMP/threads.rec" -- "$TMP/cl-copy" workload threads --threads 3 --seconds 2 2>/dev/null
+rm "$TMP/cl-copy"
+"$CL" report -i "$TMP/threads.rec" -b function -f json >"$TMP/fn.json"
+"$CL" report -i "$TMP/threads.rec" -b dso -f json >"$TMP/dso.json"
+python3 - "$TMP" <<'PY' || fail "functions of the threads workload"
+import json, sys
+d = sys.argv[1]
+rows = json.load(open(d + "/fn.json"))["rows"]
+per_tid = {}
+for r in rows:
+    per_tid.setdefault(r["tid"], []).append(r)
+spinners = {}
+for tid, rs in per_tid.items():
+    total = sum(r["cpu_ns"] for r in rs)
+    if total < 1e9:
+        continue
+    top = max(rs, key=lambda r: r["cpu_ns"])
+    print("thread %d: %s in %s, %.1f %% of %.2f s" % (tid, top["function"], top["dso"], 100 * top["cpu_ns"] / total, total / 1e9))
+    assert top["cpu_ns"] >= 0.8 * total, top
+    assert top["dso"].endswith("/cl-copy"), top["dso"]
+    spinners[tid] = top["function"]
+assert sorted(spinners.values()) == ["spin_a", "spin_b", "spin_c"], spinners
+dso = json.load(open(d + "/dso.json"))["rows"]
+total = sum(r["cpu_ns"] for r in dso)
+mine = sum(r["cpu_ns"] for r in dso if r["dso"].endswith("/cl-copy"))
+print("cl-copy: %.1f %% of the process" % (100 * mine / total))
+assert mine >= 0.9 * total
+PY
+"$CL" record -o "$TMP/dd.rec" -- dd if=/dev/zero of=/dev/null bs=1M count=30000 2>/dev/null
+"$CL" report -i "$TMP/dd.rec" -b dso -f json | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["rows"]
+total = sum(r["cpu_ns"] for r in rows)
+k = sum(r["cpu_ns"] for r in rows if r["dso"] == "[kernel.kallsyms]")
+print("dd: kernel %.1f %% of %.2f s" % (100 * k / total, total / 1e9))
+assert k >= 0.7 * total
+' || fail "dd is not mostly kernel"

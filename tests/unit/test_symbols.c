@@ -1,0 +1,159 @@
+/*
+ * Code regions (core/regions.c) and the symbolizer (symbols/): mappings
+ * replace what they overlap, fork copies, exec empties; a function of this
+ * very test binary is found through its own /proc/self/maps and libdwfl;
+ * kernel symbols come from a captured kallsyms (tests/fixtures/root-kallsyms).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/regions.h"
+#include "symbols/symbolizer.h"
+
+static struct strtab strings;
+static struct regions t;
+
+static void setup(void)
+{
+	strtab__init(&strings);
+	assert_int_equal(regions__init(&t, &strings), 0);
+}
+
+static void teardown(void)
+{
+	regions__release(&t);
+	strtab__release(&strings);
+}
+
+static const char *find(uint32_t pid, uint64_t ip, uint64_t *off)
+{
+	uint32_t dso;
+	if (!regions__find(&t, pid, ip, false, &dso, off))
+		return NULL;
+	return strtab__str(&strings, dso);
+}
+
+static void maps_replace_fork_exec(void **state)
+{
+	(void)state;
+	uint64_t off;
+	setup();
+	assert_int_equal(regions__map(&t, 10, 0x1000, 0x3000, 0, "/bin/a", 6), 0);
+	assert_int_equal(regions__map(&t, 10, 0x10000, 0x1000, 0x2000, "/lib/b.so", 9), 0);
+	assert_string_equal(find(10, 0x1800, &off), "/bin/a");
+	assert_int_equal(off, 0x800);
+	assert_string_equal(find(10, 0x10010, &off), "/lib/b.so");
+	assert_int_equal(off, 0x2010);
+	assert_null(find(10, 0x5000, &off));
+	assert_null(find(11, 0x1800, &off));
+	/* a mapping over the middle splits the old one */
+	assert_int_equal(regions__map(&t, 10, 0x2000, 0x1000, 0, "//anon", 6), 0);
+	assert_string_equal(find(10, 0x1800, &off), "/bin/a");
+	assert_string_equal(find(10, 0x2800, &off), "[anon]");
+	assert_string_equal(find(10, 0x3800, &off), "/bin/a");
+	assert_int_equal(off, 0x2800);	/* the tail keeps its file offset */
+	/* fork copies, exec empties */
+	assert_int_equal(regions__fork(&t, 20, 10), 0);
+	assert_string_equal(find(20, 0x10010, &off), "/lib/b.so");
+	regions__exec(&t, 10);
+	assert_null(find(10, 0x1800, &off));
+	assert_string_equal(find(20, 0x1800, &off), "/bin/a");
+	/* kernel addresses are the kernel's, whoever samples them */
+	uint32_t dso;
+	assert_true(regions__find(&t, 99, 0xffffffff81003010ULL, false, &dso, &off));
+	assert_string_equal(strtab__str(&strings, dso), "[kernel.kallsyms]");
+	teardown();
+}
+
+static void maps_lines(void **state)
+{
+	(void)state;
+	uint64_t off;
+	setup();
+	const char *lines[] = {
+		"55d0c0a00000-55d0c0a02000 r--p 00000000 fe:01 123 /usr/bin/x\n",
+		"55d0c0a02000-55d0c0a05000 r-xp 00002000 fe:01 123 /usr/bin/x\n",
+		"7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n",
+		"7f0000002000-7f0000003000 r-xp 00001000 fe:01 9 /tmp/my lib.so (deleted)\n",
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                          [vdso]\n",
+	};
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(regions__maps_line(&t, 7, lines[i], strlen(lines[i])), 0);
+	assert_null(find(7, 0x55d0c0a00100, &off));	/* not executable */
+	assert_string_equal(find(7, 0x55d0c0a02100, &off), "/usr/bin/x");
+	assert_int_equal(off, 0x2100);
+	assert_string_equal(find(7, 0x7f0000000010, &off), "[anon]");
+	assert_string_equal(find(7, 0x7f0000002010, &off), "/tmp/my lib.so");
+	assert_string_equal(find(7, 0x7ffd00000010, &off), "[vdso]");
+	assert_int_equal(regions__maps_line(&t, 7, "zz-1 r-xp", 9), -EINVAL);
+	teardown();
+}
+
+__attribute__((noinline)) int cpuledger_test_marker(int x)
+{
+	return x * 3 + 1;
+}
+
+/* This binary's own function, found as a sample would be. */
+static void symbolizes_own_function(void **state)
+{
+	(void)state;
+	setup();
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	while (fgets(line, sizeof(line), f))
+		assert_int_equal(regions__maps_line(&t, 1, line, strlen(line)), 0);
+	fclose(f);
+	uint64_t ip = (uint64_t)(uintptr_t)cpuledger_test_marker + 2, off;
+	const char *dso = find(1, ip, &off);
+	assert_non_null(dso);
+	struct symbolizer *s = symbolizer__new("/");
+	struct sym sym;
+	assert_int_equal(symbolizer__lookup(s, dso, off, &sym), 0);
+	assert_string_equal(sym.name, "cpuledger_test_marker");
+	assert_int_equal(sym.start, off - 2);
+	assert_true(sym.end > off);
+	assert_int_equal(symbolizer__lookup(s, "/nonexistent/lib.so", 0x100, &sym), -ENOENT);
+	assert_int_equal(symbolizer__lookup(s, "[vdso]", 0x100, &sym), -ENOENT);
+	symbolizer__free(s);
+	teardown();
+}
+
+static void kernel_symbols(void **state)
+{
+	(void)state;
+	char root[512];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/root-kallsyms",
+		 getenv("CPULEDGER_ROOT") ? getenv("CPULEDGER_ROOT") : ".");
+	struct symbolizer *s = symbolizer__new(root);
+	struct sym sym;
+	assert_int_equal(symbolizer__lookup(s, "[kernel.kallsyms]", 0xffffffff81003050ULL, &sym), 0);
+	assert_string_equal(sym.name, "__x64_sys_getppid");
+	assert_int_equal(sym.start, 0xffffffff81003000ULL);
+	assert_int_equal(sym.end, 0xffffffff81003100ULL);
+	/* data symbols are not functions: the text before them holds */
+	assert_int_equal(symbolizer__lookup(s, "[kernel.kallsyms]", 0xffffffff81002010ULL, &sym), 0);
+	assert_string_equal(sym.name, "do_one_initcall");
+	assert_int_equal(symbolizer__lookup(s, "[kernel.kallsyms]", 0xffffffffc0000010ULL, &sym), 0);
+	assert_string_equal(sym.name, "ext4_sync_fs");
+	assert_int_equal(symbolizer__lookup(s, "[kernel.kallsyms]", 0x1000, &sym), -ENOENT);
+	symbolizer__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(maps_replace_fork_exec),
+		cmocka_unit_test(maps_lines),
+		cmocka_unit_test(symbolizes_own_function),
+		cmocka_unit_test(kernel_symbols),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
