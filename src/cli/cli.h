@@ -34,6 +34,15 @@ bool cli_parse_by(const char *arg, enum group_by *out);
 bool cli_parse_format(const char *arg, const struct report_writer **out);
 
 /*
+ * Reads and parses an --accounts rules file. Returns 0, with *text (the
+ * file, NUL-terminated; the caller frees it) when text is not NULL; or an
+ * exit status, having printed FILE:LINE: what is wrong.
+ */
+struct account_rules;
+int cli_load_accounts(const char *path, struct account_rules *rules,
+		      char **text);
+
+/*
  * An output file that appears whole or not at all: written under a
  * temporary name beside it and renamed by outfile__commit(). A path of
  * NULL or "-" is standard output.

@@ -66,7 +66,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		case 'b':
 			if (!cli_parse_by(optarg, &o->by))
 				return -EINVAL;
-			if (o->by == BY_DSO) {
+			if (o->by == BY_DSO || o->by == BY_ACCOUNT) {
 				cli_error("--by: sampling data has no code regions: process, thread or function");
 				return -EINVAL;
 			}

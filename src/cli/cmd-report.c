@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "live_table.h"
+#include "../core/accounts.h"
 #include "../core/stint.h"
 #include "../core/table.h"
 #include "../format/live_load.h"
@@ -27,7 +28,11 @@ static const char usage[] =
 	"  -i, --input FILE       the recording (default cpuledger.rec)\n"
 	"  -m, --method METHOD    how steal is placed among functions:\n"
 	"                         preceding|bracketed|ratio (default preceding)\n"
-	"  -b, --by KEY           process|thread|function|dso (default thread)\n"
+	"  -b, --by KEY           process|thread|function|dso|account (default thread)\n"
+	"  -A, --accounts FILE    charge accounts by these rules (docs/accounts.md)\n"
+	"                         instead of those recorded, or the defaults\n"
+	"  -c, --control LIST     accounts that count as control program\n"
+	"                         (comma-separated; default kernel)\n"
 	"  -f, --format FORMAT    text|csv|json (default text)\n"
 	"  -o, --output FILE      write the report to FILE (default stdout)\n"
 	"  -h, --help             show this help\n";
@@ -36,6 +41,8 @@ static const struct option options[] = {
 	{ "input", required_argument, NULL, 'i' },
 	{ "method", required_argument, NULL, 'm' },
 	{ "by", required_argument, NULL, 'b' },
+	{ "accounts", required_argument, NULL, 'A' },
+	{ "control", required_argument, NULL, 'c' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
@@ -47,15 +54,40 @@ struct report_opts {
 	enum steal_method method;
 	enum group_by by;
 	const struct report_writer *writer;
+	const char *accounts;
+	const char *control[16];
+	size_t ncontrol;
+	char control_buf[512];
 };
+
+/* Splits a comma-separated --control list into o->control. */
+static bool parse_control(struct report_opts *o, const char *arg)
+{
+	snprintf(o->control_buf, sizeof(o->control_buf), "%s", arg);
+	o->ncontrol = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(o->control_buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (o->ncontrol == 16) {
+			cli_error("--control: at most 16 accounts");
+			return false;
+		}
+		o->control[o->ncontrol++] = t;
+	}
+	if (!o->ncontrol) {
+		cli_error("--control: '%s' names no account", arg);
+		return false;
+	}
+	return true;
+}
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	int c;
 	*o = (struct report_opts){ "cpuledger.rec", NULL, METHOD_PRECEDING,
-				   BY_THREAD, &report_text };
+				   BY_THREAD, &report_text, NULL, { "kernel" }, 1, "" };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:m:b:f:o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:m:b:A:c:f:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o->input = optarg;
@@ -78,6 +110,13 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'o':
 			o->output = optarg;
+			break;
+		case 'A':
+			o->accounts = optarg;
+			break;
+		case 'c':
+			if (!parse_control(o, optarg))
+				return -EINVAL;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -102,15 +141,22 @@ int cmd_report(int argc, char **argv)
 	if (err)
 		return err > 0 ? 0 : EXIT_USAGE;
 
+	struct account_rules rules = { 0 };
+	if (o.accounts) {
+		int st = cli_load_accounts(o.accounts, &rules, NULL);
+		if (st)
+			return st;
+	}
 	int fd = open(o.input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		cli_error("cannot open '%s': %s", o.input, strerror(errno));
+		account_rules__release(&rules);
 		return EXIT_USAGE;
 	}
 	struct loaded_recording r;
 	struct rec_error e;
 	int status = 0;
-	err = recording__load(fd, o.method, &r, &e);
+	err = recording__load(fd, o.method, o.accounts ? &rules : NULL, &r, &e);
 	close(fd);
 	if (err == -EINVAL) {
 		fprintf(stderr, "%s: offset %llu: %s\n", o.input,
@@ -125,7 +171,7 @@ int cmd_report(int argc, char **argv)
 	}
 
 	struct program *kept = NULL;
-	struct table *t = live_table(&r, o.by, &kept);
+	struct table *t = live_table(&r, o.by, o.control, o.ncontrol, &kept);
 	struct report_cpu *cpus = calloc(r.ncpus ? r.ncpus : 1, sizeof(*cpus));
 	if (!t || !cpus) {
 		cli_error("out of memory");
@@ -165,5 +211,6 @@ out_free:
 	free(kept);
 out:
 	loaded_recording__release(&r);
+	account_rules__release(&rules);
 	return status;
 }

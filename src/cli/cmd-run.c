@@ -135,7 +135,7 @@ int cmd_run(int argc, char **argv)
 	int fd = open(o.output, O_RDONLY | O_CLOEXEC);
 	struct loaded_recording r = { 0 };
 	struct rec_error e = { 0 };
-	int err = fd < 0 ? -errno : recording__load(fd, method, &r, &e);
+	int err = fd < 0 ? -errno : recording__load(fd, method, NULL, &r, &e);
 	if (fd >= 0)
 		close(fd);
 	if (err) {
@@ -144,7 +144,8 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_RUNTIME;
 	} else {
 		struct program *kept = NULL;
-		struct table *t = live_table(&r, BY_THREAD, &kept);
+		static const char *const control[] = { "kernel" };
+		struct table *t = live_table(&r, BY_THREAD, control, 1, &kept);
 		if (t)
 			print_summary(&r, t, o.command);
 		table__free(t);

@@ -14,10 +14,13 @@ static bool in_scope(const struct loaded_recording *r, uint32_t pid)
 }
 
 struct table *live_table(const struct loaded_recording *r, enum group_by by,
+			 const char *const *control, size_t ncontrol,
 			 struct program **kept)
 {
 	struct table_input in;
 	live__table_input(&r->live, &in);
+	in.control = control;
+	in.ncontrol = ncontrol;
 	*kept = malloc((in.nprogs ? in.nprogs : 1) * sizeof(**kept));
 	if (!*kept)
 		return NULL;

@@ -7,10 +7,12 @@
 
 /*
  * The table of the processes in r's scope, rows carrying their command
- * lines. *kept receives the programs the table borrows: free it after the
+ * lines, and their control-program time by the accounts in control.
+ * *kept receives the programs the table borrows: free it after the
  * table. NULL with errno ENOMEM.
  */
 struct table *live_table(const struct loaded_recording *r, enum group_by by,
+			 const char *const *control, size_t ncontrol,
 			 struct program **kept);
 
 #endif

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "../collect/perf.h"
 #include "../collect/procfs.h"
+#include "../core/accounts.h"
 #include "../core/grow.h"
 #include "../core/hindex.h"
 #include "../core/regions.h"
@@ -86,6 +87,9 @@ int record_opts__parse(struct record_opts *o, int c, const char *arg)
 		return 1;
 	case 'T':
 		o->no_tracepoints = true;
+		return 1;
+	case 'A':
+		o->accounts = arg;
 		return 1;
 	case 'o':
 		o->output = arg;
@@ -485,9 +489,18 @@ int record_run(const struct record_opts *o, int *child_status)
 		cli_error("nothing to record: give -a, -p PID or -- COMMAND");
 		return EXIT_USAGE;
 	}
+	char *rules_text = NULL;
+	if (o->accounts) {
+		struct account_rules rules;
+		int st = cli_load_accounts(o->accounts, &rules, &rules_text);
+		if (st)
+			return st;
+		account_rules__release(&rules);
+	}
 	for (int i = 0; i < o->npids; i++)
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
 			cli_error("--pid: no process %d", (int)o->pids[i]);
+			free(rules_text);
 			return EXIT_USAGE;
 		}
 
@@ -558,6 +571,9 @@ int record_run(const struct record_opts *o, int *child_status)
 		err = scope_add(&s.scope, (uint32_t)s.child);
 	if (!err)
 		err = write_meta(&s, "start");
+	if (!err && rules_text)	/* after META, which every reader needs first */
+		err = rec_writer__add(s.w, REC_ACCOUNTS, rules_text, strlen(rules_text),
+				      NULL, 0);
 	if (!err)
 		err = write_procstat(&s, 0);
 	if (!err)
@@ -647,6 +663,7 @@ out_close:
 out_perf:
 	perf_session__release(&s.perf);
 out_child:
+	free(rules_text);
 	free(s.scope.pids);
 	hindex__release(&s.scope.index);
 	regions__release(&s.regions);

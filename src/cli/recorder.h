@@ -22,6 +22,7 @@ struct record_opts {
 	char **command;		/* after --, NULL-terminated */
 	const char *root;	/* for /proc and tracefs; "/" */
 	bool no_tracepoints;	/* --no-tracepoints: steal from sample gaps */
+	const char *accounts;	/* --accounts: rules stored in the recording */
 	bool quiet;		/* no summary line */
 };
 
@@ -31,7 +32,7 @@ int record_opts__parse(struct record_opts *o, int c, const char *arg);
 void record_opts__init(struct record_opts *o);
 void record_opts__release(struct record_opts *o);
 
-#define RECORD_SHORTOPTS "ap:F:go:"
+#define RECORD_SHORTOPTS "ap:F:go:A:"
 #define RECORD_LONGOPTS \
 	{ "all-cpus", no_argument, NULL, 'a' }, \
 	{ "pid", required_argument, NULL, 'p' }, \
@@ -39,7 +40,8 @@ void record_opts__release(struct record_opts *o);
 	{ "call-graph", no_argument, NULL, 'g' }, \
 	{ "output", required_argument, NULL, 'o' }, \
 	{ "duration", required_argument, NULL, 'D' }, \
-	{ "no-tracepoints", no_argument, NULL, 'T' }
+	{ "no-tracepoints", no_argument, NULL, 'T' }, \
+	{ "accounts", required_argument, NULL, 'A' }
 
 #define RECORD_USAGE \
 	"  -a, --all-cpus         record every CPU and task\n" \
@@ -48,7 +50,8 @@ void record_opts__release(struct record_opts *o);
 	"  -g, --call-graph       record call chains\n" \
 	"      --duration SEC     stop after SEC seconds\n" \
 	"      --no-tracepoints   measure steal from sample gaps scaled to\n" \
-	"                         /proc/stat, not per stint\n"
+	"                         /proc/stat, not per stint\n" \
+	"  -A, --accounts FILE    charge accounts by these rules (docs/accounts.md)\n"
 
 /*
  * Records until the command exits, the duration passes, the pids are gone,

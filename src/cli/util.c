@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../collect/procfs.h"
+#include "../core/accounts.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
@@ -67,7 +69,7 @@ bool cli_parse_by(const char *arg, enum group_by *out)
 {
 	if (!group_by__parse(arg, out))
 		return true;
-	cli_error("--by: unknown key '%s' (process, thread, function or dso)", arg);
+	cli_error("--by: unknown key '%s' (process, thread, function, dso or account)", arg);
 	return false;
 }
 
@@ -78,6 +80,42 @@ bool cli_parse_format(const char *arg, const struct report_writer **out)
 		return true;
 	cli_error("--format: unknown format '%s' (%s)", arg, report_writer__names());
 	return false;
+}
+
+int cli_load_accounts(const char *path, struct account_rules *rules,
+		      char **text)
+{
+	size_t len, line;
+	char msg[200];
+	char *t = procfs_read("/", path[0] == '/' ? path + 1 : path, &len);
+	if (!t && path[0] != '/') {
+		/* relative to the working directory, not to "/" */
+		char cwd[4096];
+		if (getcwd(cwd, sizeof(cwd))) {
+			char full[8192];
+			snprintf(full, sizeof(full), "%s/%s", cwd + 1, path);
+			t = procfs_read("/", full, &len);
+		}
+	}
+	if (!t) {
+		cli_error("--accounts: cannot read '%s': %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	int err = account_rules__parse(rules, t, len, &line, msg, sizeof(msg));
+	if (err) {
+		if (err == -EINVAL)
+			fprintf(stderr, "%s:%zu: %s\n", path, line, msg);
+		else
+			cli_error("out of memory");
+		account_rules__release(rules);
+		free(t);
+		return err == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	if (text)
+		*text = t;
+	else
+		free(t);
+	return 0;
 }
 
 int outfile__open(struct outfile *o, const char *path)

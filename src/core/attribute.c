@@ -127,7 +127,8 @@ uint32_t attributor__program(struct attributor *a, uint32_t vm, uint32_t pid,
 	}
 	id = a->nprogs++;
 	a->progs[id] = (struct program){ .vm = vm, .pid = pid, .tid = tid,
-					 .function = function, .dso = NO_DSO };
+					 .function = function, .dso = NO_DSO,
+					 .account = NO_DSO };
 	return id;
 }
 

@@ -44,6 +44,7 @@ struct program {
 	uint64_t steal_ns;	/* durations of its labelled steal samples */
 	uint32_t dso;		/* string id of its code region's file, or
 				 * NO_DSO (sampling data has none) */
+	uint32_t account;	/* string id of its charge account, or NO_DSO */
 };
 
 #define NO_DSO UINT32_MAX

@@ -66,7 +66,7 @@ static struct proc_regions *proc(struct regions *t, uint32_t pid)
 	    hindex__insert(&t->index, pid_hash(pid), t->nprocs))
 		return NULL;
 	p = &t->procs[t->nprocs++];
-	*p = (struct proc_regions){ .pid = pid };
+	*p = (struct proc_regions){ .pid = pid, .exe = UINT32_MAX };
 	return p;
 }
 
@@ -132,6 +132,8 @@ int regions__map(struct regions *t, uint32_t pid, uint64_t start,
 	int err = unmap(p, start, start + len);
 	if (err)
 		return err;
+	if (p->exe == UINT32_MAX && plen && path[0] == '/')
+		p->exe = dso;
 	uint32_t at = 0;
 	while (at < p->n && p->r[at].start < start)
 		at++;
@@ -157,14 +159,23 @@ int regions__fork(struct regions *t, uint32_t child, uint32_t parent)
 	c->r = copy;
 	c->n = n;
 	c->cap = n ? n : 1;
+	c->exe = lookup(t, parent)->exe;
 	return 0;
 }
 
 void regions__exec(struct regions *t, uint32_t pid)
 {
 	struct proc_regions *p = lookup(t, pid);
-	if (p)
+	if (p) {
 		p->n = 0;
+		p->exe = UINT32_MAX;
+	}
+}
+
+uint32_t regions__exe(const struct regions *t, uint32_t pid)
+{
+	const struct proc_regions *p = lookup(t, pid);
+	return p ? p->exe : UINT32_MAX;
 }
 
 bool regions__find(const struct regions *t, uint32_t pid, uint64_t ip,

@@ -31,6 +31,7 @@ struct proc_regions {
 	uint32_t pid;
 	struct region *r;	/* sorted by start, not overlapping */
 	uint32_t n, cap;
+	uint32_t exe;		/* dso of its main executable, or UINT32_MAX */
 };
 
 struct regions {
@@ -63,6 +64,11 @@ void regions__exec(struct regions *t, uint32_t pid);
  */
 bool regions__find(const struct regions *t, uint32_t pid, uint64_t ip,
 		   bool kernel, uint32_t *dso, uint64_t *offset);
+
+/* The dso of pid's main executable: the first file mapped after its exec
+ * (the kernel maps the program before its interpreter), or the lowest in
+ * a maps snapshot. UINT32_MAX when not known. */
+uint32_t regions__exe(const struct regions *t, uint32_t pid);
 
 /*
  * Parses one line of /proc/PID/maps into regions__map(); lines that map

@@ -112,7 +112,7 @@ static struct live_thread *thread(struct live *l, uint32_t tid)
 
 struct prog_key {
 	const struct live *l;
-	uint32_t pid, tid, function, dso;
+	uint32_t pid, tid, function, dso, account;
 };
 
 static bool prog_eq(const void *ctx, uint32_t id)
@@ -120,15 +120,15 @@ static bool prog_eq(const void *ctx, uint32_t id)
 	const struct prog_key *k = ctx;
 	const struct program *p = &k->l->progs[id];
 	return p->pid == k->pid && p->tid == k->tid && p->function == k->function &&
-	       p->dso == k->dso;
+	       p->dso == k->dso && p->account == k->account;
 }
 
 static uint32_t program_in(struct live *l, uint32_t pid, uint32_t tid,
-			   uint32_t function, uint32_t dso)
+			   uint32_t function, uint32_t dso, uint32_t account)
 {
-	struct prog_key k = { l, pid, tid, function, dso };
+	struct prog_key k = { l, pid, tid, function, dso, account };
 	uint64_t h = hash_mix(((uint64_t)pid << 32 | tid) ^
-			      hash_mix((uint64_t)function << 32 | dso));
+			      hash_mix((uint64_t)function << 32 | dso) ^ account);
 	uint32_t id = hindex__find(&l->prog_index, h, prog_eq, &k);
 	if (id != HINDEX_NONE)
 		return id;
@@ -137,7 +137,7 @@ static uint32_t program_in(struct live *l, uint32_t pid, uint32_t tid,
 		return PROG_NONE;
 	l->progs[l->nprogs] = (struct program){ .vm = l->vm, .pid = pid,
 						.tid = tid, .function = function,
-						.dso = dso };
+						.dso = dso, .account = account };
 	return l->nprogs++;
 }
 
@@ -145,7 +145,7 @@ static uint32_t program_in(struct live *l, uint32_t pid, uint32_t tid,
 static uint32_t program(struct live *l, uint32_t pid, uint32_t tid,
 			uint32_t function)
 {
-	return program_in(l, pid, tid, function, NO_DSO);
+	return program_in(l, pid, tid, function, NO_DSO, NO_DSO);
 }
 
 static int cmp_event(const void *pa, const void *pb)
@@ -300,7 +300,7 @@ static int on_sample(struct live *l, const struct live_event *e)
 	if (!e->b)
 		return l->mode == LIVE_GAPS ?
 			cpu_gap(l, c, e->cpu, e->time_ns, PROG_NONE) : 0;
-	uint32_t p = program_in(l, e->a, e->b, e->function, e->dso);
+	uint32_t p = program_in(l, e->a, e->b, e->function, e->dso, e->account);
 	struct live_thread *th = thread(l, e->b);
 	if (p == PROG_NONE || !th)
 		return -ENOMEM;

@@ -52,12 +52,18 @@ enum live_kind {
 	LIVE_SAMPLE,	/* a = pid, b = tid, function (tid 0: the idle task) */
 };
 
+#define LIVE_KERNEL 1		/* the sample was taken in kernel mode */
+#define LIVE_EXECUTABLE 2	/* in the process's main executable */
+
 struct live_event {
 	uint64_t time_ns;
 	uint64_t value;
 	uint32_t a, b;
 	uint32_t function;	/* string id, for samples */
 	uint32_t dso;		/* string id, for samples, or NO_DSO */
+	uint32_t account;	/* string id, for samples, or NO_DSO */
+	uint64_t ip;		/* for samples */
+	uint8_t flags;		/* for samples: LIVE_KERNEL, LIVE_EXECUTABLE */
 	uint16_t cpu;
 	uint8_t kind;
 	uint32_t seq;		/* order of arrival, to sort stably */

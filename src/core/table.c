@@ -10,6 +10,7 @@ static const char *const by_names[] = {
 	[BY_THREAD] = "thread",
 	[BY_FUNCTION] = "function",
 	[BY_DSO] = "dso",
+	[BY_ACCOUNT] = "account",
 };
 
 const char *group_by__name(enum group_by by)
@@ -44,6 +45,8 @@ static int cmp_key(const void *pa, const void *pb)
 		c = strcmp(a->function, b->function);
 	if (!c && a->dso && b->dso)
 		c = strcmp(a->dso, b->dso);
+	if (!c && a->account && b->account)
+		c = strcmp(a->account, b->account);
 	return c;
 }
 
@@ -70,6 +73,18 @@ static void apply_method(struct table_row *r, enum steal_method method)
 	}
 	r->cpu_ns = r->apparent_ns - r->steal_ns;
 	r->corrected_ns = r->apparent_ns - r->steal_ns;
+}
+
+/* Whether program p's account is one of the control program's. */
+static bool is_control(const struct table_input *in, const struct program *p)
+{
+	if (p->account == NO_DSO)
+		return false;
+	const char *name = strtab__str(in->strings, p->account);
+	for (size_t i = 0; i < in->ncontrol; i++)
+		if (!strcmp(name, in->control[i]))
+			return true;
+	return false;
 }
 
 struct table *table__new(const struct attributor *a, enum group_by by)
@@ -106,8 +121,12 @@ struct table *table__build(const struct table_input *a, enum group_by by)
 				strtab__str(a->strings, p->function) : NULL,
 			.dso = (by == BY_FUNCTION || by == BY_DSO) && p->dso != NO_DSO ?
 				strtab__str(a->strings, p->dso) : NULL,
+			.account = by == BY_ACCOUNT && p->account != NO_DSO ?
+				strtab__str(a->strings, p->account) : NULL,
+			.control_ns = is_control(a, p) ? p->run_ns : 0,
 			.pid = p->pid,
-			.tid = by == BY_PROCESS || by == BY_DSO ? 0 : p->tid,
+			.tid = by == BY_PROCESS || by == BY_DSO || by == BY_ACCOUNT ?
+				0 : p->tid,
 			.samples = p->samples,
 			.steal_samples = p->steal_samples,
 			.cpu_ns = p->run_ns,
@@ -125,6 +144,7 @@ struct table *table__build(const struct table_input *a, enum group_by by)
 			m->steal_samples += r->steal_samples;
 			m->cpu_ns += r->cpu_ns;
 			m->steal_ns += r->steal_ns;
+			m->control_ns += r->control_ns;
 		} else {
 			t->rows[n++] = *r;
 		}

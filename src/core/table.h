@@ -14,9 +14,10 @@
 
 #include "attribute.h"
 
-enum group_by { BY_PROCESS, BY_THREAD, BY_FUNCTION, BY_DSO };
+enum group_by { BY_PROCESS, BY_THREAD, BY_FUNCTION, BY_DSO, BY_ACCOUNT };
 
-/* "process", "thread", "function", "dso"; parse returns 0 or -EINVAL. */
+/* "process", "thread", "function", "dso", "account"; parse returns 0 or
+ * -EINVAL. */
 const char *group_by__name(enum group_by by);
 int group_by__parse(const char *s, enum group_by *out);
 
@@ -29,6 +30,9 @@ struct table_row {
 	const char *command;	/* the process's command line, or NULL;
 				 * set by whoever knows it (live reports) */
 	const char *dso;	/* by function or dso, where programs have one */
+	const char *account;	/* by account */
+	uint64_t control_ns;	/* cpu_ns in control-program accounts (seed
+				 * 000's FIG. 3); the rest is the target's */
 };
 
 struct table_totals {
@@ -66,6 +70,9 @@ struct table_input {
 	/* Steal was measured (live recording), not estimated from samples:
 	 * the method only placed it, so ratio must not re-estimate it. */
 	bool measured_steal;
+	/* Accounts that count as control program (names; may be none). */
+	const char *const *control;
+	size_t ncontrol;
 };
 
 /*

@@ -33,6 +33,8 @@ struct symrange {
 
 struct loader {
 	struct loaded_recording *r;
+	const struct account_rules *rules;	/* given, or stored */
+	struct account_rules stored;
 	struct regions regions;
 	bool regions_ready;
 	struct symrange *syms;
@@ -384,9 +386,13 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			 * the end, are read; until then the offset rides in the
 			 * event. No symbol: [unknown], its dso says where. */
 			e.function = ld->fn_unknown;
+			e.ip = s.ip;
+			e.flags = kernel ? LIVE_KERNEL : 0;
 			if (!regions__find(&ld->regions, s.pid, s.ip, kernel,
 					   &e.dso, &e.value))
 				e.dso = ld->unknown_dso;
+			else if (e.dso == regions__exe(&ld->regions, s.pid))
+				e.flags |= LIVE_EXECUTABLE;
 		} else if (kind == K_SWITCH) {
 			uint64_t prev, next;
 			if (!raw_field(&s, ld->prev_pid, &prev) ||
@@ -478,8 +484,8 @@ static int cmp_sym(const void *pa, const void *pb)
 }
 
 /* Each sample's function from the stored symbols: the range of its dso
- * holding its offset. A sample no symbol holds keeps its CPU mode. */
-static void name_samples(struct loader *ld)
+ * holding its offset (none: [unknown]); then its account, by the rules. */
+static int name_samples(struct loader *ld)
 {
 	struct live *l = &ld->r->live;
 	if (ld->nsyms)
@@ -497,10 +503,26 @@ static void name_samples(struct loader *ld)
 			else
 				hi = mid;
 		}
-		if (lo && ld->syms[lo - 1].dso == e->dso && e->value < ld->syms[lo - 1].end)
+		bool named = lo && ld->syms[lo - 1].dso == e->dso &&
+			     e->value < ld->syms[lo - 1].end;
+		if (named)
 			e->function = ld->syms[lo - 1].name;
 		e->value = 0;	/* it held the offset; periods are not used */
+		if (!e->b)
+			continue;	/* the idle task is nobody's account */
+		struct code_site site = {
+			.dso = strtab__str(&l->strings, e->dso),
+			.symbol = named ? strtab__str(&l->strings, e->function) : NULL,
+			.ip = e->ip,
+			.kernel = e->flags & LIVE_KERNEL,
+			.executable = e->flags & LIVE_EXECUTABLE,
+		};
+		const char *acc = account_rules__match(ld->rules, &site);
+		e->account = live__string(l, acc, strlen(acc));
+		if (e->account == HINDEX_NONE)
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
@@ -508,10 +530,13 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 {
 	struct loaded_recording *r = ld->r;
 	uint32_t pre[2] = { 0, 0 };
-	if (type != REC_META && type != REC_END && len >= 8)
+	/* These items start with two u32s (docs/recording-format.md). */
+	bool prefixed = type == REC_PERF || type == REC_PROCSTAT || type == REC_TASK ||
+			type == REC_CMDLINE || type == REC_LOST || type == REC_MAPS;
+	if (prefixed && len < 8)
+		return 0;	/* too short to be one: skipped */
+	if (prefixed)
 		memcpy(pre, d, 8);
-	else if (type != REC_META && type != REC_END)
-		return 0;
 	if (type != REC_META && !r->cpus) {
 		snprintf(err->msg, sizeof(err->msg), "the recording does not start with its metadata");
 		return -EINVAL;
@@ -550,6 +575,20 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 	}
 	case REC_SYMBOL:
 		return add_symbol(ld, d, len);
+	case REC_ACCOUNTS: {
+		if (ld->rules)
+			return 0;	/* the report's own rules win */
+		size_t line;
+		char msg[96];
+		int e = account_rules__parse(&ld->stored, (const char *)d, len,
+					     &line, msg, sizeof(msg));
+		if (e == -EINVAL)
+			snprintf(err->msg, sizeof(err->msg),
+				 "the stored account rules: line %zu: %s", line, msg);
+		if (!e)
+			ld->rules = &ld->stored;
+		return e;
+	}
 	case REC_LOST:
 		if (len >= 16 && pre[0] < r->ncpus) {
 			uint64_t v;
@@ -566,9 +605,10 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 }
 
 int recording__load(int fd, enum steal_method method,
+		    const struct account_rules *rules,
 		    struct loaded_recording *r, struct rec_error *err)
 {
-	struct loader ld = { .r = r, .method = method };
+	struct loader ld = { .r = r, .method = method, .rules = rules };
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
 	hindex__init(&ld.proc_index);
@@ -615,8 +655,9 @@ int recording__load(int fd, enum steal_method method,
 		} else {
 			live__set_mode(&r->live, LIVE_NO_STEAL);
 		}
-		name_samples(&ld);
-		e = live__finish(&r->live);
+		e = name_samples(&ld);
+		if (!e)
+			e = live__finish(&r->live);
 	}
 	rec_reader__free(rd);
 	free(ld.ids);
@@ -626,6 +667,7 @@ int recording__load(int fd, enum steal_method method,
 	free(ld.seen1);
 	free(ld.scope_pids);
 	free(ld.syms);
+	account_rules__release(&ld.stored);
 	if (ld.regions_ready)
 		regions__release(&ld.regions);
 	hindex__release(&ld.proc_index);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "recording.h"
+#include "../core/accounts.h"
 #include "../core/stint.h"
 
 struct loaded_cpu {
@@ -43,11 +44,14 @@ struct loaded_recording {
 };
 
 /*
- * Reads fd into out, placing steal by method. 0; -EINVAL with err set when
- * the file is not a recording or is damaged; -errno otherwise.
- * Release out with loaded_recording__release() in every case.
+ * Reads fd into out, placing steal by method and charging samples to the
+ * accounts of rules (NULL: the rules stored in the recording, if any, else
+ * the defaults). 0; -EINVAL with err set when the file is not a recording
+ * or is damaged; -errno otherwise. Release out with
+ * loaded_recording__release() in every case.
  */
 int recording__load(int fd, enum steal_method method,
+		    const struct account_rules *rules,
 		    struct loaded_recording *out, struct rec_error *err);
 void loaded_recording__release(struct loaded_recording *r);
 

@@ -26,6 +26,7 @@ enum rec_item {
 	REC_MAPS = 8,		/* u32 pid, u32 0, /proc/PID/maps text at the start */
 	REC_SYMBOL = 9,		/* u64 start, u64 end, u32 dso length, u32 0,
 				 * dso, name: a function that samples fell in */
+	REC_ACCOUNTS = 10,	/* the --accounts rules text given to record */
 };
 
 struct rec_writer;

@@ -18,8 +18,10 @@ static int write_csv(FILE *out, const struct table *t,
 		fputs(",function", out);
 	if (dso)
 		fputs(",dso", out);
+	if (t->by == BY_ACCOUNT)
+		fputs(",account", out);
 	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns", out);
-	fputs(x ? ",command\n" : "\n", out);
+	fputs(x ? ",target_ns,control_ns,command\n" : "\n", out);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
 		csv_put_field(out, r->vm);
@@ -34,12 +36,17 @@ static int write_csv(FILE *out, const struct table *t,
 			putc(',', out);
 			csv_put_field(out, r->dso ? r->dso : "");
 		}
+		if (t->by == BY_ACCOUNT) {
+			putc(',', out);
+			csv_put_field(out, r->account ? r->account : "");
+		}
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64 ",%" PRIu64, r->samples,
 			r->steal_samples, r->cpu_ns, r->steal_ns,
 			r->apparent_ns, r->corrected_ns);
 		if (x) {
-			putc(',', out);
+			fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->cpu_ns - r->control_ns,
+				r->control_ns);
 			csv_put_field(out, r->command ? r->command : "");
 		}
 		putc('\n', out);

@@ -77,6 +77,13 @@ static int write_json(FILE *out, const struct table *t,
 			fputs(",\"dso\":", out);
 			json_put_string(out, r->dso);
 		}
+		if (r->account) {
+			fputs(",\"account\":", out);
+			json_put_string(out, r->account);
+		}
+		if (x)
+			fprintf(out, ",\"target_ns\":%" PRIu64 ",\"control_ns\":%" PRIu64,
+				r->cpu_ns - r->control_ns, r->control_ns);
 		if (x) {
 			fputs(",\"command\":", out);
 			json_put_string(out, r->command ? r->command : "");

@@ -49,6 +49,8 @@ static int write_text(FILE *out, const struct table *t,
 	char a[32], b[32], c[32];
 	int vmw = 2, fnw = 8;
 	bool dso = t->by == BY_DSO || (t->by == BY_FUNCTION && x);
+	/* seed 000's FIG. 3: per program, target and control program time */
+	bool fig3 = x && (t->by == BY_PROCESS || t->by == BY_THREAD);
 
 	for (size_t i = 0; i < t->nrows; i++) {
 		int n = (int)strlen(t->rows[i].vm);
@@ -75,10 +77,14 @@ static int write_text(FILE *out, const struct table *t,
 		fprintf(out, "%8s ", "TID");
 	fprintf(out, "%12s %12s %12s %6s %10s %10s", "APPARENT_S", "STEAL_S",
 		"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP");
+	if (fig3)
+		fprintf(out, " %12s %12s", "TARGET_S", "CONTROL_S");
 	if (t->by == BY_FUNCTION)
 		fprintf(out, "  %-*s", fnw, "FUNCTION");
 	if (dso)
 		fputs("  DSO", out);
+	if (t->by == BY_ACCOUNT)
+		fputs("  ACCOUNT", out);
 	if (x)
 		fputs("  COMMAND", out);
 	fputc('\n', out);
@@ -99,10 +105,16 @@ static int write_text(FILE *out, const struct table *t,
 			fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %10s", "unknown",
 				"unknown", secs(c, sizeof(c), r->cpu_ns), "?",
 				r->samples, "-");
+		if (fig3)
+			fprintf(out, " %12s %12s",
+				secs(a, sizeof(a), r->cpu_ns - r->control_ns),
+				secs(b, sizeof(b), r->control_ns));
 		if (t->by == BY_FUNCTION)
 			fprintf(out, "  %s", r->function[0] ? r->function : "[unknown]");
 		if (dso)
 			fprintf(out, "  %s", r->dso ? r->dso : "[unknown]");
+		if (t->by == BY_ACCOUNT)
+			fprintf(out, "  %s", r->account ? r->account : "[unknown]");
 		if (x)
 			fprintf(out, "  %s", r->command ? r->command : "");
 		fputc('\n', out);

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lseek(fd, 0, SEEK_SET);
 	struct loaded_recording r;
 	struct rec_error e;
-	int err = recording__load(fd, METHOD_PRECEDING, &r, &e);
+	int err = recording__load(fd, METHOD_PRECEDING, NULL, &r, &e);
 	if (err == -EINVAL && !e.msg[0])
 		__builtin_trap();	/* every refusal says why */
 	loaded_recording__release(&r);

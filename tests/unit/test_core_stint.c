@@ -46,7 +46,7 @@ static void smp(uint16_t cpu, uint64_t t, uint32_t pid, uint32_t tid,
 		uint64_t period, uint32_t fn)
 {
 	struct live_event e = { .time_ns = t, .value = period, .a = pid, .b = tid,
-				.function = fn, .dso = NO_DSO, .cpu = cpu,
+				.function = fn, .dso = NO_DSO, .account = NO_DSO, .cpu = cpu,
 				.kind = LIVE_SAMPLE };
 	assert_int_equal(live__add(&l, &e), 0);
 }
