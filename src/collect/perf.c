@@ -148,9 +148,11 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 		a.task = 1;
 		a.mmap = 1;
 		a.mmap2 = 1;
-		/* MMAP2 with the build-id instead of device and inode, so
-		 * a report can find the very binary later (issue 4). */
-		a.build_id = 1;
+		/* Not attr.build_id: with it, the kernel marks MMAP2 records
+		 * of other sessions recording at the same time as carrying a
+		 * build-id too, and perf report then aborts on their data
+		 * (seen with perf 6.1 on Linux 6.18). Symbols are stored at
+		 * the end of a recording instead (recorder.c). */
 		if (o->task) {
 			/* One process tree, per CPU (the kernel maps no ring
 			 * of an inherited event on every CPU), user space only. */
@@ -159,10 +161,6 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 			a.exclude_hv = 1;
 		}
 		int fd = open_event(&a, o->task ? o->task : -1, cpu);
-		if (fd == -EINVAL && a.build_id) {
-			a.build_id = 0;	/* before Linux 5.12 */
-			fd = open_event(&a, o->task ? o->task : -1, cpu);
-		}
 		if (fd == -ENODEV)
 			continue;	/* offline CPU */
 		if (fd < 0) {
