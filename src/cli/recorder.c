@@ -325,9 +325,33 @@ static int note_sample(struct session *s, int cpu, const struct perf_event_heade
 	uint32_t dso;
 	uint64_t off;
 	bool kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-	if (!regions__find(&s->regions, b.pid, b.ip, kernel, &dso, &off))
+	int err = 0;
+	if (regions__find(&s->regions, b.pid, b.ip, kernel, &dso, &off))
+		err = spots_add(&s->spots, dso, off);
+	if (err || !s->o->callchain)
+		return err;
+	/* The callers too: id, ip, tid, time, cpu, period, then nr and the
+	 * chain (sample IP first; PERF_CONTEXT_* markers switch the mode). */
+	const uint8_t *body = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
+	uint64_t nr;
+	if (end - body < 56)
 		return 0;
-	return spots_add(&s->spots, dso, off);
+	memcpy(&nr, body + 48, 8);
+	if (nr > (uint64_t)(end - body - 56) / 8)
+		return 0;
+	bool kmode = kernel;
+	for (uint64_t i = 1; i < nr && !err; i++) {
+		uint64_t ip;
+		memcpy(&ip, body + 56 + 8 * i, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kmode = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		/* a return address: the call is the byte before */
+		if (regions__find(&s->regions, b.pid, ip - 1, kmode, &dso, &off))
+			err = spots_add(&s->spots, dso, off);
+	}
+	return err;
 }
 
 /* The functions every sample fell in, looked up now that recording is

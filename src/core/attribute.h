@@ -45,6 +45,8 @@ struct program {
 	uint32_t dso;		/* string id of its code region's file, or
 				 * NO_DSO (sampling data has none) */
 	uint32_t account;	/* string id of its charge account, or NO_DSO */
+	uint64_t inclusive_samples;	/* samples with it on the stack (-g) */
+	uint64_t inclusive_ns;
 };
 
 #define NO_DSO UINT32_MAX

@@ -58,6 +58,9 @@ void live__release(struct live *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static uint32_t program_in(struct live *l, uint32_t pid, uint32_t tid,
+			   uint32_t function, uint32_t dso, uint32_t account);
+
 void live__set_mode(struct live *l, enum live_mode mode)
 {
 	l->mode = mode;
@@ -67,6 +70,17 @@ void live__set_kernel_steal(struct live *l, uint32_t cpu, uint64_t ns)
 {
 	if (cpu < l->ncpus)
 		l->cpus[cpu].kernel_steal_ns = ns;
+}
+
+int live__add_inclusive(struct live *l, uint32_t pid, uint32_t tid,
+			uint32_t function, uint32_t dso, uint32_t account)
+{
+	uint32_t p = program_in(l, pid, tid, function, dso, account);
+	if (p == PROG_NONE)
+		return -ENOMEM;
+	l->progs[p].inclusive_samples++;
+	l->inclusive = true;
+	return 0;
 }
 
 int live__add(struct live *l, const struct live_event *e)
@@ -519,6 +533,10 @@ static int split_runtime(struct live *l)
 		pr->run_ns = th->samples ?
 			(uint64_t)((unsigned __int128)th->cpu_ns * pr->samples / th->samples) :
 			(p == th->unknown_prog ? th->cpu_ns : 0);
+		/* inclusive time, as self time: its share of the samples */
+		pr->inclusive_ns = th->samples ?
+			(uint64_t)((unsigned __int128)th->cpu_ns * pr->inclusive_samples /
+				   th->samples) : 0;
 		given[t] += pr->run_ns;
 		if (last[t] == PROG_NONE || pr->samples >= l->progs[last[t]].samples)
 			last[t] = p;
@@ -560,6 +578,7 @@ void live__table_input(const struct live *l, struct table_input *in)
 		.method = l->method,
 		.interval_ns = l->interval_ns,
 		.measured_steal = true,
+		.inclusive = l->inclusive,
 	};
 	in->totals.samples = l->samples;
 	in->totals.run_ns = l->run_ns;

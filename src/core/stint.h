@@ -151,6 +151,7 @@ struct live {
 	uint64_t run_ns, samples;
 	uint64_t unmatched_runtime_ns;	/* runtime outside any known stint */
 	uint64_t unmeasured_stints;	/* no runtime event: not a fair-class task */
+	bool inclusive;		/* call chains were recorded */
 
 };
 
@@ -168,6 +169,11 @@ static inline uint32_t live__string(struct live *l, const char *s, size_t len)
  * LIVE_GAPS each CPU's steal from /proc/stat. Call before live__finish. */
 void live__set_mode(struct live *l, enum live_mode mode);
 void live__set_kernel_steal(struct live *l, uint32_t cpu, uint64_t ns);
+
+/* A sample of thread tid had this function on its stack (call chains):
+ * counts once a sample towards its inclusive time. 0 or -ENOMEM. */
+int live__add_inclusive(struct live *l, uint32_t pid, uint32_t tid,
+			uint32_t function, uint32_t dso, uint32_t account);
 
 /* Adds one event; cpu must be below ncpus. 0, -EINVAL or -ENOMEM. */
 int live__add(struct live *l, const struct live_event *e);

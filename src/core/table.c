@@ -105,6 +105,7 @@ struct table *table__build(const struct table_input *a, enum group_by by)
 	t->method = a->method;
 	t->by = by;
 	t->timestamps = a->timestamps;
+	t->inclusive = a->inclusive && by == BY_FUNCTION;
 	t->interval_ns = a->interval_ns;
 	t->rows = calloc(a->nprogs ? a->nprogs : 1, sizeof(*t->rows));
 	if (!t->rows) {
@@ -124,6 +125,7 @@ struct table *table__build(const struct table_input *a, enum group_by by)
 			.account = by == BY_ACCOUNT && p->account != NO_DSO ?
 				strtab__str(a->strings, p->account) : NULL,
 			.control_ns = is_control(a, p) ? p->run_ns : 0,
+			.inclusive_ns = p->inclusive_ns,
 			.pid = p->pid,
 			.tid = by == BY_PROCESS || by == BY_DSO || by == BY_ACCOUNT ?
 				0 : p->tid,
@@ -145,6 +147,7 @@ struct table *table__build(const struct table_input *a, enum group_by by)
 			m->cpu_ns += r->cpu_ns;
 			m->steal_ns += r->steal_ns;
 			m->control_ns += r->control_ns;
+			m->inclusive_ns += r->inclusive_ns;
 		} else {
 			t->rows[n++] = *r;
 		}

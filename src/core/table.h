@@ -33,6 +33,7 @@ struct table_row {
 	const char *account;	/* by account */
 	uint64_t control_ns;	/* cpu_ns in control-program accounts (seed
 				 * 000's FIG. 3); the rest is the target's */
+	uint64_t inclusive_ns;	/* with call chains: time with it on the stack */
 };
 
 struct table_totals {
@@ -51,6 +52,7 @@ struct table {
 	enum steal_method method;
 	enum group_by by;
 	bool timestamps;
+	bool inclusive;		/* rows carry inclusive_ns */
 	uint64_t interval_ns;
 	struct table_totals totals;
 	struct table_row *rows;	/* by apparent_ns, largest first */
@@ -73,6 +75,7 @@ struct table_input {
 	/* Accounts that count as control program (names; may be none). */
 	const char *const *control;
 	size_t ncontrol;
+	bool inclusive;		/* programs carry inclusive time */
 };
 
 /*

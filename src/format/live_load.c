@@ -31,8 +31,20 @@ struct symrange {
 	uint32_t name;
 };
 
+/* One caller on a sample's call chain, resolved at the end like the
+ * sample itself. */
+struct frame {
+	uint32_t event;		/* index of its sample in the live events */
+	uint32_t dso;
+	uint64_t offset, ip;
+	uint8_t flags;
+};
+
 struct loader {
 	struct loaded_recording *r;
+	struct frame *frames;
+	uint32_t nframes, frames_cap;
+	bool callchain;
 	const struct account_rules *rules;	/* given, or stored */
 	struct account_rules stored;
 	struct regions regions;
@@ -184,6 +196,8 @@ static int read_meta(struct loader *ld, const char *text, size_t len,
 			r->interval_ns = strtoull(v, NULL, 10);
 		else if (!strcmp(line, "clk_tck"))
 			r->clk_tck = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "callchain"))
+			ld->callchain = atoi(v) != 0;
 		else if (!strcmp(line, "cpu")) {
 			uint32_t c = (uint32_t)strtoul(v, NULL, 10);
 			if (c >= 65536)
@@ -262,6 +276,8 @@ struct sample {
 	uint32_t pid, tid, cpu;
 	const uint8_t *raw;
 	uint32_t raw_size;
+	const uint8_t *chain;	/* nr u64s, sample IP first */
+	uint64_t nr;
 };
 
 #define TAKE(dst, n) do { \
@@ -299,6 +315,8 @@ static bool parse_sample(const uint8_t *p, const uint8_t *end, uint64_t type,
 		TAKE(&nr, 8);
 		if (nr > (uint64_t)(end - p) / 8)
 			return false;
+		s->chain = p;
+		s->nr = nr;
 		p += nr * 8;
 	}
 	if (type & PERF_SAMPLE_RAW) {
@@ -322,6 +340,33 @@ static bool raw_field(const struct sample *s, struct field f, uint64_t *out)
 		memcpy(out, s->raw + f.offset, 8);
 	}
 	return true;
+}
+
+/* The callers of a sample (its chain past the sample IP), for inclusive
+ * time; resolved like the recorder did, a return address at ip - 1. */
+static int add_frames(struct loader *ld, const struct sample *s, bool kernel)
+{
+	struct live *l = &ld->r->live;
+	bool kmode = kernel;
+	for (uint64_t i = 1; i < s->nr; i++) {
+		uint64_t ip;
+		memcpy(&ip, s->chain + 8 * i, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kmode = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		struct frame f = { .event = l->nevents, .ip = ip - 1,
+				   .flags = kmode ? LIVE_KERNEL : 0 };
+		if (!regions__find(&ld->regions, s->pid, ip - 1, kmode, &f.dso, &f.offset))
+			continue;
+		if (f.dso == regions__exe(&ld->regions, s->pid))
+			f.flags |= LIVE_EXECUTABLE;
+		if (grow_array((void **)&ld->frames, &ld->frames_cap, ld->nframes,
+			       sizeof(*ld->frames), 4096))
+			return -ENOMEM;
+		ld->frames[ld->nframes++] = f;
+	}
+	return 0;
 }
 
 /* The time at the end of a non-sample record (sample_id_all: TID, TIME,
@@ -393,6 +438,9 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 				e.dso = ld->unknown_dso;
 			else if (e.dso == regions__exe(&ld->regions, s.pid))
 				e.flags |= LIVE_EXECUTABLE;
+			int ferr = add_frames(ld, &s, kernel);
+			if (ferr)
+				return ferr;
 		} else if (kind == K_SWITCH) {
 			uint64_t prev, next;
 			if (!raw_field(&s, ld->prev_pid, &prev) ||
@@ -483,44 +531,95 @@ static int cmp_sym(const void *pa, const void *pb)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
-/* Each sample's function from the stored symbols: the range of its dso
- * holding its offset (none: [unknown]); then its account, by the rules. */
+/* The stored function of (dso, offset), or HINDEX_NONE. */
+static uint32_t function_at(const struct loader *ld, uint32_t dso, uint64_t offset)
+{
+	uint32_t lo = 0, hi = ld->nsyms;	/* first range after it */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct symrange *m = &ld->syms[mid];
+		if (m->dso < dso || (m->dso == dso && m->start <= offset))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ld->syms[lo - 1].dso == dso && offset < ld->syms[lo - 1].end)
+		return ld->syms[lo - 1].name;
+	return HINDEX_NONE;
+}
+
+/* The account of code at (dso, function, ip), by the rules. */
+static uint32_t account_at(struct loader *ld, uint32_t dso, uint32_t function,
+			   uint64_t ip, uint8_t flags)
+{
+	struct live *l = &ld->r->live;
+	struct code_site site = {
+		.dso = strtab__str(&l->strings, dso),
+		.symbol = function != HINDEX_NONE ? strtab__str(&l->strings, function) : NULL,
+		.ip = ip,
+		.kernel = flags & LIVE_KERNEL,
+		.executable = flags & LIVE_EXECUTABLE,
+	};
+	const char *acc = account_rules__match(ld->rules, &site);
+	return live__string(l, acc, strlen(acc));
+}
+
+struct on_stack {
+	uint32_t fn, dso, acc;
+};
+
+/* Each sample's function from the stored symbols (none: [unknown]) and
+ * its account; with call chains, every distinct function on its stack
+ * gains a sample of inclusive time. */
 static int name_samples(struct loader *ld)
 {
 	struct live *l = &ld->r->live;
 	if (ld->nsyms)
 		qsort(ld->syms, ld->nsyms, sizeof(*ld->syms), cmp_sym);
+	uint32_t fr = 0;
 	for (uint32_t i = 0; i < l->nevents; i++) {
 		struct live_event *e = &l->events[i];
 		if (e->kind != LIVE_SAMPLE)
 			continue;
-		uint32_t lo = 0, hi = ld->nsyms;	/* first range after it */
-		while (lo < hi) {
-			uint32_t mid = (lo + hi) / 2;
-			const struct symrange *m = &ld->syms[mid];
-			if (m->dso < e->dso || (m->dso == e->dso && m->start <= e->value))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		bool named = lo && ld->syms[lo - 1].dso == e->dso &&
-			     e->value < ld->syms[lo - 1].end;
-		if (named)
-			e->function = ld->syms[lo - 1].name;
+		uint32_t fn = function_at(ld, e->dso, e->value);
+		if (fn != HINDEX_NONE)
+			e->function = fn;
 		e->value = 0;	/* it held the offset; periods are not used */
 		if (!e->b)
 			continue;	/* the idle task is nobody's account */
-		struct code_site site = {
-			.dso = strtab__str(&l->strings, e->dso),
-			.symbol = named ? strtab__str(&l->strings, e->function) : NULL,
-			.ip = e->ip,
-			.kernel = e->flags & LIVE_KERNEL,
-			.executable = e->flags & LIVE_EXECUTABLE,
-		};
-		const char *acc = account_rules__match(ld->rules, &site);
-		e->account = live__string(l, acc, strlen(acc));
+		e->account = account_at(ld, e->dso, fn, e->ip, e->flags);
 		if (e->account == HINDEX_NONE)
 			return -ENOMEM;
+		if (!ld->callchain)
+			continue;
+		/* distinct (function, dso) on the stack, the sample's own first */
+		struct on_stack seen[128];
+		uint32_t nseen = 0;
+		seen[nseen++] = (struct on_stack){ e->function, e->dso, e->account };
+		for (; fr < ld->nframes && ld->frames[fr].event < i; fr++)
+			;
+		for (; fr < ld->nframes && ld->frames[fr].event == i; fr++) {
+			const struct frame *f = &ld->frames[fr];
+			uint32_t ffn = function_at(ld, f->dso, f->offset);
+			uint32_t name = ffn != HINDEX_NONE ? ffn : e->function;
+			if (ffn == HINDEX_NONE)
+				continue;	/* an unnamed caller adds nothing */
+			bool dup = false;
+			for (uint32_t k = 0; k < nseen && !dup; k++)
+				dup = seen[k].fn == name && seen[k].dso == f->dso;
+			if (dup || nseen == 128)
+				continue;
+			uint32_t acc = account_at(ld, f->dso, ffn, f->ip, f->flags);
+			if (acc == HINDEX_NONE)
+				return -ENOMEM;
+			seen[nseen++] = (struct on_stack){ name, f->dso, acc };
+		}
+		for (uint32_t k = 0; k < nseen; k++) {
+			int err = live__add_inclusive(l, e->a, e->b, seen[k].fn,
+						      seen[k].dso, seen[k].acc);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -667,6 +766,7 @@ int recording__load(int fd, enum steal_method method,
 	free(ld.seen1);
 	free(ld.scope_pids);
 	free(ld.syms);
+	free(ld.frames);
 	account_rules__release(&ld.stored);
 	if (ld.regions_ready)
 		regions__release(&ld.regions);

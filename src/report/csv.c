@@ -21,6 +21,8 @@ static int write_csv(FILE *out, const struct table *t,
 	if (t->by == BY_ACCOUNT)
 		fputs(",account", out);
 	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns", out);
+	if (t->inclusive)
+		fputs(",inclusive_ns", out);
 	fputs(x ? ",target_ns,control_ns,command\n" : "\n", out);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
@@ -44,6 +46,8 @@ static int write_csv(FILE *out, const struct table *t,
 			",%" PRIu64 ",%" PRIu64, r->samples,
 			r->steal_samples, r->cpu_ns, r->steal_ns,
 			r->apparent_ns, r->corrected_ns);
+		if (t->inclusive)
+			fprintf(out, ",%" PRIu64, r->inclusive_ns);
 		if (x) {
 			fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->cpu_ns - r->control_ns,
 				r->control_ns);

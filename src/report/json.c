@@ -84,6 +84,9 @@ static int write_json(FILE *out, const struct table *t,
 		if (x)
 			fprintf(out, ",\"target_ns\":%" PRIu64 ",\"control_ns\":%" PRIu64,
 				r->cpu_ns - r->control_ns, r->control_ns);
+		if (t->inclusive)
+			fprintf(out, ",\"self_ns\":%" PRIu64 ",\"inclusive_ns\":%" PRIu64,
+				r->cpu_ns, r->inclusive_ns);
 		if (x) {
 			fputs(",\"command\":", out);
 			json_put_string(out, r->command ? r->command : "");

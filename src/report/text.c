@@ -79,6 +79,8 @@ static int write_text(FILE *out, const struct table *t,
 		"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP");
 	if (fig3)
 		fprintf(out, " %12s %12s", "TARGET_S", "CONTROL_S");
+	if (t->inclusive)
+		fprintf(out, " %12s", "INCL_S");
 	if (t->by == BY_FUNCTION)
 		fprintf(out, "  %-*s", fnw, "FUNCTION");
 	if (dso)
@@ -109,6 +111,8 @@ static int write_text(FILE *out, const struct table *t,
 			fprintf(out, " %12s %12s",
 				secs(a, sizeof(a), r->cpu_ns - r->control_ns),
 				secs(b, sizeof(b), r->control_ns));
+		if (t->inclusive)
+			fprintf(out, " %12s", secs(a, sizeof(a), r->inclusive_ns));
 		if (t->by == BY_FUNCTION)
 			fprintf(out, "  %s", r->function[0] ? r->function : "[unknown]");
 		if (dso)

@@ -49,3 +49,20 @@ k = sum(r["cpu_ns"] for r in rows if r["dso"] == "[kernel.kallsyms]")
 print("dd: kernel %.1f %% of %.2f s" % (100 * k / total, total / 1e9))
 assert k >= 0.7 * total
 ' || fail "dd is not mostly kernel"
+# With call chains (-g): self and inclusive time per function. dd's reads
+# run through do_syscall_64 (little self time, most of it inclusive) into
+# read_zero (most of it self); inclusive is never below self.
+"$CL" record -g -o "$TMP/dd-g.rec" -- dd if=/dev/zero of=/dev/null bs=1M count=20000 2>/dev/null
+"$CL" report -i "$TMP/dd-g.rec" -b function -f json | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["rows"]
+total = sum(r["self_ns"] for r in rows)
+by = {r["function"]: r for r in rows}
+for r in rows:
+    assert r["inclusive_ns"] >= r["self_ns"], r
+sc, rz = by["do_syscall_64"], by["read_zero"]
+print("do_syscall_64: self %.1f %%, inclusive %.1f %%; read_zero: self %.1f %%" %
+      (100 * sc["self_ns"] / total, 100 * sc["inclusive_ns"] / total, 100 * rz["self_ns"] / total))
+assert sc["self_ns"] < 0.1 * total and sc["inclusive_ns"] > 0.5 * total
+assert rz["self_ns"] > 0.5 * total
+' || fail "self and inclusive time with call chains"
