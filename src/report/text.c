@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "../core/stats.h"
 #include "../core/banned.h"
 
 /* ns as seconds with three decimals, rounded to the nearest millisecond. */
@@ -16,6 +17,17 @@ static const char *secs(char *buf, size_t size, uint64_t ns)
 {
 	uint64_t ms = ns / 1000000 + (ns % 1000000 >= 500000);
 	snprintf(buf, size, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
+	return buf;
+}
+
+/* A row's share of the run samples, and the half-width of its 95 %
+ * confidence interval (Wilson's, the wider side), in percent. */
+static const char *share(char *buf, size_t size, uint64_t k, uint64_t n)
+{
+	double lo, hi, p = n ? (double)k / (double)n : 0;
+	wilson95(k, n, &lo, &hi);
+	double h = hi - p > p - lo ? hi - p : p - lo;
+	snprintf(buf, size, "%.1f%% +-%.1f", 100 * p, 100 * h);
 	return buf;
 }
 
@@ -75,8 +87,8 @@ static int write_text(FILE *out, const struct table *t,
 	fprintf(out, "%-*s %8s ", vmw, "VM", "PID");
 	if (t->by == BY_THREAD || t->by == BY_FUNCTION)
 		fprintf(out, "%8s ", "TID");
-	fprintf(out, "%12s %12s %12s %6s %10s %10s", "APPARENT_S", "STEAL_S",
-		"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP");
+	fprintf(out, "%12s %12s %12s %6s %10s %10s %14s", "APPARENT_S", "STEAL_S",
+		"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP", "SHARE (95% CI)");
 	if (fig3)
 		fprintf(out, " %12s %12s", "TARGET_S", "CONTROL_S");
 	if (t->inclusive)
@@ -107,6 +119,7 @@ static int write_text(FILE *out, const struct table *t,
 			fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %10s", "unknown",
 				"unknown", secs(c, sizeof(c), r->cpu_ns), "?",
 				r->samples, "-");
+		fprintf(out, " %14s", share(a, sizeof(a), r->samples, tot->samples));
 		if (fig3)
 			fprintf(out, " %12s %12s",
 				secs(a, sizeof(a), r->cpu_ns - r->control_ns),
