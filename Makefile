@@ -94,6 +94,7 @@ fuzz: deps fuzz-build
 bench: deps all
 	bench/analyze.sh
 	bench/record.sh
+	bench/symbols.sh
 
 clean:
 	rm -rf build

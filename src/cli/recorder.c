@@ -187,6 +187,8 @@ static int spots_add(struct spots *s, uint32_t dso, uint64_t offset)
 }
 
 struct session {
+	uint64_t symbols_ns;	/* time the symbol lookup at the end took */
+	uint32_t symbols;	/* functions stored */
 	const struct record_opts *o;
 	struct scope scope;
 	struct strtab strings;
@@ -356,8 +358,10 @@ static int note_sample(struct session *s, int cpu, const struct perf_event_heade
 
 /* The functions every sample fell in, looked up now that recording is
  * over and the files are still there. */
+
 static int write_symbols(struct session *s)
 {
+	uint64_t t0 = mono_ns();
 	struct symbolizer *sy = symbolizer__new(s->o->root);
 	if (!sy)
 		return -ENOMEM;
@@ -381,7 +385,9 @@ static int write_symbols(struct session *s)
 		if (n < 0 || (size_t)n >= sizeof(buf))
 			continue;
 		err = rec_writer__add(s->w, REC_SYMBOL, &head, sizeof(head), buf, (size_t)n);
+		s->symbols++;
 	}
+	s->symbols_ns = mono_ns() - t0;
 	free(seen.v);
 	hindex__release(&seen.index);
 	symbolizer__free(sy);
@@ -671,12 +677,13 @@ int record_run(const struct record_opts *o, int *child_status)
 		goto out_writer;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "%s: %.1f s, %llu records, %.2f MB written to '%s'; %llu records lost%s\n",
+		fprintf(stderr, "%s: %.1f s, %llu records, %.2f MB written to '%s'; %llu records lost%s; %u functions named in %.3f s\n",
 			cli_progname, (double)(mono_ns() - start) / 1e9,
 			(unsigned long long)rec_writer__items(s.w),
 			(double)rec_writer__bytes(s.w) / 1e6, o->output,
 			(unsigned long long)lost,
-			stop_signal ? " (stopped by a signal)" : "");
+			stop_signal ? " (stopped by a signal)" : "",
+			s.symbols, (double)s.symbols_ns / 1e9);
 	status = 0;
 
 out_writer:
