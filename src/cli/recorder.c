@@ -366,6 +366,7 @@ static int write_symbols(struct session *s)
 	if (!sy)
 		return -ENOMEM;
 	struct spots seen = { 0 };	/* (dso, function start) written */
+	struct spots files = { 0 };	/* dsos whose build-id is written */
 	int err = 0;
 	for (uint32_t i = 0; i < s->spots.n && !err; i++) {
 		const struct spot *p = &s->spots.v[i];
@@ -386,7 +387,20 @@ static int write_symbols(struct session *s)
 			continue;
 		err = rec_writer__add(s->w, REC_SYMBOL, &head, sizeof(head), buf, (size_t)n);
 		s->symbols++;
+		/* the file's build-id, once, so a report can tell it apart */
+		uint32_t had = files.n;
+		char bid[160];
+		if (!err)
+			err = spots_add(&files, p->dso, 0);
+		if (!err && files.n != had && !symbolizer__build_id(sy, dso, bid, sizeof(bid))) {
+			uint32_t pre[2] = { dlen, 0 };
+			n = snprintf(buf, sizeof(buf), "%s%s", dso, bid);
+			if (n > 0 && (size_t)n < sizeof(buf))
+				err = rec_writer__add(s->w, REC_DSO, pre, sizeof(pre), buf, (size_t)n);
+		}
 	}
+	free(files.v);
+	hindex__release(&files.index);
 	s->symbols_ns = mono_ns() - t0;
 	free(seen.v);
 	hindex__release(&seen.index);

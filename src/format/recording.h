@@ -27,6 +27,8 @@ enum rec_item {
 	REC_SYMBOL = 9,		/* u64 start, u64 end, u32 dso length, u32 0,
 				 * dso, name: a function that samples fell in */
 	REC_ACCOUNTS = 10,	/* the --accounts rules text given to record */
+	REC_DSO = 11,		/* u32 path length, u32 0, path, build-id (hex):
+				 * each file symbols were stored for */
 };
 
 struct rec_writer;

@@ -22,8 +22,9 @@ struct ksym {
 
 struct dso {
 	uint32_t path;		/* string id */
-	Dwfl *dwfl;		/* NULL: could not be opened */
+	Dwfl *dwfl;		/* NULL: could not be opened, or shared */
 	Dwfl_Module *mod;
+	uint32_t build_id;	/* string id of its hex, or HINDEX_NONE */
 };
 
 struct symbolizer {
@@ -32,6 +33,7 @@ struct symbolizer {
 	struct dso *dsos;
 	uint32_t ndsos, cap;
 	struct hindex index;
+	struct hindex by_build_id;	/* build-id string id -> dso */
 	struct ksym *ksyms;	/* sorted by address */
 	uint32_t nksyms;
 	int kallsyms;		/* 0 not read yet, 1 read, -1 unusable */
@@ -51,6 +53,7 @@ struct symbolizer *symbolizer__new(const char *root)
 	snprintf(s->root, sizeof(s->root), "%s", strcmp(root, "/") ? root : "");
 	strtab__init(&s->names);
 	hindex__init(&s->index);
+	hindex__init(&s->by_build_id);
 	return s;
 }
 
@@ -65,6 +68,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->ksyms);
 	strtab__release(&s->names);
 	hindex__release(&s->index);
+	hindex__release(&s->by_build_id);
 	free(s);
 }
 
@@ -150,6 +154,59 @@ static bool dso_eq(const void *ctx, uint32_t id)
 	return k->s->dsos[id].path == k->path;
 }
 
+static struct dso *open_dso(struct symbolizer *s, const char *path);
+
+struct bid_key {
+	const struct symbolizer *s;
+	uint32_t build_id;
+};
+
+static bool bid_eq(const void *ctx, uint32_t id)
+{
+	const struct bid_key *k = ctx;
+	return k->s->dsos[id].build_id == k->build_id && k->s->dsos[id].dwfl;
+}
+
+/* Notes d's build-id; when a file with the same one is open already, d
+ * uses its module and lets its own go. */
+static void share_by_build_id(struct symbolizer *s, struct dso *d)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(d->mod, &bits, &vaddr);
+	if (n <= 0 || n > 64)
+		return;
+	char hex[129];
+	for (int i = 0; i < n; i++) {
+		static const char digits[] = "0123456789abcdef";
+		hex[2 * i] = digits[bits[i] >> 4];
+		hex[2 * i + 1] = digits[bits[i] & 15];
+	}
+	d->build_id = strtab__intern(&s->names, hex, (size_t)n * 2);
+	if (d->build_id == HINDEX_NONE)
+		return;
+	struct bid_key k = { s, d->build_id };
+	uint64_t h = hash_mix(d->build_id ^ 0x2127599bf4325c37ULL);
+	uint32_t other = hindex__find(&s->by_build_id, h, bid_eq, &k);
+	if (other == HINDEX_NONE) {
+		hindex__insert(&s->by_build_id, h, (uint32_t)(d - s->dsos));
+		return;
+	}
+	dwfl_end(d->dwfl);
+	d->dwfl = NULL;		/* not ours to end */
+	d->mod = s->dsos[other].mod;
+}
+
+int symbolizer__build_id(struct symbolizer *s, const char *dso, char *buf,
+			 size_t size)
+{
+	struct dso *d = open_dso(s, dso);
+	if (!d || d->build_id == HINDEX_NONE)
+		return -ENOENT;
+	snprintf(buf, size, "%s", strtab__str(&s->names, d->build_id));
+	return 0;
+}
+
 /* The dso of path, opened on first use; NULL when memory runs out. */
 static struct dso *open_dso(struct symbolizer *s, const char *path)
 {
@@ -172,7 +229,7 @@ static struct dso *open_dso(struct symbolizer *s, const char *path)
 	if (hindex__insert(&s->index, h, s->ndsos))
 		return NULL;
 	struct dso *d = &s->dsos[s->ndsos++];
-	*d = (struct dso){ .path = pid };
+	*d = (struct dso){ .path = pid, .build_id = HINDEX_NONE };
 	if (path[0] != '/')
 		return d;	/* [vdso], [anon]...: no file to read */
 	char full[4096];
@@ -185,7 +242,9 @@ static struct dso *open_dso(struct symbolizer *s, const char *path)
 	if (!d->mod) {
 		dwfl_end(d->dwfl);
 		d->dwfl = NULL;
+		return d;
 	}
+	share_by_build_id(s, d);
 	return d;
 }
 

@@ -2,11 +2,14 @@
  * symbolizer: the function that holds an offset in a code region's file.
  * User code through elfutils' libdwfl (symbol tables, .gnu_debugdata,
  * separate debuginfo when installed), the kernel through /proc/kallsyms.
- * Each file is opened once and kept, so a lookup costs a search.
+ * Each file is opened once and kept, so a lookup costs a search; files
+ * with the same build-id (one library under two paths, in containers)
+ * share one module.
  */
 #ifndef CPULEDGER_SYMBOLS_SYMBOLIZER_H
 #define CPULEDGER_SYMBOLS_SYMBOLIZER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct symbolizer;
@@ -29,5 +32,10 @@ void symbolizer__free(struct symbolizer *s);
  */
 int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
 		       struct sym *out);
+
+/* The build-id of dso as hex in buf; 0, or -ENOENT when it has none (or
+ * cannot be opened). */
+int symbolizer__build_id(struct symbolizer *s, const char *dso, char *buf,
+			 size_t size);
 
 #endif

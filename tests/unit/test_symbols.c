@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/regions.h"
@@ -126,6 +127,44 @@ static void symbolizes_own_function(void **state)
 	teardown();
 }
 
+/* Two copies of one file (one library under two paths): one build-id,
+ * and both resolve. */
+static void shares_by_build_id(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/cpuledger-bid-XXXXXX", a[128], b[128], cmd[512];
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/one", dir);
+	snprintf(b, sizeof(b), "%s/two", dir);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s && cp %s %s", (int)getpid(), a, a, b);
+	assert_int_equal(system(cmd), 0);
+	/* the marker's offset in the file, from this process's own map */
+	setup();
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	while (fgets(line, sizeof(line), f))
+		assert_int_equal(regions__maps_line(&t, 1, line, strlen(line)), 0);
+	fclose(f);
+	uint64_t off;
+	assert_non_null(find(1, (uint64_t)(uintptr_t)cpuledger_test_marker, &off));
+	teardown();
+
+	struct symbolizer *s = symbolizer__new("/");
+	char ida[160], idb[160];
+	assert_int_equal(symbolizer__build_id(s, a, ida, sizeof(ida)), 0);
+	assert_int_equal(symbolizer__build_id(s, b, idb, sizeof(idb)), 0);
+	assert_string_equal(ida, idb);
+	assert_true(strlen(ida) >= 16);
+	struct sym sym;
+	assert_int_equal(symbolizer__lookup(s, b, off, &sym), 0);
+	assert_string_equal(sym.name, "cpuledger_test_marker");
+	assert_int_equal(symbolizer__lookup(s, a, off, &sym), 0);
+	assert_string_equal(sym.name, "cpuledger_test_marker");
+	symbolizer__free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void kernel_symbols(void **state)
 {
 	(void)state;
@@ -153,6 +192,7 @@ int main(void)
 		cmocka_unit_test(maps_replace_fork_exec),
 		cmocka_unit_test(maps_lines),
 		cmocka_unit_test(symbolizes_own_function),
+		cmocka_unit_test(shares_by_build_id),
 		cmocka_unit_test(kernel_symbols),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
