@@ -40,8 +40,14 @@ struct frame {
 	uint8_t flags;
 };
 
+struct acc_entry;
+
 struct loader {
 	struct loaded_recording *r;
+	struct acc_entry *acc_cache;
+	uint32_t nacc, acc_cap;
+	struct hindex acc_index;
+	bool rules_have_ranges;
 	struct frame *frames;
 	uint32_t nframes, frames_cap;
 	bool callchain;
@@ -548,9 +554,48 @@ static uint32_t function_at(const struct loader *ld, uint32_t dso, uint64_t offs
 	return HINDEX_NONE;
 }
 
+/* An account decided once for code of one (dso, function, mode): the rules
+ * are matched per region and function, not per sample. Rules with address
+ * ranges are decided per sample. */
+struct acc_entry {
+	uint32_t dso, function, account;
+	uint8_t flags;
+};
+
+static bool acc_eq(const void *ctx, uint32_t id)
+{
+	const struct { const struct loader *ld; struct acc_entry k; } *q = ctx;
+	const struct acc_entry *e = &q->ld->acc_cache[id];
+	return e->dso == q->k.dso && e->function == q->k.function && e->flags == q->k.flags;
+}
+
+static uint32_t account_match(struct loader *ld, uint32_t dso, uint32_t function,
+			      uint64_t ip, uint8_t flags);
+
 /* The account of code at (dso, function, ip), by the rules. */
 static uint32_t account_at(struct loader *ld, uint32_t dso, uint32_t function,
 			   uint64_t ip, uint8_t flags)
+{
+	if (ld->rules_have_ranges)
+		return account_match(ld, dso, function, ip, flags);
+	struct { const struct loader *ld; struct acc_entry k; } q =
+		{ ld, { dso, function, 0, flags } };
+	uint64_t h = hash_mix(((uint64_t)dso << 32 | function) ^ hash_mix(flags));
+	uint32_t id = hindex__find(&ld->acc_index, h, acc_eq, &q);
+	if (id != HINDEX_NONE)
+		return ld->acc_cache[id].account;
+	q.k.account = account_match(ld, dso, function, ip, flags);
+	if (q.k.account == HINDEX_NONE ||
+	    grow_array((void **)&ld->acc_cache, &ld->acc_cap, ld->nacc,
+		       sizeof(*ld->acc_cache), 256) ||
+	    hindex__insert(&ld->acc_index, h, ld->nacc))
+		return HINDEX_NONE;
+	ld->acc_cache[ld->nacc++] = q.k;
+	return q.k.account;
+}
+
+static uint32_t account_match(struct loader *ld, uint32_t dso, uint32_t function,
+			      uint64_t ip, uint8_t flags)
 {
 	struct live *l = &ld->r->live;
 	struct code_site site = {
@@ -576,6 +621,8 @@ static int name_samples(struct loader *ld)
 	struct live *l = &ld->r->live;
 	if (ld->nsyms)
 		qsort(ld->syms, ld->nsyms, sizeof(*ld->syms), cmp_sym);
+	for (size_t i = 0; ld->rules && i < ld->rules->n; i++)
+		ld->rules_have_ranges |= ld->rules->v[i].match == MATCH_RANGE;
 	uint32_t fr = 0;
 	for (uint32_t i = 0; i < l->nevents; i++) {
 		struct live_event *e = &l->events[i];
@@ -767,6 +814,8 @@ int recording__load(int fd, enum steal_method method,
 	free(ld.scope_pids);
 	free(ld.syms);
 	free(ld.frames);
+	free(ld.acc_cache);
+	hindex__release(&ld.acc_index);
 	account_rules__release(&ld.stored);
 	if (ld.regions_ready)
 		regions__release(&ld.regions);
