@@ -19,3 +19,12 @@ run() {
 	set -e
 }
 status() { cat "$TMP/status"; }
+
+# Skips (saying why) unless the kernel lets cpuledger record system-wide.
+need_perf() {
+	run "$CL" record -a --duration 0.1 -o "$TMP/probe.rec"
+	if [ "$(status)" != 0 ]; then
+		grep -q "perf_event_open" "$TMP/err" && skip "no perf_event access: $(cat "$TMP/err")"
+		fail "probe recording: $(cat "$TMP/err")"
+	fi
+}

@@ -6,11 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 command -v openssl >/dev/null || skip "openssl is not installed"
-run "$CL" record -a --duration 0.1 -o "$TMP/probe.rec"
-if [ "$(status)" != 0 ]; then
-	grep -q "perf_event_open" "$TMP/err" && skip "no perf_event access: $(cat "$TMP/err")"
-	fail "probe recording: $(cat "$TMP/err")"
-fi
+need_perf
 cat >"$TMP/accounts" <<'RULES'
 # the examples of docs/accounts.md
 crypto   path */libcrypto.so*

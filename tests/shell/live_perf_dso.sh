@@ -6,11 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 command -v perf >/dev/null || skip "perf is not installed"
-run "$CL" record -a --duration 0.1 -o "$TMP/probe.rec"
-if [ "$(status)" != 0 ]; then
-	grep -q "perf_event_open" "$TMP/err" && skip "no perf_event access: $(cat "$TMP/err")"
-	fail "probe recording: $(cat "$TMP/err")"
-fi
+need_perf
 perf record -q -B -e cpu-clock -F 1000 -a -o "$TMP/perf.data" -- sleep 5 2>"$TMP/perf.err" &
 perf=$!
 sleep 0.5

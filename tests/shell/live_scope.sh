@@ -3,11 +3,7 @@
 # source, and an unprivileged user (steal unknown, never zero).
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
-run "$CL" record -a --duration 0.1 -o "$TMP/probe.rec"
-if [ "$(status)" != 0 ]; then
-	grep -q "perf_event_open" "$TMP/err" && skip "no perf_event access: $(cat "$TMP/err")"
-	fail "probe recording: $(cat "$TMP/err")"
-fi
+need_perf
 rows() {	# recording -> "pid tid command" per row, and the steal source
 	"$CL" report -i "$1" -f json | python3 -c '
 import json, sys

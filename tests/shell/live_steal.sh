@@ -9,11 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 SECONDS_=${LIVE_SECONDS:-20}
-run "$CL" record -a --duration 0.1 -o "$TMP/probe.rec"
-if [ "$(status)" != 0 ]; then
-	grep -q "perf_event_open" "$TMP/err" && skip "no perf_event access: $(cat "$TMP/err")"
-	fail "probe recording: $(cat "$TMP/err")"
-fi
+need_perf
 "$CL" workload threads --threads 2 --seconds $((SECONDS_ + 5)) &
 wl=$!
 trap 'kill $wl 2>/dev/null || true; rm -rf "$TMP"' EXIT

@@ -97,6 +97,17 @@ static void maps_lines(void **state)
 	teardown();
 }
 
+/* This process's own code regions, as pid 1 of the table. */
+static void load_own_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		assert_int_equal(regions__maps_line(&t, 1, line, strlen(line)), 0);
+	fclose(f);
+}
+
 __attribute__((noinline)) int cpuledger_test_marker(int x)
 {
 	return x * 3 + 1;
@@ -107,11 +118,7 @@ static void symbolizes_own_function(void **state)
 {
 	(void)state;
 	setup();
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	while (fgets(line, sizeof(line), f))
-		assert_int_equal(regions__maps_line(&t, 1, line, strlen(line)), 0);
-	fclose(f);
+	load_own_maps();
 	uint64_t ip = (uint64_t)(uintptr_t)cpuledger_test_marker + 2, off;
 	const char *dso = find(1, ip, &off);
 	assert_non_null(dso);
@@ -140,11 +147,7 @@ static void shares_by_build_id(void **state)
 	assert_int_equal(system(cmd), 0);
 	/* the marker's offset in the file, from this process's own map */
 	setup();
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	while (fgets(line, sizeof(line), f))
-		assert_int_equal(regions__maps_line(&t, 1, line, strlen(line)), 0);
-	fclose(f);
+	load_own_maps();
 	uint64_t off;
 	assert_non_null(find(1, (uint64_t)(uintptr_t)cpuledger_test_marker, &off));
 	teardown();
