@@ -17,11 +17,11 @@ CFLAGS_BASE += $(OPT)
 endif
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LDLIBS = $(shell pkg-config --libs libzstd libdw libelf 2>/dev/null || echo -lzstd -ldw -lelf) -lpthread -lm
+LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3) -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 CORE_SRC := $(wildcard src/core/*.c)
-LIB_SRC := $(wildcard src/format/*.c src/report/*.c src/collect/*.c src/symbols/*.c)
+LIB_SRC := $(wildcard src/format/*.c src/report/*.c src/collect/*.c src/symbols/*.c src/ledger/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job on built-in workloads, for `make run`:
-# 1. live: `cpuledger run` records two spinning threads for 5 s and prints
-#    their time like time(1); `cpuledger report` then shows the recording
-#    per thread, with per CPU the steal attributed beside the kernel's.
+# 1. live: `cpuledger run` records two spinning threads for 5 s, prints
+#    their time like time(1) and adds it to the ledger build/demo/cpuledger.db
+#    (it grows by one collection a run); `cpuledger report` then shows the
+#    recording per thread, with per CPU the steal attributed beside the
+#    kernel's; `cpuledger bill` sums the ledger by command.
 # 2. sampling data recorded elsewhere: a simulated VM host, analysed by
 #    each of seed 001's methods and set beside the simulator's truth.
 set -euo pipefail
@@ -10,11 +12,14 @@ cl=${1:-build/cpuledger}
 out=build/demo
 mkdir -p "$out"
 
-echo "== cpuledger run -- cpuledger workload threads --seconds 5"
-"$cl" run -o "$out/live.rec" -- "$cl" workload threads --threads 2 --seconds 5
+echo "== cpuledger run --ledger $out/cpuledger.db -- cpuledger workload threads --seconds 5"
+"$cl" run -o "$out/live.rec" --ledger "$out/cpuledger.db" -- "$cl" workload threads --threads 2 --seconds 5
 echo
 echo "== cpuledger report -i $out/live.rec --by thread"
 "$cl" report -i "$out/live.rec" --by thread | cut -c1-160 | head -20
+echo
+echo "== cpuledger bill --ledger $out/cpuledger.db --by command"
+"$cl" bill --ledger "$out/cpuledger.db" --by command | cut -c1-160
 echo
 
 "$cl" simulate --seed 42 --vms 2 --vcpus 4 --duration-ms 20000 --steal-pct 5 \
@@ -39,4 +44,4 @@ for m in ("preceding", "bracketed", "ratio"):
           (m + ":", s(r["steal_ns"]), s(r["attributed_steal_ns"]), s(r["unattributed_steal_ns"])))
 PY
 echo
-echo "files: $out/live.rec (the recording), $out/samples.csv, $out/truth.json, $out/report-*.json"
+echo "files: $out/live.rec (the recording), $out/cpuledger.db (the ledger), $out/samples.csv, $out/truth.json, $out/report-*.json"

@@ -79,5 +79,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_workload(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_ledger(int argc, char **argv);
+int cmd_bill(int argc, char **argv);
 
 #endif

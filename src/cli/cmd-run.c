@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ledger_write.h"
 #include "live_table.h"
 #include "recorder.h"
 #include "../format/live_load.h"
@@ -132,16 +133,10 @@ int cmd_run(int argc, char **argv)
 	if (status)
 		goto out_unlink;
 
-	int fd = open(o.output, O_RDONLY | O_CLOEXEC);
-	struct loaded_recording r = { 0 };
-	struct rec_error e = { 0 };
-	int err = fd < 0 ? -errno : recording__load(fd, method, NULL, &r, &e);
-	if (fd >= 0)
-		close(fd);
+	struct loaded_recording r;
+	int err = record_load(&o, method, &r);
 	if (err) {
-		cli_error("cannot read back '%s': %s", o.output,
-			  err == -EINVAL ? e.msg : strerror(-err));
-		status = EXIT_RUNTIME;
+		status = err;
 	} else {
 		struct program *kept = NULL;
 		static const char *const control[] = { "kernel" };
@@ -151,6 +146,11 @@ int cmd_run(int argc, char **argv)
 		table__free(t);
 		free(kept);
 		status = WIFEXITED(child) ? WEXITSTATUS(child) : 128 + WTERMSIG(child);
+		if (o.ledger) {
+			int st = ledger_write_recording(o.ledger, &r, "end");
+			if (st)
+				status = st;
+		}
 	}
 	loaded_recording__release(&r);
 out_unlink:

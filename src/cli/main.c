@@ -22,6 +22,8 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "record CPU time and steal live (perf_event_open)" },
 	{ "report", cmd_report, "report a recording: time and steal per thread" },
 	{ "run", cmd_run, "run a command and report its time like time(1)" },
+	{ "ledger", cmd_ledger, "add recordings to the accounting ledger (SQLite)" },
+	{ "bill", cmd_bill, "CPU time, steal and corrected time from the ledger" },
 	{ "analyze", cmd_analyze, "steal-corrected CPU time from sampling data" },
 	{ "simulate", cmd_simulate, "sampling data of a simulated VM host" },
 	{ "workload", cmd_workload, "built-in programs to record" },

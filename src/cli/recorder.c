@@ -21,6 +21,7 @@
 #include "../core/grow.h"
 #include "../core/hindex.h"
 #include "../core/regions.h"
+#include "../format/live_load.h"
 #include "../format/perf_regions.h"
 #include "../symbols/symbolizer.h"
 #include "../format/recording.h"
@@ -90,6 +91,9 @@ int record_opts__parse(struct record_opts *o, int c, const char *arg)
 		return 1;
 	case 'A':
 		o->accounts = arg;
+		return 1;
+	case 'l':
+		o->ledger = arg;
 		return 1;
 	case 'o':
 		o->output = arg;
@@ -268,7 +272,10 @@ static int write_meta(struct session *s, const char *phase)
 			     s->tp.rt_pid.offset, s->tp.rt_pid.size,
 			     s->tp.rt_runtime.offset, s->tp.rt_runtime.size);
 	}
-	meta(buf, size, &n, "time_ns=%llu\n", (unsigned long long)mono_ns());
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	meta(buf, size, &n, "time_ns=%llu\nrealtime_ns=%llu\n", (unsigned long long)mono_ns(),
+	     (unsigned long long)rt.tv_sec * 1000000000ULL + (unsigned long long)rt.tv_nsec);
 	int err = n >= size ? -E2BIG : rec_writer__add(s->w, REC_META, buf, n, NULL, 0);
 	free(buf);
 	return err;
@@ -284,6 +291,30 @@ static int write_procstat(struct session *s, uint32_t phase)
 	int err = rec_writer__add(s->w, REC_PROCSTAT, pre, sizeof(pre), text, len);
 	free(text);
 	return err;
+}
+
+/* Who a process runs as and what it runs, for the ledger's tasks. */
+static int write_procinfo(struct session *s, pid_t pid, uint32_t uid, const char *exe)
+{
+	uint32_t pre[2] = { (uint32_t)pid, uid };
+	return rec_writer__add(s->w, REC_PROCINFO, pre, sizeof(pre), exe, strlen(exe));
+}
+
+static int read_procinfo(struct session *s, pid_t pid)
+{
+	char rel[64], exe[4096] = "";
+	snprintf(rel, sizeof(rel), "%s/proc/%d/exe", strcmp(s->o->root, "/") ? s->o->root : "",
+		 (int)pid);
+	ssize_t n = readlink(rel, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
+	char *status = procfs_read(s->o->root, rel, NULL);
+	if (!status)
+		return 0;	/* gone: normal */
+	char *u = strstr(status, "\nUid:");
+	uint32_t uid = u ? (uint32_t)strtoul(u + 5, NULL, 10) : UINT32_MAX;
+	free(status);
+	return write_procinfo(s, pid, uid, exe);
 }
 
 static int write_cmdline(struct session *s, pid_t pid)
@@ -434,6 +465,9 @@ static int on_task(void *ctx, pid_t pid, pid_t tid, const char *comm)
 		err = pid == s->child ? write_command_line(s) : write_cmdline(s, pid);
 	if (!err && pid == tid && pid != s->child)
 		err = write_maps(s, pid);
+	if (!err && pid == tid)
+		err = pid == s->child ? write_procinfo(s, pid, (uint32_t)getuid(), s->o->command[0])
+				      : read_procinfo(s, pid);
 	return err;
 }
 
@@ -464,6 +498,8 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		memcpy(&pid, h + 1, sizeof(pid));
 		if (scope_has(&s->scope, pid) && (pid_t)pid != s->child)
 			err = write_cmdline(s, (pid_t)pid);
+		if (!err && scope_has(&s->scope, pid))
+			err = read_procinfo(s, (pid_t)pid);
 	}
 	return err;
 }
@@ -726,4 +762,19 @@ out_child:
 			*child_status = st;
 	}
 	return status;
+}
+
+int record_load(const struct record_opts *o, enum steal_method method,
+		struct loaded_recording *r)
+{
+	struct rec_error e = { 0 };
+	memset(r, 0, sizeof(*r));
+	int fd = open(o->output, O_RDONLY | O_CLOEXEC);
+	int err = fd < 0 ? -errno : recording__load(fd, method, NULL, r, &e);
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		cli_error("cannot read back '%s': %s", o->output,
+			  err == -EINVAL ? e.msg : strerror(-err));
+	return err ? EXIT_RUNTIME : 0;
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../core/attribute.h"
+
 struct record_opts {
 	bool all;		/* -a */
 	pid_t *pids;		/* -p, npids of them */
@@ -23,6 +25,7 @@ struct record_opts {
 	const char *root;	/* for /proc and tracefs; "/" */
 	bool no_tracepoints;	/* --no-tracepoints: steal from sample gaps */
 	const char *accounts;	/* --accounts: rules stored in the recording */
+	const char *ledger;	/* --ledger: add a collection when recording ends */
 	bool quiet;		/* no summary line */
 };
 
@@ -32,7 +35,7 @@ int record_opts__parse(struct record_opts *o, int c, const char *arg);
 void record_opts__init(struct record_opts *o);
 void record_opts__release(struct record_opts *o);
 
-#define RECORD_SHORTOPTS "ap:F:go:A:"
+#define RECORD_SHORTOPTS "ap:F:go:A:l:"
 #define RECORD_LONGOPTS \
 	{ "all-cpus", no_argument, NULL, 'a' }, \
 	{ "pid", required_argument, NULL, 'p' }, \
@@ -41,7 +44,8 @@ void record_opts__release(struct record_opts *o);
 	{ "output", required_argument, NULL, 'o' }, \
 	{ "duration", required_argument, NULL, 'D' }, \
 	{ "no-tracepoints", no_argument, NULL, 'T' }, \
-	{ "accounts", required_argument, NULL, 'A' }
+	{ "accounts", required_argument, NULL, 'A' }, \
+	{ "ledger", required_argument, NULL, 'l' }
 
 #define RECORD_USAGE \
 	"  -a, --all-cpus         record every CPU and task\n" \
@@ -51,7 +55,8 @@ void record_opts__release(struct record_opts *o);
 	"      --duration SEC     stop after SEC seconds\n" \
 	"      --no-tracepoints   measure steal from sample gaps scaled to\n" \
 	"                         /proc/stat, not per stint\n" \
-	"  -A, --accounts FILE    charge accounts by these rules (docs/accounts.md)\n"
+	"  -A, --accounts FILE    charge accounts by these rules (docs/accounts.md)\n" \
+	"  -l, --ledger PATH      add what was recorded to this ledger when it ends\n"
 
 /*
  * Records until the command exits, the duration passes, the pids are gone,
@@ -60,5 +65,11 @@ void record_opts__release(struct record_opts *o);
  * what went wrong.
  */
 int record_run(const struct record_opts *o, int *child_status);
+
+struct loaded_recording;
+/* The finished recording o->output, loaded (for --ledger and run).
+ * Returns 0 or an exit status, having said what went wrong. */
+int record_load(const struct record_opts *o, enum steal_method method,
+		struct loaded_recording *r);
 
 #endif

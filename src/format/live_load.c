@@ -101,7 +101,7 @@ static struct loaded_process *process(struct loader *ld, uint32_t pid)
 	if (hindex__insert(&ld->proc_index, pid_hash(pid), r->nprocs))
 		return NULL;
 	struct loaded_process *p = &r->procs[r->nprocs++];
-	*p = (struct loaded_process){ .pid = pid };
+	*p = (struct loaded_process){ .pid = pid, .uid = -1 };
 	for (uint32_t i = 0; i < ld->nscope; i++)
 		if (ld->scope_pids[i] == pid)
 			p->in_scope = true;
@@ -190,10 +190,15 @@ static int read_meta(struct loader *ld, const char *text, size_t len,
 			start = !strcmp(v, "start");
 		else if (!strcmp(line, "time_ns"))
 			*(start ? &r->start_ns : &r->end_ns) = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "realtime_ns"))
+			*(start ? &r->realtime_start_ns : &r->realtime_end_ns) =
+				(int64_t)strtoull(v, NULL, 10);
 		else if (!start)
 			continue;
 		else if (!strcmp(line, "host"))
 			snprintf(r->host, sizeof(r->host), "%s", v);
+		else if (!strcmp(line, "boot_id"))
+			snprintf(r->boot_id, sizeof(r->boot_id), "%s", v);
 		else if (!strcmp(line, "steal_source"))
 			snprintf(r->steal_source, sizeof(r->steal_source), "%s", v);
 		else if (!strcmp(line, "scope"))
@@ -678,7 +683,8 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 	uint32_t pre[2] = { 0, 0 };
 	/* These items start with two u32s (docs/recording-format.md). */
 	bool prefixed = type == REC_PERF || type == REC_PROCSTAT || type == REC_TASK ||
-			type == REC_CMDLINE || type == REC_LOST || type == REC_MAPS;
+			type == REC_CMDLINE || type == REC_LOST || type == REC_MAPS ||
+			type == REC_PROCINFO;
 	if (prefixed && len < 8)
 		return 0;	/* too short to be one: skipped */
 	if (prefixed)
@@ -700,6 +706,22 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 	}
 	case REC_CMDLINE:
 		return set_command(ld, pre[0], (const char *)d + 8, len - 8, true);
+	case REC_PROCINFO: {
+		struct loaded_process *p = process(ld, pre[0]);
+		if (!p)
+			return -ENOMEM;
+		p->uid = pre[1] == UINT32_MAX ? -1 : (int64_t)pre[1];
+		if (len > 8) {
+			char *exe = malloc(len - 8 + 1);
+			if (!exe)
+				return -ENOMEM;
+			memcpy(exe, d + 8, len - 8);
+			exe[len - 8] = '\0';
+			free(p->executable);
+			p->executable = exe;
+		}
+		return 0;
+	}
 	case REC_PROCSTAT: {
 		char *text = malloc(len - 8 + 1);
 		if (!text)
@@ -840,8 +862,10 @@ void loaded_recording__release(struct loaded_recording *r)
 	if (!r)
 		return;
 	live__release(&r->live);
-	for (uint32_t i = 0; i < r->nprocs; i++)
+	for (uint32_t i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].command);
+		free(r->procs[i].executable);
+	}
 	free(r->procs);
 	free(r->cpus);
 	memset(r, 0, sizeof(*r));

@@ -26,11 +26,15 @@ struct loaded_process {
 	uint32_t pid;
 	char *command;		/* command line, or [comm] */
 	bool in_scope;
+	int64_t uid;		/* -1 unknown */
+	char *executable;	/* NULL unknown */
 };
 
 struct loaded_recording {
 	struct live live;
 	char host[256];
+	char boot_id[64];
+	int64_t realtime_start_ns, realtime_end_ns;	/* 0 unknown */
 	char steal_source[64];
 	bool steal_known;	/* false: recorded without the means to measure it */
 	char scope[16];		/* all, pids, command */

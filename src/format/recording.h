@@ -29,6 +29,7 @@ enum rec_item {
 	REC_ACCOUNTS = 10,	/* the --accounts rules text given to record */
 	REC_DSO = 11,		/* u32 path length, u32 0, path, build-id (hex):
 				 * each file symbols were stored for */
+	REC_PROCINFO = 12,	/* u32 pid, u32 uid, executable path */
 };
 
 struct rec_writer;

@@ -27,7 +27,10 @@ bad "--duration: '-1' is not a positive number" record -a --duration -1
 bad "no command given" run
 bad "unknown workload 'fly'" workload fly
 bad "cannot open '/nonexistent.rec'" report -i /nonexistent.rec
-for c in record report run workload analyze simulate; do
+bad "--by: unknown key 'month'" bill --by month
+bad "no ledger '/nonexistent.db'" bill --ledger /nonexistent.db
+bad "give a subcommand: add" ledger
+for c in record report run workload analyze simulate bill; do
 	run "$CL" "$c" --help
 	[ "$(status)" = 0 ] || fail "$c --help: exit $(status)"
 	grep -q "^usage: cpuledger $c" "$TMP/out" || fail "$c --help: no usage line"

@@ -1,0 +1,43 @@
+# The ledger with live recordings: record and run add a collection when
+# they end, `ledger add` a recording made earlier (twice: refused); the
+# bill's totals equal those of report on the same recordings; a file that
+# is not a ledger is refused and left as it was.
+. "$(dirname "$0")/../lib.sh"
+command -v python3 >/dev/null || skip "python3 is not installed"
+need_perf
+db=$TMP/cpuledger.db
+"$CL" record --ledger "$db" -o "$TMP/a.rec" -- "$CL" workload spin --seconds 1 2>/dev/null ||
+	fail "record --ledger"
+[ "$(stat -c %a "$db")" = 600 ] || fail "the ledger is mode $(stat -c %a "$db"), want 600"
+"$CL" run --ledger "$db" -o "$TMP/b.rec" -- "$CL" workload threads --seconds 1 2>/dev/null ||
+	fail "run --ledger"
+"$CL" record -o "$TMP/c.rec" -- "$CL" workload syscall --seconds 1 2>/dev/null
+"$CL" ledger add --ledger "$db" "$TMP/c.rec" || fail "ledger add"
+run "$CL" ledger add --ledger "$db" "$TMP/c.rec"
+[ "$(status)" = 2 ] && grep -q "in the ledger already" "$TMP/err" || fail "adding twice: exit $(status), $(cat "$TMP/err")"
+for r in a b c; do "$CL" report -i "$TMP/$r.rec" -f json >"$TMP/$r.json"; done
+"$CL" bill --ledger "$db" -b command -f json >"$TMP/bill.json"
+python3 - "$TMP" <<'PY' || fail "bill totals differ from the reports'"
+import json, sys
+d = sys.argv[1]
+cpu = steal = 0
+for r in "abc":
+    t = json.load(open("%s/%s.json" % (d, r)))["totals"]
+    cpu += t["run_ns"]
+    steal += t["steal_ns"]
+b = json.load(open(d + "/bill.json"))
+print("reports: cpu %d ns, steal %d ns; bill: cpu %d ns, steal %d ns, %d rows" %
+      (cpu, steal, b["totals"]["cpu_ns"], b["totals"]["steal_ns"], len(b["rows"])))
+assert b["totals"]["cpu_ns"] == cpu and b["totals"]["steal_ns"] == steal
+assert sum(r["cpu_ns"] for r in b["rows"]) == cpu
+assert len(b["rows"]) == 3
+PY
+"$CL" bill --ledger "$db" --until 2000-01-01 -f json | python3 -c '
+import json, sys
+assert json.load(sys.stdin)["rows"] == []' || fail "--until 2000-01-01 should hold nothing"
+run "$CL" bill --ledger "$db" --since yesterday
+[ "$(status)" = 2 ] && grep -q -- "--since: 'yesterday' is not" "$TMP/err" || fail "bad --since"
+echo "just notes" >"$TMP/notes"
+run "$CL" bill --ledger "$TMP/notes"
+[ "$(status)" = 2 ] && grep -q "is not a cpuledger ledger" "$TMP/err" || fail "not a ledger: $(cat "$TMP/err")"
+[ "$(cat "$TMP/notes")" = "just notes" ] || fail "a non-ledger file was changed"
