@@ -91,10 +91,15 @@ fuzz: deps fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 		tests/fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
+build/bench/ledger_bench: bench/ledger_bench.c $(BUILD)/libcpuledger.a $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(BUILD)/libcpuledger.a $(BUILD)/libcore.a $(LDLIBS)
+
 bench: deps all
 	bench/analyze.sh
 	bench/record.sh
 	bench/symbols.sh
+	bench/ledger.sh
 
 clean:
 	rm -rf build

@@ -81,5 +81,6 @@ int cmd_workload(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ledger(int argc, char **argv);
 int cmd_bill(int argc, char **argv);
+int cmd_collect(int argc, char **argv);
 
 #endif

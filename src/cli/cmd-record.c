@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 
 #include "cli.h"
-#include "ledger_write.h"
 #include "recorder.h"
 #include "../core/banned.h"
 
@@ -55,13 +54,6 @@ int cmd_record(int argc, char **argv)
 		o.command = argv + optind;
 	int child;
 	status = record_run(&o, &child);
-	if (!status && o.ledger) {
-		struct loaded_recording r;
-		status = record_load(&o, METHOD_PRECEDING, &r);
-		if (!status)
-			status = ledger_write_recording(o.ledger, &r, "end");
-		loaded_recording__release(&r);
-	}
 	record_opts__release(&o);
 	if (!status && child != -1)
 		status = WIFEXITED(child) ? WEXITSTATUS(child) : 128 + WTERMSIG(child);

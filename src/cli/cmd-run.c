@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ledger_write.h"
 #include "live_table.h"
 #include "recorder.h"
 #include "../format/live_load.h"
@@ -146,11 +145,6 @@ int cmd_run(int argc, char **argv)
 		table__free(t);
 		free(kept);
 		status = WIFEXITED(child) ? WEXITSTATUS(child) : 128 + WTERMSIG(child);
-		if (o.ledger) {
-			int st = ledger_write_recording(o.ledger, &r, "end");
-			if (st)
-				status = st;
-		}
 	}
 	loaded_recording__release(&r);
 out_unlink:

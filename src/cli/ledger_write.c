@@ -3,12 +3,21 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "../core/grow.h"
 #include "../ledger/ledger.h"
 #include "../core/banned.h"
+
+struct cumulative {
+	uint32_t pid, tid, account;	/* account: in c->accounts */
+	int64_t cpu, steal, samples;	/* as last written */
+	int64_t now_cpu, now_steal, now_samples;	/* this collection */
+	const struct loaded_process *proc;
+};
 
 static int64_t now_ns(void)
 {
@@ -17,12 +26,83 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-int ledger_write_recording(const char *path, const struct loaded_recording *r,
-			   const char *reason)
+void collector__init(struct collector *c, const char *path, bool import)
 {
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->seq = import ? -1 : 0;
+	strtab__init(&c->accounts);
+	hindex__init(&c->index);
+}
+
+void collector__release(struct collector *c)
+{
+	if (!c)
+		return;
+	strtab__release(&c->accounts);
+	hindex__release(&c->index);
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+struct key {
+	const struct collector *c;
+	uint32_t pid, tid, account;
+};
+
+static bool key_eq(const void *ctx, uint32_t id)
+{
+	const struct key *k = ctx;
+	const struct cumulative *e = &k->c->v[id];
+	return e->pid == k->pid && e->tid == k->tid && e->account == k->account;
+}
+
+static struct cumulative *entry(struct collector *c, uint32_t pid, uint32_t tid,
+				const char *account)
+{
+	uint32_t acc = strtab__intern(&c->accounts, account, strlen(account));
+	if (acc == HINDEX_NONE)
+		return NULL;
+	struct key k = { c, pid, tid, acc };
+	uint64_t h = hash_mix(((uint64_t)pid << 32 | tid) ^ hash_mix(acc));
+	uint32_t id = hindex__find(&c->index, h, key_eq, &k);
+	if (id != HINDEX_NONE)
+		return &c->v[id];
+	if (grow_array((void **)&c->v, &c->cap, c->n, sizeof(*c->v), 256) ||
+	    hindex__insert(&c->index, h, c->n))
+		return NULL;
+	c->v[c->n] = (struct cumulative){ .pid = pid, .tid = tid, .account = acc };
+	return &c->v[c->n++];
+}
+
+int collector__collect(struct collector *c, const struct loaded_recording *r,
+		       const char *reason)
+{
+	/* What r holds now, per thread and account, in scope. */
+	const struct live *lv = &r->live;
+	for (uint32_t i = 0; i < c->n; i++)
+		c->v[i].now_cpu = c->v[i].now_steal = c->v[i].now_samples = 0;
+	for (uint32_t i = 0; i < lv->nprogs; i++) {
+		const struct program *p = &lv->progs[i];
+		const struct loaded_process *proc = loaded_recording__process(r, p->pid);
+		if (proc ? !proc->in_scope : strcmp(r->scope, "all"))
+			continue;
+		const char *account = p->account != NO_DSO ?
+			strtab__str(&lv->strings, p->account) : "[unknown]";
+		struct cumulative *e = entry(c, p->pid, p->tid, account);
+		if (!e) {
+			cli_error("out of memory");
+			return EXIT_RUNTIME;
+		}
+		e->now_cpu += (int64_t)p->run_ns;
+		e->now_steal += (int64_t)p->steal_ns;
+		e->now_samples += (int64_t)p->samples;
+		e->proc = proc;
+	}
+
 	char msg[512], id[400];
 	struct ledger *l;
-	int err = ledger__open(path, true, &l, msg, sizeof(msg));
+	int err = ledger__open(c->path, true, &l, msg, sizeof(msg));
 	if (err) {
 		cli_error("%s", msg);
 		return err == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
@@ -31,36 +111,36 @@ int ledger_write_recording(const char *path, const struct loaded_recording *r,
 	snprintf(id, sizeof(id), "%s %s %llu", r->host, r->boot_id,
 		 (unsigned long long)r->start_ns);
 	int64_t now = now_ns();
-	struct collection c = {
-		.collected_ns = now, .reason = reason,
-		.start_ns = r->realtime_start_ns ? r->realtime_start_ns : now,
-		.end_ns = r->realtime_end_ns ? r->realtime_end_ns : now,
-		.host = r->host, .boot_id = r->boot_id, .recording = id,
+	int64_t start = c->last_ns ? c->last_ns :
+			r->realtime_start_ns ? r->realtime_start_ns : now;
+	int64_t end = !strcmp(reason, "end") || !strcmp(reason, "import") ?
+		      (r->realtime_end_ns ? r->realtime_end_ns : now) : now;
+	struct collection col = {
+		.collected_ns = now, .reason = reason, .start_ns = start,
+		.end_ns = end < start ? start : end, .host = r->host,
+		.boot_id = r->boot_id, .recording = id, .seq = c->seq,
 	};
-	err = ledger__begin(l, &c, msg, sizeof(msg));
+	err = ledger__begin(l, &col, msg, sizeof(msg));
 	if (err) {
-		cli_error("cannot add to ledger '%s': %s", path, msg);
+		cli_error("cannot add to ledger '%s': %s", c->path, msg);
 		ledger__close(l);
 		return err == -EEXIST ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	const struct live *lv = &r->live;
-	for (uint32_t i = 0; i < lv->nprogs && !err; i++) {
-		const struct program *p = &lv->progs[i];
-		const struct loaded_process *proc = loaded_recording__process(r, p->pid);
-		if (proc ? !proc->in_scope : strcmp(r->scope, "all"))
-			continue;
-		if (!p->run_ns && !p->steal_ns && !p->samples)
-			continue;	/* a caller with inclusive time only */
-		struct task_info t = {
-			.pid = p->pid, .tid = p->tid, .uid = proc ? proc->uid : -1,
-			.command = proc ? proc->command : NULL,
-			.executable = proc ? proc->executable : NULL,
-			.start_ns = -1, .end_ns = -1,
-		};
+	for (uint32_t i = 0; i < c->n && !err; i++) {
+		struct cumulative *e = &c->v[i];
 		struct usage u = {
-			.account = p->account != NO_DSO ?
-				strtab__str(&lv->strings, p->account) : "[unknown]",
-			.cpu_ns = p->run_ns, .steal_ns = p->steal_ns, .samples = p->samples,
+			.account = strtab__str(&c->accounts, e->account),
+			.cpu_ns = e->now_cpu - e->cpu,
+			.steal_ns = e->now_steal - e->steal,
+			.samples = e->now_samples - e->samples,
+		};
+		if (!u.cpu_ns && !u.steal_ns && !u.samples)
+			continue;
+		struct task_info t = {
+			.pid = e->pid, .tid = e->tid, .uid = e->proc ? e->proc->uid : -1,
+			.command = e->proc ? e->proc->command : NULL,
+			.executable = e->proc ? e->proc->executable : NULL,
+			.start_ns = -1, .end_ns = -1,
 		};
 		err = ledger__add(l, &t, &u, msg, sizeof(msg));
 	}
@@ -68,8 +148,29 @@ int ledger_write_recording(const char *path, const struct loaded_recording *r,
 		err = ledger__commit(l, msg, sizeof(msg));
 	else
 		ledger__abort(l);
-	if (err)
-		cli_error("cannot add to ledger '%s': %s", path, msg);
 	ledger__close(l);
-	return err ? EXIT_RUNTIME : 0;
+	if (err) {
+		cli_error("cannot add to ledger '%s': %s", c->path, msg);
+		return EXIT_RUNTIME;
+	}
+	/* committed: this is now what was written */
+	for (uint32_t i = 0; i < c->n; i++) {
+		c->v[i].cpu = c->v[i].now_cpu;
+		c->v[i].steal = c->v[i].now_steal;
+		c->v[i].samples = c->v[i].now_samples;
+	}
+	c->last_ns = col.end_ns;
+	if (c->seq >= 0)
+		c->seq++;
+	return 0;
+}
+
+int ledger_write_recording(const char *path, const struct loaded_recording *r,
+			   const char *reason)
+{
+	struct collector c;
+	collector__init(&c, path, true);
+	int status = collector__collect(&c, r, reason);
+	collector__release(&c);
+	return status;
 }

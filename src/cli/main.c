@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run a command and report its time like time(1)" },
 	{ "ledger", cmd_ledger, "add recordings to the accounting ledger (SQLite)" },
 	{ "bill", cmd_bill, "CPU time, steal and corrected time from the ledger" },
+	{ "collect", cmd_collect, "ask a recorder to add a collection to its ledger now" },
 	{ "analyze", cmd_analyze, "steal-corrected CPU time from sampling data" },
 	{ "simulate", cmd_simulate, "sampling data of a simulated VM host" },
 	{ "workload", cmd_workload, "built-in programs to record" },

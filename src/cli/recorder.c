@@ -1,5 +1,6 @@
 /* recorder: see recorder.h; the file it writes is docs/recording-format.md. */
 #include "recorder.h"
+#include "ledger_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,11 +28,17 @@
 #include "../format/recording.h"
 #include "../core/banned.h"
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, collect_requested;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	collect_requested = 1;
 }
 
 void record_opts__init(struct record_opts *o)
@@ -94,6 +101,14 @@ int record_opts__parse(struct record_opts *o, int c, const char *arg)
 		return 1;
 	case 'l':
 		o->ledger = arg;
+		return 1;
+	case 'N':
+		errno = 0;
+		o->interval = strtod(arg, &end);
+		if (!*arg || *end || errno || !(o->interval >= 0.1)) {
+			cli_error("--interval: '%s' is not a number of seconds, at least 0.1", arg);
+			return -1;
+		}
 		return 1;
 	case 'o':
 		o->output = arg;
@@ -191,6 +206,7 @@ static int spots_add(struct spots *s, uint32_t dso, uint64_t offset)
 }
 
 struct session {
+	struct collector coll;	/* --ledger */
 	uint64_t symbols_ns;	/* time the symbol lookup at the end took */
 	uint32_t symbols;	/* functions stored */
 	const struct record_opts *o;
@@ -559,6 +575,9 @@ static void show_progress(const struct session *s, uint64_t start, bool tty)
 			(double)rec_writer__bytes(s->w) / 1e6);
 }
 
+static int collect_now(const struct record_opts *o, struct collector *c,
+		       const char *reason, bool partial);
+
 int record_run(const struct record_opts *o, int *child_status)
 {
 	struct session s = { .o = o, .child = -1 };
@@ -584,6 +603,12 @@ int record_run(const struct record_opts *o, int *child_status)
 			return EXIT_USAGE;
 		}
 
+	if (o->interval > 0 && !o->ledger) {
+		cli_error("--interval needs --ledger");
+		free(rules_text);
+		return EXIT_USAGE;
+	}
+	collector__init(&s.coll, o->ledger, false);
 	strtab__init(&s.strings);
 	if (regions__init(&s.regions, &s.strings)) {
 		cli_error("out of memory");
@@ -643,6 +668,8 @@ int record_run(const struct record_opts *o, int *child_status)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
 
 	s.scope.all = o->all || (!o->npids && !o->command);
 	for (int i = 0; i < o->npids && !err; i++)
@@ -672,6 +699,8 @@ int record_run(const struct record_opts *o, int *child_status)
 	}
 
 	uint64_t start = mono_ns(), last_show = start;
+	uint64_t every = o->interval > 0 ? (uint64_t)(o->interval * 1e9) : 0;
+	uint64_t next_collect = every ? start + every : UINT64_MAX;
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	bool tty = isatty(STDERR_FILENO) && !o->quiet;
 	while (!err && !stop_signal) {
@@ -698,6 +727,18 @@ int record_run(const struct record_opts *o, int *child_status)
 		if (!err && rec_writer__bytes(s.w) - s.bytes_flushed > (4u << 20)) {
 			err = rec_writer__flush(s.w);
 			s.bytes_flushed = rec_writer__bytes(s.w);
+		}
+		/* Seed 000's collection means: periodically, or when asked. */
+		if (!err && o->ledger && (now >= next_collect || collect_requested)) {
+			const char *why = collect_requested ? "request" : "interval";
+			collect_requested = 0;
+			while (next_collect <= now)
+				next_collect += every;
+			err = rec_writer__flush(s.w);
+			s.bytes_flushed = rec_writer__bytes(s.w);
+			if (!err && !collect_now(o, &s.coll, why, true) && !o->quiet && !tty)
+				fprintf(stderr, "%s: collection %lld (%s) added to '%s'\n",
+					cli_progname, (long long)s.coll.seq - 1, why, o->ledger);
 		}
 	}
 	if (tty)
@@ -735,6 +776,8 @@ int record_run(const struct record_opts *o, int *child_status)
 			stop_signal ? " (stopped by a signal)" : "",
 			s.symbols, (double)s.symbols_ns / 1e9);
 	status = 0;
+	if (o->ledger)
+		status = collect_now(o, &s.coll, "end", false);
 
 out_writer:
 	rec_writer__free(s.w);
@@ -744,6 +787,7 @@ out_close:
 out_perf:
 	perf_session__release(&s.perf);
 out_child:
+	collector__release(&s.coll);
 	free(rules_text);
 	free(s.scope.pids);
 	hindex__release(&s.scope.index);
@@ -761,6 +805,27 @@ out_child:
 		if (waitpid(s.child, &st, 0) == s.child)
 			*child_status = st;
 	}
+	return status;
+}
+
+/* A collection of what is recorded so far (partial) or of the whole. */
+static int collect_now(const struct record_opts *o, struct collector *c,
+		       const char *reason, bool partial)
+{
+	struct loaded_recording r;
+	struct rec_error e = { 0 };
+	memset(&r, 0, sizeof(r));
+	int fd = open(o->output, O_RDONLY | O_CLOEXEC);
+	int err = fd < 0 ? -errno :
+		  partial ? recording__load_partial(fd, METHOD_PRECEDING, &r, &e) :
+			    recording__load(fd, METHOD_PRECEDING, NULL, &r, &e);
+	if (fd >= 0)
+		close(fd);
+	int status = err ? EXIT_RUNTIME : collector__collect(c, &r, reason);
+	if (err)
+		cli_error("cannot read back '%s' for the ledger: %s", o->output,
+			  err == -EINVAL ? e.msg : strerror(-err));
+	loaded_recording__release(&r);
 	return status;
 }
 

@@ -26,6 +26,7 @@ struct record_opts {
 	bool no_tracepoints;	/* --no-tracepoints: steal from sample gaps */
 	const char *accounts;	/* --accounts: rules stored in the recording */
 	const char *ledger;	/* --ledger: add a collection when recording ends */
+	double interval;	/* --interval: and every so many seconds */
 	bool quiet;		/* no summary line */
 };
 
@@ -45,7 +46,8 @@ void record_opts__release(struct record_opts *o);
 	{ "duration", required_argument, NULL, 'D' }, \
 	{ "no-tracepoints", no_argument, NULL, 'T' }, \
 	{ "accounts", required_argument, NULL, 'A' }, \
-	{ "ledger", required_argument, NULL, 'l' }
+	{ "ledger", required_argument, NULL, 'l' }, \
+	{ "interval", required_argument, NULL, 'N' }
 
 #define RECORD_USAGE \
 	"  -a, --all-cpus         record every CPU and task\n" \
@@ -56,7 +58,9 @@ void record_opts__release(struct record_opts *o);
 	"      --no-tracepoints   measure steal from sample gaps scaled to\n" \
 	"                         /proc/stat, not per stint\n" \
 	"  -A, --accounts FILE    charge accounts by these rules (docs/accounts.md)\n" \
-	"  -l, --ledger PATH      add what was recorded to this ledger when it ends\n"
+	"  -l, --ledger PATH      add what was recorded to this ledger when it ends,\n" \
+	"                         and when asked (SIGUSR1, cpuledger collect PID)\n" \
+	"      --interval SEC     and every SEC seconds\n"
 
 /*
  * Records until the command exits, the duration passes, the pids are gone,

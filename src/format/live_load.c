@@ -772,9 +772,24 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 	}
 }
 
+static int load(int fd, enum steal_method method, const struct account_rules *rules,
+		bool partial, struct loaded_recording *r, struct rec_error *err);
+
 int recording__load(int fd, enum steal_method method,
 		    const struct account_rules *rules,
 		    struct loaded_recording *r, struct rec_error *err)
+{
+	return load(fd, method, rules, false, r, err);
+}
+
+int recording__load_partial(int fd, enum steal_method method,
+			    struct loaded_recording *r, struct rec_error *err)
+{
+	return load(fd, method, NULL, true, r, err);
+}
+
+static int load(int fd, enum steal_method method, const struct account_rules *rules,
+		bool partial, struct loaded_recording *r, struct rec_error *err)
 {
 	struct loader ld = { .r = r, .method = method, .rules = rules };
 	memset(r, 0, sizeof(*r));
@@ -786,6 +801,8 @@ int recording__load(int fd, enum steal_method method,
 	struct rec_reader *rd = rec_reader__new(fd, err);
 	if (!rd)
 		return -errno;
+	if (partial)
+		rec_reader__set_partial(rd);
 	for (;;) {
 		uint32_t type, len;
 		const uint8_t *d;

@@ -57,6 +57,11 @@ struct loaded_recording {
 int recording__load(int fd, enum steal_method method,
 		    const struct account_rules *rules,
 		    struct loaded_recording *out, struct rec_error *err);
+
+/* The same for a recording still being written: what it holds so far
+ * (up to its last whole block). */
+int recording__load_partial(int fd, enum steal_method method,
+			    struct loaded_recording *out, struct rec_error *err);
 void loaded_recording__release(struct loaded_recording *r);
 
 /* The process pid, or NULL. */

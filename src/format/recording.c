@@ -160,7 +160,13 @@ struct rec_reader {
 	uint64_t block_offset;	/* of the block being read */
 	uint64_t items;
 	bool ended;
+	bool partial;
 };
+
+void rec_reader__set_partial(struct rec_reader *r)
+{
+	r->partial = true;
+}
 
 __attribute__((format(printf, 3, 4)))
 static int damaged(struct rec_error *err, uint64_t offset, const char *fmt, ...)
@@ -232,6 +238,8 @@ static int next_block(struct rec_reader *r, struct rec_error *err)
 {
 	struct block_header h;
 	int n = read_exact(r->fd, &h, sizeof(h));
+	if (n == 0 && r->partial)
+		return 1;	/* what is there so far, read whole */
 	if (n == 0)
 		return damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
 	if (n == -EPIPE)
@@ -263,6 +271,10 @@ int rec_reader__next(struct rec_reader *r, uint32_t *type, const uint8_t **data,
 		return 0;
 	if (r->pos >= r->raw_len) {
 		int e = next_block(r, err);
+		if (e == 1) {
+			r->ended = true;
+			return 0;
+		}
 		if (e)
 			return e;
 	}

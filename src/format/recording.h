@@ -67,4 +67,8 @@ int rec_reader__next(struct rec_reader *r, uint32_t *type,
 		     const uint8_t **data, uint32_t *len, struct rec_error *err);
 void rec_reader__free(struct rec_reader *r);
 
+/* Accept a file that ends at a block boundary without its END item: the
+ * recorder reading back what it has written so far. */
+void rec_reader__set_partial(struct rec_reader *r);
+
 #endif

@@ -19,6 +19,7 @@
 
 struct ledger {
 	sqlite3 *db;
+	sqlite3_stmt *task, *usage;	/* prepared once, reused per row */
 	int64_t collection;	/* the open collection's id, or 0 */
 	const char *host, *boot_id;
 };
@@ -32,7 +33,9 @@ static const char schema_v1[] =
 	" end_ns INTEGER NOT NULL,"
 	" host TEXT NOT NULL,"
 	" boot_id TEXT NOT NULL,"
-	" recording TEXT UNIQUE);"
+	" recording TEXT,"
+	" seq INTEGER NOT NULL DEFAULT 0,"
+	" UNIQUE (recording, seq));"
 	"CREATE INDEX collections_end ON collections(end_ns);"
 	"CREATE TABLE tasks ("
 	" id INTEGER PRIMARY KEY,"
@@ -176,6 +179,8 @@ void ledger__close(struct ledger *l)
 {
 	if (!l)
 		return;
+	sqlite3_finalize(l->task);
+	sqlite3_finalize(l->usage);
 	sqlite3_close(l->db);
 	free(l);
 }
@@ -198,10 +203,16 @@ int ledger__begin(struct ledger *l, const struct collection *c, char *msg,
 		return e;
 	sqlite3_stmt *st = NULL;
 	if (c->recording) {
-		if (sqlite3_prepare_v2(l->db, "SELECT id FROM collections WHERE recording = ?",
+		/* an import is refused if any of the recording is in; a live
+		 * collection only if its number is */
+		if (sqlite3_prepare_v2(l->db, c->seq < 0 ?
+				       "SELECT id FROM collections WHERE recording = ?" :
+				       "SELECT id FROM collections WHERE recording = ? AND seq = ?",
 				       -1, &st, NULL) != SQLITE_OK)
 			goto sql_error;
 		sqlite3_bind_text(st, 1, c->recording, -1, SQLITE_STATIC);
+		if (c->seq >= 0)
+			sqlite3_bind_int64(st, 2, c->seq);
 		int rc = sqlite3_step(st);
 		sqlite3_finalize(st);
 		st = NULL;
@@ -212,9 +223,10 @@ int ledger__begin(struct ledger *l, const struct collection *c, char *msg,
 		}
 	}
 	if (sqlite3_prepare_v2(l->db, "INSERT INTO collections (collected_ns, reason, "
-			       "start_ns, end_ns, host, boot_id, recording) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+			       "start_ns, end_ns, host, boot_id, recording, seq) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
 		goto sql_error;
+	sqlite3_bind_int64(st, 8, c->seq < 0 ? 0 : c->seq);
 	sqlite3_bind_int64(st, 1, c->collected_ns);
 	sqlite3_bind_text(st, 2, c->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, c->start_ns);
@@ -237,12 +249,24 @@ sql_error:
 	return e;
 }
 
+/* stmt, prepared on first use and reset for each later one. */
+static sqlite3_stmt *statement(struct ledger *l, sqlite3_stmt **stmt, const char *sql)
+{
+	if (*stmt) {
+		sqlite3_reset(*stmt);
+		sqlite3_clear_bindings(*stmt);
+		return *stmt;
+	}
+	if (sqlite3_prepare_v3(l->db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, NULL) != SQLITE_OK)
+		*stmt = NULL;
+	return *stmt;
+}
+
 int ledger__add(struct ledger *l, const struct task_info *t,
 		const struct usage *u, char *msg, size_t size)
 {
-	sqlite3_stmt *st = NULL;
 	/* the task, once per (host, boot, pid, tid, command); its span grows */
-	if (sqlite3_prepare_v2(l->db,
+	sqlite3_stmt *st = statement(l, &l->task,
 			       "INSERT INTO tasks (host, boot_id, pid, tid, uid, command, "
 			       "executable, start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
 			       "ON CONFLICT (host, boot_id, pid, tid, command) DO UPDATE SET "
@@ -251,8 +275,8 @@ int ledger__add(struct ledger *l, const struct task_info *t,
 			       "start_ns = min(coalesce(start_ns, excluded.start_ns), "
 			       "coalesce(excluded.start_ns, start_ns)), "
 			       "end_ns = max(coalesce(end_ns, excluded.end_ns), "
-			       "coalesce(excluded.end_ns, end_ns)) RETURNING id",
-			       -1, &st, NULL) != SQLITE_OK)
+			       "coalesce(excluded.end_ns, end_ns)) RETURNING id");
+	if (!st)
 		goto sql_error;
 	sqlite3_bind_text(st, 1, l->host, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, l->boot_id, -1, SQLITE_STATIC);
@@ -270,28 +294,29 @@ int ledger__add(struct ledger *l, const struct task_info *t,
 	if (sqlite3_step(st) != SQLITE_ROW)
 		goto sql_error;
 	int64_t task = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(l->db,
-			       "INSERT INTO usage (collection_id, task_id, account, cpu_ns, "
-			       "steal_ns, samples) VALUES (?, ?, ?, ?, ?, ?) "
-			       "ON CONFLICT DO UPDATE SET cpu_ns = cpu_ns + excluded.cpu_ns, "
-			       "steal_ns = steal_ns + excluded.steal_ns, "
-			       "samples = samples + excluded.samples",
-			       -1, &st, NULL) != SQLITE_OK)
+	sqlite3_reset(st);
+	st = statement(l, &l->usage,
+		       "INSERT INTO usage (collection_id, task_id, account, cpu_ns, "
+		       "steal_ns, samples) VALUES (?, ?, ?, ?, ?, ?) "
+		       "ON CONFLICT DO UPDATE SET cpu_ns = cpu_ns + excluded.cpu_ns, "
+		       "steal_ns = steal_ns + excluded.steal_ns, "
+		       "samples = samples + excluded.samples");
+	if (!st)
 		goto sql_error;
 	sqlite3_bind_int64(st, 1, l->collection);
 	sqlite3_bind_int64(st, 2, task);
 	sqlite3_bind_text(st, 3, u->account, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, (int64_t)u->cpu_ns);
-	sqlite3_bind_int64(st, 5, (int64_t)u->steal_ns);
-	sqlite3_bind_int64(st, 6, (int64_t)u->samples);
+	sqlite3_bind_int64(st, 4, u->cpu_ns);
+	sqlite3_bind_int64(st, 5, u->steal_ns);
+	sqlite3_bind_int64(st, 6, u->samples);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto sql_error;
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return 0;
 sql_error:;
 	int e = fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
-	sqlite3_finalize(st);
+	if (st)
+		sqlite3_reset(st);
 	return e;
 }
 

@@ -35,6 +35,9 @@ struct collection {
 	int64_t start_ns, end_ns;
 	const char *host, *boot_id;
 	const char *recording;	/* identity of the recording, or NULL */
+	int64_t seq;		/* its number in the recording (0, 1, ...); -1
+				 * for an import, refused if any of the
+				 * recording is in the ledger already */
 };
 
 struct task_info {
@@ -44,15 +47,18 @@ struct task_info {
 	int64_t start_ns, end_ns;	/* -1 unknown */
 };
 
+/* Usage accrued in one collection. Signed: a collection holds the change
+ * since the previous one of its recording, which may correct an earlier
+ * estimate down (docs/ledger.md). */
 struct usage {
 	const char *account;
-	uint64_t cpu_ns, steal_ns, samples;
+	int64_t cpu_ns, steal_ns, samples;
 };
 
 /*
  * Writing one collection: begin (takes the write lock, waiting for other
  * writers), add tasks and usage, commit; abort undoes it all. begin returns
- * -EEXIST when a collection of the same recording is already there.
+ * -EEXIST when that collection (see seq) is already there.
  * All return 0 or -errno with msg set.
  */
 int ledger__begin(struct ledger *l, const struct collection *c, char *msg,

@@ -30,7 +30,9 @@ bad "cannot open '/nonexistent.rec'" report -i /nonexistent.rec
 bad "--by: unknown key 'month'" bill --by month
 bad "no ledger '/nonexistent.db'" bill --ledger /nonexistent.db
 bad "give a subcommand: add" ledger
-for c in record report run workload analyze simulate bill; do
+bad "--interval needs --ledger" record -a --interval 1
+bad "is not a cpuledger recorder" collect 1
+for c in record report run workload analyze simulate bill collect; do
 	run "$CL" "$c" --help
 	[ "$(status)" = 0 ] || fail "$c --help: exit $(status)"
 	grep -q "^usage: cpuledger $c" "$TMP/out" || fail "$c --help: no usage line"

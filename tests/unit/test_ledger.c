@@ -26,7 +26,7 @@ static char msg[512];
 static int add_one(struct ledger *l, const char *recording, uint32_t pid,
 		   const char *account, uint64_t cpu, uint64_t steal)
 {
-	struct collection c = { 1000, "end", 0, 86400000000000LL, "h", "b", recording };
+	struct collection c = { 1000, "end", 0, 86400000000000LL, "h", "b", recording, -1 };
 	int err = ledger__begin(l, &c, msg, sizeof(msg));
 	if (err)
 		return err;
@@ -68,8 +68,18 @@ static void create_add_bill(void **state)
 	assert_int_equal(add_one(l, "rec1", 10, "program", 3000000, 100), 0);
 	assert_int_equal(add_one(l, "rec2", 11, "kernel", 1000000, 50), 0);
 	assert_int_equal(add_one(l, "rec1", 12, "program", 5, 5), -EEXIST);
+	/* numbered collections of one recording: each number once */
+	struct collection live = { 1, "interval", 0, 1, "h", "b", "rec9", 0 };
+	assert_int_equal(ledger__begin(l, &live, msg, sizeof(msg)), 0);
+	assert_int_equal(ledger__commit(l, msg, sizeof(msg)), 0);
+	live.seq = 1;
+	assert_int_equal(ledger__begin(l, &live, msg, sizeof(msg)), 0);
+	assert_int_equal(ledger__commit(l, msg, sizeof(msg)), 0);
+	assert_int_equal(ledger__begin(l, &live, msg, sizeof(msg)), -EEXIST);
+	live.seq = -1;	/* importing it now: refused */
+	assert_int_equal(ledger__begin(l, &live, msg, sizeof(msg)), -EEXIST);
 	/* aborted: nothing of it stays */
-	struct collection c = { 1, "end", 0, 1, "h", "b", "rec3" };
+	struct collection c = { 1, "end", 0, 1, "h", "b", "rec3", -1 };
 	assert_int_equal(ledger__begin(l, &c, msg, sizeof(msg)), 0);
 	struct task_info t = { 13, 13, 0, "x", NULL, -1, -1 };
 	struct usage u = { "program", 999999999, 0, 1 };

@@ -1,0 +1,73 @@
+# Collections as seed 000 has them (issue 5's must-shows): periodically
+# (--interval), on request (cpuledger collect PID), when the program ends;
+# their sum equals the recording's report. A recorder killed with -9 leaves
+# a sound ledger with every collection it committed. Two recorders writing
+# one ledger at once both finish, each one's collections summing to its
+# report.
+. "$(dirname "$0")/../lib.sh"
+command -v python3 >/dev/null || skip "python3 is not installed"
+command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
+need_perf
+q() { sqlite3 "$1" "$2"; }
+sums() {	# ledger recording-id-prefix -> "cpu steal"
+	q "$1" "SELECT coalesce(sum(u.cpu_ns),0) || ' ' || coalesce(sum(u.steal_ns),0) FROM usage u
+	       JOIN collections c ON c.id = u.collection_id WHERE c.recording = '$2'"
+}
+report_sums() {	# recording -> "cpu steal"
+	"$CL" report -i "$1" -f json | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["totals"]
+print(t["run_ns"], t["steal_ns"])'
+}
+recording_of() {	# ledger pid -> the recording id of that recorder's collections
+	q "$1" "SELECT DISTINCT c.recording FROM collections c JOIN usage u ON u.collection_id = c.id
+	       JOIN tasks t ON t.id = u.task_id WHERE t.command LIKE '%$2%' LIMIT 1"
+}
+
+# --interval and a request, then the end.
+db=$TMP/a.db
+"$CL" record --ledger "$db" --interval 1 -o "$TMP/a.rec" -- "$CL" workload threads --seconds 3 --threads 2 2>"$TMP/a.err" &
+rec=$!
+sleep 1.5
+"$CL" collect $rec || fail "collect $rec"
+wait $rec || fail "record --interval: $(cat "$TMP/a.err")"
+reasons=$(q "$db" "SELECT group_concat(reason) FROM (SELECT reason FROM collections ORDER BY seq)")
+echo "collections: $reasons"
+case $reasons in *interval*request*end | *request*interval*end) ;; *) fail "collections: $reasons" ;; esac
+id=$(q "$db" "SELECT recording FROM collections LIMIT 1")
+[ "$(sums "$db" "$id")" = "$(report_sums "$TMP/a.rec")" ] ||
+	fail "collections sum to $(sums "$db" "$id"), the report to $(report_sums "$TMP/a.rec")"
+run "$CL" collect 1
+[ "$(status)" = 2 ] && grep -q "is not a cpuledger recorder" "$TMP/err" || fail "collect 1: $(cat "$TMP/err")"
+
+# kill -9 after 5 s of --interval 1: sound, and every committed collection there.
+db=$TMP/k.db
+"$CL" record --ledger "$db" --interval 1 -o "$TMP/k.rec" -- "$CL" workload spin --seconds 30 2>"$TMP/k.err" &
+rec=$!
+sleep 5.3
+kill -9 $rec
+wait $rec 2>/dev/null || true
+pkill -f "workload spin --seconds 30" || true
+[ "$(q "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after kill -9"
+said=$(grep -c "collection .* added" "$TMP/k.err" || true)
+have=$(q "$db" "SELECT count(*) FROM collections")
+echo "kill -9: $have collections in the ledger, $said reported committed"
+[ "$said" -ge 3 ] && [ "$have" -ge "$said" ] || fail "collections: $have in the ledger, $said committed"
+
+# Two recorders, one ledger, 10 s each, --interval 1.
+db=$TMP/two.db
+"$CL" record --ledger "$db" --interval 1 -o "$TMP/x.rec" -- "$CL" workload spin --seconds 10 2>"$TMP/x.err" &
+x=$!
+"$CL" record --ledger "$db" --interval 1 -o "$TMP/y.rec" -- "$CL" workload syscall --seconds 10 2>"$TMP/y.err" &
+y=$!
+wait $x || fail "first recorder: $(cat "$TMP/x.err")"
+wait $y || fail "second recorder: $(cat "$TMP/y.err")"
+for r in x y; do
+	cmd=$([ $r = x ] && echo "workload spin" || echo "workload syscall")
+	id=$(recording_of "$db" "$cmd")
+	n=$(q "$db" "SELECT count(*) FROM collections WHERE recording = '$id'")
+	echo "recorder $r: $n collections, sum $(sums "$db" "$id"), report $(report_sums "$TMP/$r.rec")"
+	[ "$n" -ge 9 ] || fail "recorder $r: only $n collections"
+	[ "$(sums "$db" "$id")" = "$(report_sums "$TMP/$r.rec")" ] || fail "recorder $r: sum differs from its report"
+done
+[ "$(q "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check"
