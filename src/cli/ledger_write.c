@@ -78,8 +78,8 @@ static struct cumulative *entry(struct collector *c, uint32_t pid, uint32_t tid,
 int collector__collect(struct collector *c, const struct loaded_recording *r,
 		       const char *reason)
 {
-	/* What r holds now, per thread and account, in scope. */
 	const struct live *lv = &r->live;
+	/* What r holds now, per thread and account, in scope. */
 	for (uint32_t i = 0; i < c->n; i++)
 		c->v[i].now_cpu = c->v[i].now_steal = c->v[i].now_samples = 0;
 	for (uint32_t i = 0; i < lv->nprogs; i++) {
@@ -142,6 +142,13 @@ int collector__collect(struct collector *c, const struct loaded_recording *r,
 			.executable = e->proc ? e->proc->executable : NULL,
 			.start_ns = -1, .end_ns = -1,
 		};
+		/* when it was seen, on the wall clock */
+		const struct live_thread *th = live__thread(lv, e->tid);
+		if (th && th->first_ns && r->realtime_start_ns) {
+			int64_t shift = r->realtime_start_ns - (int64_t)r->start_ns;
+			t.start_ns = (int64_t)th->first_ns + shift;
+			t.end_ns = (int64_t)th->last_ns + shift;
+		}
 		err = ledger__add(l, &t, &u, msg, sizeof(msg));
 	}
 	if (!err)

@@ -259,12 +259,30 @@ static int on_switch(struct live *l, const struct live_event *e)
 	return err ? err : open_stint(l, c, e->cpu, e->b, e->time_ns);
 }
 
+/* The thread was seen at t. */
+static void seen(struct live_thread *th, uint64_t t)
+{
+	if (!th->first_ns || t < th->first_ns)
+		th->first_ns = t;
+	if (t > th->last_ns)
+		th->last_ns = t;
+}
+
+const struct live_thread *live__thread(const struct live *l, uint32_t tid)
+{
+	struct thread_key k = { l, tid };
+	uint32_t id = hindex__find(&l->thread_index, hash_mix(tid ^ 0x9e3779b97f4a7c15ULL),
+				   thread_eq, &k);
+	return id == HINDEX_NONE ? NULL : &l->threads[id];
+}
+
 static int on_runtime(struct live *l, const struct live_event *e)
 {
 	struct live_cpu *c = &l->cpus[e->cpu];
 	struct live_thread *th = thread(l, e->a);
 	if (!th)
 		return -ENOMEM;
+	seen(th, e->time_ns);
 	th->cpu_ns += e->value;
 	l->run_ns += e->value;
 	if (th->oncpu == NO_CPU && !c->known) {
@@ -320,6 +338,7 @@ static int on_sample(struct live *l, const struct live_event *e)
 		return -ENOMEM;
 	th->pid = e->a;
 	th->samples++;
+	seen(th, e->time_ns);
 	l->progs[p].samples++;
 	l->samples++;
 	c->samples++;

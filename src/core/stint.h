@@ -112,6 +112,8 @@ struct live_thread {
 	uint64_t samples;
 	uint32_t unknown_prog;	/* its program with no function known */
 	uint32_t oncpu;		/* the CPU it runs on now, or UINT32_MAX */
+	uint64_t first_ns, last_ns;	/* its first and last sample or runtime
+					 * event (0: none) */
 };
 
 /* What the recording can measure. */
@@ -180,6 +182,9 @@ int live__add(struct live *l, const struct live_event *e);
 
 /* Processes every event added. 0 or -ENOMEM. Call once. */
 int live__finish(struct live *l);
+
+/* The thread tid, or NULL. */
+const struct live_thread *live__thread(const struct live *l, uint32_t tid);
 
 /* The rows' input for table__build(); valid until live__release(). */
 void live__table_input(const struct live *l, struct table_input *in);

@@ -32,6 +32,11 @@ assert b["totals"]["cpu_ns"] == cpu and b["totals"]["steal_ns"] == steal
 assert sum(r["cpu_ns"] for r in b["rows"]) == cpu
 assert len(b["rows"]) == 3
 PY
+# tasks carry who ran them and when they were seen, within the recordings
+now=$(date +%s)
+sqlite3 "$db" "SELECT count(*) FROM tasks WHERE uid IS NULL OR start_ns IS NULL OR end_ns < start_ns
+	OR start_ns < ($now - 600) * 1000000000 OR end_ns > ($now + 60) * 1000000000" | grep -qx 0 ||
+	fail "tasks without uid or a sensible span: $(sqlite3 "$db" "SELECT pid, tid, uid, start_ns, end_ns FROM tasks")"
 "$CL" bill --ledger "$db" --until 2000-01-01 -f json | python3 -c '
 import json, sys
 assert json.load(sys.stdin)["rows"] == []' || fail "--until 2000-01-01 should hold nothing"
