@@ -15,6 +15,7 @@
 #include "../core/accounts.h"
 #include "../core/stint.h"
 #include "../core/table.h"
+#include "../format/fold.h"
 #include "../format/live_load.h"
 #include "../report/report.h"
 #include "../core/banned.h"
@@ -33,7 +34,10 @@ static const char usage[] =
 	"                         instead of those recorded, or the defaults\n"
 	"  -c, --control LIST     accounts that count as control program\n"
 	"                         (comma-separated; default kernel)\n"
-	"  -f, --format FORMAT    text|csv|json (default text)\n"
+	"  -f, --format FORMAT    text|csv|json (default text); folded for\n"
+	"                         -i perf-script:FILE (the text of perf script)\n"
+	"      --folded OPTS      pid,tid,kernel,jit,all,addrs: as the reference\n"
+	"                         collapser's options of those names\n"
 	"  -o, --output FILE      write the report to FILE (default stdout)\n"
 	"  -h, --help             show this help\n";
 
@@ -44,6 +48,7 @@ static const struct option options[] = {
 	{ "accounts", required_argument, NULL, 'A' },
 	{ "control", required_argument, NULL, 'c' },
 	{ "format", required_argument, NULL, 'f' },
+	{ "folded", required_argument, NULL, 'F' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -55,6 +60,8 @@ struct report_opts {
 	enum group_by by;
 	const struct report_writer *writer;
 	const char *accounts;
+	const char *folded;	/* --folded options */
+	bool folded_format;	/* --format folded */
 	const char *control[16];
 	size_t ncontrol;
 	char control_buf[512];
@@ -84,10 +91,11 @@ static bool parse_control(struct report_opts *o, const char *arg)
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	int c;
-	*o = (struct report_opts){ "cpuledger.rec", NULL, METHOD_PRECEDING,
-				   BY_THREAD, &report_text, NULL, { "kernel" }, 1, "" };
+	*o = (struct report_opts){ .input = "cpuledger.rec", .method = METHOD_PRECEDING,
+				   .by = BY_THREAD, .writer = &report_text,
+				   .control = { "kernel" }, .ncontrol = 1 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:m:b:A:c:f:o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:m:b:A:c:f:F:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o->input = optarg;
@@ -101,12 +109,15 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				return -EINVAL;
 			break;
 		case 'f':
-			o->writer = report_writer__find(optarg);
-			if (!o->writer) {
-				cli_error("--format: unknown format '%s' (%s)", optarg,
-					  report_writer__names());
-				return -EINVAL;
+			if (!strcmp(optarg, "folded")) {
+				o->folded_format = true;
+				break;
 			}
+			if (!cli_parse_format(optarg, &o->writer))
+				return -EINVAL;
+			break;
+		case 'F':
+			o->folded = optarg;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -134,12 +145,65 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
+/* report -i perf-script:FILE --format folded: perf script text folded
+ * for the flame-graph tools (docs/folded.md). */
+static int fold_perf_script(const char *path, const char *list, const char *output)
+{
+	struct fold_options fo = { 0 };
+	if (list && fold_options__parse(&fo, list)) {
+		cli_error("--folded: '%s' is not a list of pid, tid, kernel, jit, all, addrs", list);
+		return EXIT_USAGE;
+	}
+	FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!in) {
+		cli_error("cannot open '%s': %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	struct folder *f = folder__new(&fo);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int err = f ? 0 : -ENOMEM, status = 0;
+	while (!err && (n = getline(&line, &cap, in)) >= 0) {
+		if (n && line[n - 1] == '\n')
+			n--;
+		err = folder__line(f, line, (size_t)n);
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	if (err) {
+		cli_error("cannot read '%s': %s", path, strerror(-err));
+		status = EXIT_RUNTIME;
+	} else {
+		struct outfile out;
+		if (outfile__open(&out, output) || folder__write(f, out.f) ||
+		    outfile__commit(&out))
+			status = EXIT_RUNTIME;
+	}
+	folder__free(f);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o;
 	int err = parse_args(argc, argv, &o);
 	if (err)
 		return err > 0 ? 0 : EXIT_USAGE;
+	if (!strncmp(o.input, "perf-script:", 12)) {
+		if (!o.folded_format) {
+			cli_error("perf-script input is read as --format folded only, so far");
+			return EXIT_USAGE;
+		}
+		return fold_perf_script(o.input + 12, o.folded, o.output);
+	}
+	if (o.folded_format) {
+		cli_error("--format folded reads perf-script:FILE input, so far");
+		return EXIT_USAGE;
+	}
 
 	struct account_rules rules = { 0 };
 	if (o.accounts) {
