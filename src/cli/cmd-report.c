@@ -154,26 +154,34 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 		cli_error("--folded: '%s' is not a list of pid, tid, kernel, jit, all, addrs", list);
 		return EXIT_USAGE;
 	}
-	FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!in) {
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	if (fd < 0) {
 		cli_error("cannot open '%s': %s", path, strerror(errno));
 		return EXIT_USAGE;
 	}
+	enum { CHUNK = 1 << 20 };
 	struct folder *f = folder__new(&fo);
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int err = f ? 0 : -ENOMEM, status = 0;
-	while (!err && (n = getline(&line, &cap, in)) >= 0) {
-		if (n && line[n - 1] == '\n')
-			n--;
-		err = folder__line(f, line, (size_t)n);
+	char *buf = malloc(CHUNK);
+	int err = f && buf ? 0 : -ENOMEM, status = 0;
+	struct progress p;
+	progress__init(&p, "folding", fd);
+	uint64_t total = 0;
+	while (!err) {
+		ssize_t n = read(fd, buf, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		err = folder__feed(f, buf, (size_t)n);
+		total += (uint64_t)n;
+		progress__update(&p, total);
 	}
-	if (!err && ferror(in))
-		err = -EIO;
-	free(line);
-	if (in != stdin)
-		fclose(in);
+	progress__done(&p);
+	free(buf);
+	if (fd != STDIN_FILENO)
+		close(fd);
 	if (err) {
 		cli_error("cannot read '%s': %s", path, strerror(-err));
 		status = EXIT_RUNTIME;

@@ -20,17 +20,29 @@ struct folder {
 	struct strtab stacks;	/* distinct folded stacks */
 	uint64_t *counts;
 	uint32_t ncounts, counts_cap;
-	uint32_t *offs;		/* where each frame starts in frames */
-	uint32_t offs_cap;
 	char *event;		/* the first event seen: others are skipped */
 	bool in_sample;		/* a header was taken and not yet ended */
 	char *pname;
-	size_t pname_len;
+	size_t pname_len, pname_cap;
 	uint64_t period;
-	char *frames;		/* this sample's frames, callee first, '\0' apart */
-	size_t frames_len, frames_cap;
-	uint32_t nframes;
+	/*
+	 * Frame lines repeat far more than they differ, so each distinct
+	 * line (from its address on, with whether the process is java) is
+	 * tidied once: raw_lines interns the line, tidied_of[raw id] is the
+	 * frame's id in frames_tab, or FRAME_NONE for a process-name line.
+	 */
+	struct strtab raw_lines, frames_tab;
+	uint32_t *tidied_of;
+	uint32_t tidied_cap, ntidied;
+	uint32_t *frame_ids;	/* this sample's frames, callee first */
+	uint32_t nframes, frame_ids_cap;
+	char *scratch;		/* a tidied frame, then a sample's stack */
+	size_t scratch_cap;
+	char *carry;		/* folder__feed: a line not yet ended */
+	size_t carry_len, carry_cap;
 };
+
+#define FRAME_NONE UINT32_MAX
 
 int fold_options__parse(struct fold_options *o, const char *list)
 {
@@ -64,6 +76,8 @@ struct folder *folder__new(const struct fold_options *o)
 		return NULL;
 	f->o = *o;
 	strtab__init(&f->stacks);
+	strtab__init(&f->raw_lines);
+	strtab__init(&f->frames_tab);
 	return f;
 }
 
@@ -75,8 +89,12 @@ void folder__free(struct folder *f)
 	free(f->counts);
 	free(f->event);
 	free(f->pname);
-	free(f->frames);
-	free(f->offs);
+	strtab__release(&f->raw_lines);
+	strtab__release(&f->frames_tab);
+	free(f->tidied_of);
+	free(f->frame_ids);
+	free(f->scratch);
+	free(f->carry);
 	free(f);
 }
 
@@ -194,25 +212,27 @@ static bool parse_event(const char *s, size_t n, const char **ev, size_t *ev_len
 	return true;
 }
 
-static int push_frame(struct folder *f, const char *s, size_t n)
+static int reserve(char **buf, size_t *cap, size_t need)
 {
-	if (f->frames_len + n + 1 > f->frames_cap) {
-		size_t cap = f->frames_cap ? f->frames_cap * 2 : 4096;
-		while (cap < f->frames_len + n + 1)
-			cap *= 2;
-		char *p = realloc(f->frames, cap);
-		if (!p)
-			return -ENOMEM;
-		f->frames = p;
-		f->frames_cap = cap;
-	}
-	if (grow_array((void **)&f->offs, &f->offs_cap, f->nframes, sizeof(*f->offs), 64))
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 256;
+	while (c < need)
+		c *= 2;
+	char *p = realloc(*buf, c);
+	if (!p)
 		return -ENOMEM;
-	f->offs[f->nframes] = (uint32_t)f->frames_len;
-	memcpy(f->frames + f->frames_len, s, n);
-	f->frames[f->frames_len + n] = '\0';
-	f->frames_len += n + 1;
-	f->nframes++;
+	*buf = p;
+	*cap = c;
+	return 0;
+}
+
+static int push_frame(struct folder *f, uint32_t id)
+{
+	if (grow_array((void **)&f->frame_ids, &f->frame_ids_cap, f->nframes,
+		       sizeof(*f->frame_ids), 64))
+		return -ENOMEM;
+	f->frame_ids[f->nframes++] = id;
 	return 0;
 }
 
@@ -278,11 +298,14 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 		o--;
 	}
 	/* annotations */
+	if (!f->o.kernel && !f->o.jit)
+		return o;
 	bool unknown_mod = memmem(mod, mlen, "unknown", 7) != NULL;
 	bool kernel_mod = mlen && (mod[0] == '[' ||
 		(mlen >= 7 && !memcmp(mod + mlen - 7, "vmlinux", 7)));
 	bool jit_mod = false;
-	for (const char *p = mod; (p = memmem(p, mlen - (size_t)(p - mod), "/tmp/perf-", 10));) {
+	for (const char *p = mod; f->o.jit &&
+	     (p = memmem(p, mlen - (size_t)(p - mod), "/tmp/perf-", 10));) {
 		const char *q = p + 10;
 		const char *e = mod + mlen;
 		const char *d = q;
@@ -304,12 +327,14 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 	return o;
 }
 
-/* A stack line: "  pc func (module)". */
-static int stack_line(struct folder *f, const char *s, size_t n)
+/*
+ * A stack line "pc func (module)", leading spaces gone: its tidied frame's
+ * id in *id (FRAME_NONE for a process name), 0; 1 when it is no frame at
+ * all; or -ENOMEM.
+ */
+static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
 {
 	size_t i = 0;
-	while (i < n && is_space(s[i]))
-		i++;
 	size_t pc = i;
 	while (i < n && is_word(s[i]))
 		i++;
@@ -334,8 +359,6 @@ static int stack_line(struct folder *f, const char *s, size_t n)
 		size_t flen = k - 1 - fstart;
 		if (!flen)
 			continue;
-		if (!f->in_sample)
-			return 0;	/* a filtered sample's frame */
 		const char *func = s + fstart;
 		/* "+0x1a2b" offsets are dropped */
 		size_t x = flen;
@@ -345,17 +368,50 @@ static int stack_line(struct folder *f, const char *s, size_t n)
 		if (x < flen && x >= 3 && func[x - 1] == 'x' && func[x - 2] == '0' &&
 		    func[x - 3] == '+')
 			flen = x - 3;
+		*id = FRAME_NONE;
 		if (flen && func[0] == '(')
 			return 0;	/* a process name */
-		char *buf = malloc(2 * flen + pclen + (close - k) + 64);
-		if (!buf)
+		if (reserve(&f->scratch, &f->scratch_cap, 2 * flen + pclen + (close - k) + 64))
 			return -ENOMEM;
-		size_t blen = tidy(f, s + pc, pclen, func, flen, s + k + 1, close - k - 1, buf);
-		int err = push_frame(f, buf, blen);
-		free(buf);
-		return err;
+		size_t blen = tidy(f, s + pc, pclen, func, flen, s + k + 1, close - k - 1,
+				   f->scratch);
+		*id = strtab__intern(&f->frames_tab, f->scratch, blen);
+		return *id == HINDEX_NONE ? -ENOMEM : 0;
 	}
 	return 1;
+}
+
+static int stack_line(struct folder *f, const char *s, size_t n)
+{
+	if (!f->in_sample)
+		return 0;	/* a filtered sample's frame, or noise */
+	while (n && is_space(*s))
+		s++, n--;
+	/* the key: whether the process is java (tidying differs), the line */
+	bool java = f->pname_len == 4 && !memcmp(f->pname, "java", 4);
+	if (reserve(&f->scratch, &f->scratch_cap, n + 1))
+		return -ENOMEM;
+	f->scratch[0] = java ? 'j' : '-';
+	memcpy(f->scratch + 1, s, n);
+	uint32_t raw = strtab__intern(&f->raw_lines, f->scratch, n + 1);
+	if (raw == HINDEX_NONE)
+		return -ENOMEM;
+	uint32_t id;
+	if (raw >= f->ntidied) {
+		int r = tidy_line(f, s, n, &id);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			id = FRAME_NONE;	/* noise: remembered as nothing */
+		if (grow_array((void **)&f->tidied_of, &f->tidied_cap, raw,
+			       sizeof(*f->tidied_of), 1024))
+			return -ENOMEM;
+		f->tidied_of[raw] = id;
+		f->ntidied = raw + 1;
+	} else {
+		id = f->tidied_of[raw];
+	}
+	return id == FRAME_NONE ? 0 : push_frame(f, id);
 }
 
 static int end_sample(struct folder *f)
@@ -364,22 +420,22 @@ static int end_sample(struct folder *f)
 		return 0;
 	f->in_sample = false;
 	/* the process, then the frames from the root down */
-	size_t len = f->pname_len + f->frames_len + 1;
-	char *key = malloc(len + 1);
-	if (!key)
+	size_t len = f->pname_len + 1;
+	for (uint32_t i = 0; i < f->nframes; i++)
+		len += strtab__len(&f->frames_tab, f->frame_ids[i]) + 1;
+	if (reserve(&f->scratch, &f->scratch_cap, len))
 		return -ENOMEM;
+	char *key = f->scratch;
 	memcpy(key, f->pname, f->pname_len);
 	size_t k = f->pname_len;
 	for (uint32_t i = f->nframes; i-- > 0;) {
-		const char *fr = f->frames + f->offs[i];
-		size_t n = strlen(fr);
+		uint32_t fr = f->frame_ids[i];
+		size_t n = strtab__len(&f->frames_tab, fr);
 		key[k++] = ';';
-		memcpy(key + k, fr, n);
+		memcpy(key + k, strtab__str(&f->frames_tab, fr), n);
 		k += n;
 	}
 	uint32_t id = strtab__intern(&f->stacks, key, k);
-	free(key);
-	f->frames_len = 0;
 	f->nframes = 0;
 	if (id == HINDEX_NONE)
 		return -ENOMEM;
@@ -424,9 +480,7 @@ int folder__line(struct folder *f, const char *s, size_t n)
 			p = "?";
 			pl = 1;
 		}
-		free(f->pname);
-		f->pname = malloc(comm_len + pl + tl + 4);
-		if (!f->pname)
+		if (reserve(&f->pname, &f->pname_cap, comm_len + pl + tl + 4))
 			return -ENOMEM;
 		size_t k = 0;
 		memcpy(f->pname, s, comm_len);
@@ -447,12 +501,42 @@ int folder__line(struct folder *f, const char *s, size_t n)
 		f->pname_len = k;
 		f->period = has_period ? period : 1;
 		f->in_sample = true;
-		f->frames_len = 0;
 		f->nframes = 0;
 		return 0;
 	}
 	int r = stack_line(f, s, n);
 	return r < 0 ? r : 0;	/* other lines are perf noise: skipped */
+}
+
+int folder__feed(struct folder *f, const char *buf, size_t n)
+{
+	const char *p = buf, *end = buf + n;
+	int err = 0;
+	if (f->carry_len) {	/* finish the line the last chunk began */
+		const char *nl = memchr(p, '\n', n);
+		size_t take = nl ? (size_t)(nl - p) : n;
+		if (reserve(&f->carry, &f->carry_cap, f->carry_len + take + 1))
+			return -ENOMEM;
+		memcpy(f->carry + f->carry_len, p, take);
+		f->carry_len += take;
+		if (!nl)
+			return 0;
+		err = folder__line(f, f->carry, f->carry_len);
+		f->carry_len = 0;
+		p = nl + 1;
+	}
+	const char *nl;
+	while (!err && p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		err = folder__line(f, p, (size_t)(nl - p));
+		p = nl + 1;
+	}
+	if (err || p == end)
+		return err;
+	if (reserve(&f->carry, &f->carry_cap, (size_t)(end - p) + 1))
+		return -ENOMEM;
+	memcpy(f->carry, p, (size_t)(end - p));
+	f->carry_len = (size_t)(end - p);
+	return 0;
 }
 
 static const struct folder *sort_ctx;
@@ -468,6 +552,12 @@ static int cmp_stack(const void *a, const void *b)
 
 int folder__write(struct folder *f, FILE *out)
 {
+	if (f->carry_len) {	/* the last line had no newline */
+		int err = folder__line(f, f->carry, f->carry_len);
+		f->carry_len = 0;
+		if (err)
+			return err;
+	}
 	uint32_t n = f->stacks.count;
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)

@@ -33,6 +33,12 @@ void folder__free(struct folder *f);
 /* One line of perf script output, without its newline. 0 or -ENOMEM. */
 int folder__line(struct folder *f, const char *line, size_t len);
 
+/*
+ * Any run of perf script bytes, cut anywhere: whole lines go to
+ * folder__line, a line cut short waits for the next run. 0 or -ENOMEM.
+ */
+int folder__feed(struct folder *f, const char *buf, size_t len);
+
 /* Ends the input and writes the folded stacks, sorted, to out.
  * 0 or -EIO / -ENOMEM. */
 int folder__write(struct folder *f, FILE *out);
