@@ -182,7 +182,14 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 	free(buf);
 	if (fd != STDIN_FILENO)
 		close(fd);
-	if (err) {
+	if (!err)
+		err = folder__finish(f);
+	if (err == -EBADMSG) {
+		fprintf(stderr, "%s:%llu: not a perf script line: no sample header, "
+			"frame, comment or known perf noise\n", path,
+			(unsigned long long)folder__lineno(f));
+		status = EXIT_USAGE;
+	} else if (err) {
 		cli_error("cannot read '%s': %s", path, strerror(-err));
 		status = EXIT_RUNTIME;
 	} else {

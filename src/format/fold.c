@@ -40,9 +40,11 @@ struct folder {
 	size_t scratch_cap;
 	char *carry;		/* folder__feed: a line not yet ended */
 	size_t carry_len, carry_cap;
+	uint64_t lineno;	/* lines handed to folder__line so far */
 };
 
-#define FRAME_NONE UINT32_MAX
+#define FRAME_NONE UINT32_MAX		/* a line that adds no frame */
+#define FRAME_BAD (UINT32_MAX - 1)	/* a line that is no frame nor noise */
 
 int fold_options__parse(struct fold_options *o, const char *list)
 {
@@ -327,20 +329,23 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 	return o;
 }
 
-/*
- * A stack line "pc func (module)", leading spaces gone: its tidied frame's
- * id in *id (FRAME_NONE for a process name), 0; 1 when it is no frame at
- * all; or -ENOMEM.
- */
-static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
+/* Where a stack line's parts lie: "pc func+0xoff (module)". */
+struct frame_parts {
+	const char *pc, *func, *mod;
+	size_t pclen, flen, mlen;
+};
+
+/* A stack line, leading spaces gone, cut into its parts: true, or false
+ * when it is no frame at all. */
+static bool frame_parts(const char *s, size_t n, struct frame_parts *fp)
 {
 	size_t i = 0;
-	size_t pc = i;
 	while (i < n && is_word(s[i]))
 		i++;
-	if (i == pc)
-		return 1;
-	size_t pclen = i - pc;
+	if (i == 0)
+		return false;
+	fp->pc = s;
+	fp->pclen = i;
 	while (i < n && is_space(s[i]))
 		i++;
 	size_t fstart = i;
@@ -354,39 +359,84 @@ static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
 				close = m;
 			m++;
 		}
-		if (!close)
+		if (!close || k - 1 == fstart)
 			continue;
-		size_t flen = k - 1 - fstart;
-		if (!flen)
-			continue;
-		const char *func = s + fstart;
-		/* "+0x1a2b" offsets are dropped */
-		size_t x = flen;
-		while (x && isxdigit((unsigned char)func[x - 1]) &&
-		       !isupper((unsigned char)func[x - 1]))
-			x--;
-		if (x < flen && x >= 3 && func[x - 1] == 'x' && func[x - 2] == '0' &&
-		    func[x - 3] == '+')
-			flen = x - 3;
-		*id = FRAME_NONE;
-		if (flen && func[0] == '(')
-			return 0;	/* a process name */
-		if (reserve(&f->scratch, &f->scratch_cap, 2 * flen + pclen + (close - k) + 64))
-			return -ENOMEM;
-		size_t blen = tidy(f, s + pc, pclen, func, flen, s + k + 1, close - k - 1,
-				   f->scratch);
-		*id = strtab__intern(&f->frames_tab, f->scratch, blen);
-		return *id == HINDEX_NONE ? -ENOMEM : 0;
+		fp->func = s + fstart;
+		fp->flen = k - 1 - fstart;
+		fp->mod = s + k + 1;
+		fp->mlen = close - k - 1;
+		return true;
 	}
-	return 1;
+	return false;
+}
+
+/*
+ * Lines perf itself writes among samples (to standard output, or to a
+ * file that took both streams), skipped: its warnings and summaries, and
+ * source lines (-F +srcline) under frames. See docs/folded.md.
+ */
+static bool is_perf_noise(const char *s, size_t n)
+{
+	static const char *const prefixes[] = {
+		"Warning:", "Error:", "Failed to open", "failed to open",
+		"Processed ", "Check IO/CPU overload", "Lost ", "no symbols found",
+		"Kernel address maps", "Couldn't record", "Symbol resolution may",
+		"Samples in kernel", "Check /proc/", "Consider ", "AUX data lost",
+	};
+	while (n && is_space(s[n - 1]))
+		n--;
+	if (!n)
+		return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t l = strlen(prefixes[i]);
+		if (n >= l && !memcmp(s, prefixes[i], l))
+			return true;
+	}
+	/* a source line: one word ending in ":LINE" ("??:0" when unknown) */
+	if (memchr(s, ' ', n) || memchr(s, '\t', n))
+		return false;
+	size_t d = n;
+	while (d && isdigit((unsigned char)s[d - 1]))
+		d--;
+	return d < n && d > 1 && s[d - 1] == ':';
+}
+
+/*
+ * A stack line, leading spaces gone: its tidied frame's id in *id, or
+ * FRAME_NONE for a process name or perf noise; 0, -EBADMSG when it is
+ * neither a frame nor noise, or -ENOMEM.
+ */
+static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
+{
+	struct frame_parts fp;
+	*id = FRAME_NONE;
+	if (!frame_parts(s, n, &fp))
+		return is_perf_noise(s, n) ? 0 : -EBADMSG;
+	/* "+0x1a2b" offsets are dropped */
+	size_t flen = fp.flen, x = flen;
+	while (x && isxdigit((unsigned char)fp.func[x - 1]) &&
+	       !isupper((unsigned char)fp.func[x - 1]))
+		x--;
+	if (x < flen && x >= 3 && fp.func[x - 1] == 'x' && fp.func[x - 2] == '0' &&
+	    fp.func[x - 3] == '+')
+		flen = x - 3;
+	if (flen && fp.func[0] == '(')
+		return 0;	/* a process name */
+	if (reserve(&f->scratch, &f->scratch_cap, 2 * flen + fp.pclen + fp.mlen + 64))
+		return -ENOMEM;
+	size_t blen = tidy(f, fp.pc, fp.pclen, fp.func, flen, fp.mod, fp.mlen, f->scratch);
+	*id = strtab__intern(&f->frames_tab, f->scratch, blen);
+	return *id == HINDEX_NONE ? -ENOMEM : 0;
 }
 
 static int stack_line(struct folder *f, const char *s, size_t n)
 {
-	if (!f->in_sample)
-		return 0;	/* a filtered sample's frame, or noise */
 	while (n && is_space(*s))
 		s++, n--;
+	if (!f->in_sample) {	/* a filtered sample's frame, or noise */
+		struct frame_parts fp;
+		return frame_parts(s, n, &fp) || is_perf_noise(s, n) ? 0 : -EBADMSG;
+	}
 	/* the key: whether the process is java (tidying differs), the line */
 	bool java = f->pname_len == 4 && !memcmp(f->pname, "java", 4);
 	if (reserve(&f->scratch, &f->scratch_cap, n + 1))
@@ -399,10 +449,10 @@ static int stack_line(struct folder *f, const char *s, size_t n)
 	uint32_t id;
 	if (raw >= f->ntidied) {
 		int r = tidy_line(f, s, n, &id);
-		if (r < 0)
+		if (r == -EBADMSG)
+			id = FRAME_BAD;
+		else if (r < 0)
 			return r;
-		if (r > 0)
-			id = FRAME_NONE;	/* noise: remembered as nothing */
 		if (grow_array((void **)&f->tidied_of, &f->tidied_cap, raw,
 			       sizeof(*f->tidied_of), 1024))
 			return -ENOMEM;
@@ -411,6 +461,8 @@ static int stack_line(struct folder *f, const char *s, size_t n)
 	} else {
 		id = f->tidied_of[raw];
 	}
+	if (id == FRAME_BAD)
+		return -EBADMSG;
 	return id == FRAME_NONE ? 0 : push_frame(f, id);
 }
 
@@ -449,8 +501,14 @@ static int end_sample(struct folder *f)
 	return 0;
 }
 
+uint64_t folder__lineno(const struct folder *f)
+{
+	return f->lineno;
+}
+
 int folder__line(struct folder *f, const char *s, size_t n)
 {
+	f->lineno++;
 	if (n && s[0] == '#')
 		return 0;
 	if (n == 0)
@@ -470,6 +528,11 @@ int folder__line(struct folder *f, const char *s, size_t n)
 			} else if (strlen(f->event) != ev_len || memcmp(f->event, ev, ev_len)) {
 				return 0;	/* another event: skipped, as is its stack */
 			}
+		} else if (is_perf_noise(s, n)) {
+			/* "Processed 10 events and lost 1 chunks!" has a
+			 * header's shape but is perf's message, no sample
+			 * (the reference folds it as one) */
+			return 0;
 		}
 		/* "comm tid" without a pid: the pid is "?" */
 		const char *p = pid, *t = tid;
@@ -504,8 +567,7 @@ int folder__line(struct folder *f, const char *s, size_t n)
 		f->nframes = 0;
 		return 0;
 	}
-	int r = stack_line(f, s, n);
-	return r < 0 ? r : 0;	/* other lines are perf noise: skipped */
+	return stack_line(f, s, n);
 }
 
 int folder__feed(struct folder *f, const char *buf, size_t n)
@@ -550,14 +612,18 @@ static int cmp_stack(const void *a, const void *b)
 	return c ? c : (lx > ly) - (lx < ly);
 }
 
+int folder__finish(struct folder *f)
+{
+	size_t n = f->carry_len;	/* the last line had no newline */
+	f->carry_len = 0;
+	return n ? folder__line(f, f->carry, n) : 0;
+}
+
 int folder__write(struct folder *f, FILE *out)
 {
-	if (f->carry_len) {	/* the last line had no newline */
-		int err = folder__line(f, f->carry, f->carry_len);
-		f->carry_len = 0;
-		if (err)
-			return err;
-	}
+	int err = folder__finish(f);
+	if (err)
+		return err;
 	uint32_t n = f->stacks.count;
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)

@@ -30,17 +30,27 @@ struct folder;
 struct folder *folder__new(const struct fold_options *o);
 void folder__free(struct folder *f);
 
-/* One line of perf script output, without its newline. 0 or -ENOMEM. */
+/*
+ * One line of perf script output, without its newline. 0, -ENOMEM, or
+ * -EBADMSG for a line that is no sample header, frame, comment nor known
+ * perf noise; folder__lineno then says which line it was.
+ */
 int folder__line(struct folder *f, const char *line, size_t len);
 
 /*
  * Any run of perf script bytes, cut anywhere: whole lines go to
- * folder__line, a line cut short waits for the next run. 0 or -ENOMEM.
+ * folder__line, a line cut short waits for the next run. As folder__line.
  */
 int folder__feed(struct folder *f, const char *buf, size_t len);
 
-/* Ends the input and writes the folded stacks, sorted, to out.
- * 0 or -EIO / -ENOMEM. */
+/* Ends the input: a last line without a newline is read. As folder__line. */
+int folder__finish(struct folder *f);
+
+/* The number of lines read so far (the bad one, after -EBADMSG). */
+uint64_t folder__lineno(const struct folder *f);
+
+/* Ends the input (folder__finish) and writes the folded stacks, sorted,
+ * to out. 0 or -EIO / -ENOMEM / -EBADMSG. */
 int folder__write(struct folder *f, FILE *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* libFuzzer entry point for the perf script folder: any bytes must fold
  * without crashing, with every option on or off, and cutting the bytes
  * into runs anywhere (as reads do) must not change the folded output. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Folds text, fed in runs of at most `run` bytes; the output, malloc'd. */
+/* Folds text, fed in runs of at most `run` bytes: the output, malloc'd,
+ * or for a line refused, "bad line N". */
 static char *fold(const struct fold_options *o, const char *text, size_t n,
 		  size_t run, size_t *out_len)
 {
@@ -19,10 +21,14 @@ static char *fold(const struct fold_options *o, const char *text, size_t n,
 	FILE *mem = open_memstream(&out, out_len);
 	if (!f || !mem)
 		abort();
-	for (size_t at = 0; at < n; at += run)
-		if (folder__feed(f, text + at, n - at < run ? n - at : run))
-			abort();
-	if (folder__write(f, mem))
+	int err = 0;
+	for (size_t at = 0; !err && at < n; at += run)
+		err = folder__feed(f, text + at, n - at < run ? n - at : run);
+	if (!err)
+		err = folder__write(f, mem);
+	if (err == -EBADMSG)
+		fprintf(mem, "bad line %llu", (unsigned long long)folder__lineno(f));
+	else if (err)
 		abort();
 	fclose(mem);
 	folder__free(f);

@@ -25,3 +25,20 @@ run "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" -f folded --folded
 [ "$(status)" = 2 ] && grep -q -- "--folded: 'pids'" "$TMP/err" || fail "bad --folded"
 run "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" -f json
 [ "$(status)" = 2 ] || fail "perf-script input with json should be refused for now"
+# perf's own messages and source lines among samples are skipped; a line
+# that is none of header, frame, comment or known noise is refused with its
+# line number, exit 2, and no output file
+printf 'Warning:\nProcessed 10 events and lost 1 chunks!\nCheck IO/CPU overload!\n\n' >"$TMP/noise.txt"
+printf 'dd 7 [000] 1.0: 3 cpu-clock:\n\tff f+0x1 (/bin/dd)\n\t  dd.c:12\n\tfe g (/bin/dd)\n\n' >>"$TMP/noise.txt"
+"$CL" report -i "perf-script:$TMP/noise.txt" -f folded >"$TMP/noise.out" || fail "noise refused: exit $?"
+[ "$(cat "$TMP/noise.out")" = "dd;g;f 3" ] || fail "noise fold: $(cat "$TMP/noise.out")"
+cp "$TMP/noise.txt" "$TMP/bad.txt"
+printf 'dd 7 [000] 1.1: 3 cpu-clock:\n\tff f (/bin/dd)\nthis line means nothing\n\n' >>"$TMP/bad.txt"
+run "$CL" report -i "perf-script:$TMP/bad.txt" -f folded -o "$TMP/bad.out"
+[ "$(status)" = 2 ] || fail "bad line: exit $(status), want 2"
+grep -q "^$TMP/bad.txt:12: not a perf script line" "$TMP/err" || fail "bad line message: $(cat "$TMP/err")"
+[ ! -e "$TMP/bad.out" ] || fail "bad input left an output file"
+# the same bad line as the last, without a newline: still its line number
+printf 'dd 7 [000] 1.1: 3 cpu-clock:\n\tff f (/bin/dd)\njunk' >"$TMP/bad2.txt"
+run "$CL" report -i "perf-script:$TMP/bad2.txt" -f folded
+[ "$(status)" = 2 ] && grep -q "bad2.txt:3: not a perf script line" "$TMP/err" || fail "bad last line: $(cat "$TMP/err")"
