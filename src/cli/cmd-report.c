@@ -197,6 +197,14 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 		if (outfile__open(&out, output) || folder__write(f, out.f) ||
 		    outfile__commit(&out))
 			status = EXIT_RUNTIME;
+		uint64_t unended, lost;
+		folder__losses(f, &unended, &lost);
+		if (unended)
+			fprintf(stderr, "%s: %llu sample(s) not ended by a blank line, "
+				"not folded\n", path, (unsigned long long)unended);
+		if (lost)
+			fprintf(stderr, "%s: perf says it lost %llu chunk(s) of samples "
+				"while recording\n", path, (unsigned long long)lost);
 	}
 	folder__free(f);
 	return status;

@@ -41,6 +41,8 @@ struct folder {
 	char *carry;		/* folder__feed: a line not yet ended */
 	size_t carry_len, carry_cap;
 	uint64_t lineno;	/* lines handed to folder__line so far */
+	uint64_t unended;	/* samples with no blank line after them */
+	uint64_t lost_chunks;	/* as perf's "lost N chunks" lines said */
 };
 
 #define FRAME_NONE UINT32_MAX		/* a line that adds no frame */
@@ -501,6 +503,12 @@ static int end_sample(struct folder *f)
 	return 0;
 }
 
+void folder__losses(const struct folder *f, uint64_t *unended, uint64_t *lost_chunks)
+{
+	*unended = f->unended;
+	*lost_chunks = f->lost_chunks;
+}
+
 uint64_t folder__lineno(const struct folder *f)
 {
 	return f->lineno;
@@ -531,9 +539,17 @@ int folder__line(struct folder *f, const char *s, size_t n)
 		} else if (is_perf_noise(s, n)) {
 			/* "Processed 10 events and lost 1 chunks!" has a
 			 * header's shape but is perf's message, no sample
-			 * (the reference folds it as one) */
+			 * (the reference folds it as one); what it says was
+			 * lost is counted */
+			const char *l = memmem(s, n, " and lost ", 10);
+			uint64_t lost = 0;
+			for (l = l ? l + 10 : s + n; l < s + n && isdigit((unsigned char)*l); l++)
+				lost = lost * 10 + (uint64_t)(*l - '0');
+			f->lost_chunks += lost;
 			return 0;
 		}
+		if (f->in_sample)
+			f->unended++;	/* dropped: see docs/folded.md */
 		/* "comm tid" without a pid: the pid is "?" */
 		const char *p = pid, *t = tid;
 		size_t pl = pid_len, tl = tid_len;
@@ -616,7 +632,12 @@ int folder__finish(struct folder *f)
 {
 	size_t n = f->carry_len;	/* the last line had no newline */
 	f->carry_len = 0;
-	return n ? folder__line(f, f->carry, n) : 0;
+	int err = n ? folder__line(f, f->carry, n) : 0;
+	if (!err && f->in_sample) {
+		f->in_sample = false;	/* not counted, as by the reference */
+		f->unended++;
+	}
+	return err;
 }
 
 int folder__write(struct folder *f, FILE *out)

@@ -46,6 +46,13 @@ int folder__feed(struct folder *f, const char *buf, size_t len);
 /* Ends the input: a last line without a newline is read. As folder__line. */
 int folder__finish(struct folder *f);
 
+/*
+ * What was read but is not in the folded stacks: samples no blank line
+ * ended (the reference drops them too), and the chunks perf's own
+ * "Processed N events and lost M chunks!" lines said it lost.
+ */
+void folder__losses(const struct folder *f, uint64_t *unended, uint64_t *lost_chunks);
+
 /* The number of lines read so far (the bad one, after -EBADMSG). */
 uint64_t folder__lineno(const struct folder *f);
 

@@ -30,8 +30,14 @@ run "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" -f json
 # line number, exit 2, and no output file
 printf 'Warning:\nProcessed 10 events and lost 1 chunks!\nCheck IO/CPU overload!\n\n' >"$TMP/noise.txt"
 printf 'dd 7 [000] 1.0: 3 cpu-clock:\n\tff f+0x1 (/bin/dd)\n\t  dd.c:12\n\tfe g (/bin/dd)\n\n' >>"$TMP/noise.txt"
-"$CL" report -i "perf-script:$TMP/noise.txt" -f folded >"$TMP/noise.out" || fail "noise refused: exit $?"
+"$CL" report -i "perf-script:$TMP/noise.txt" -f folded >"$TMP/noise.out" 2>"$TMP/noise.err" ||
+	fail "noise refused: exit $?"
 [ "$(cat "$TMP/noise.out")" = "dd;g;f 3" ] || fail "noise fold: $(cat "$TMP/noise.out")"
+# what perf said it lost is reported, as is a sample no blank line ended
+grep -q "noise.txt: perf says it lost 1 chunk(s)" "$TMP/noise.err" || fail "lost chunks: $(cat "$TMP/noise.err")"
+"$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" -f folded >/dev/null 2>"$TMP/dd.err"
+grep -q "dd-stacks-01.txt: 1 sample(s) not ended by a blank line" "$TMP/dd.err" ||
+	fail "unended sample not reported: $(cat "$TMP/dd.err")"
 cp "$TMP/noise.txt" "$TMP/bad.txt"
 printf 'dd 7 [000] 1.1: 3 cpu-clock:\n\tff f (/bin/dd)\nthis line means nothing\n\n' >>"$TMP/bad.txt"
 run "$CL" report -i "perf-script:$TMP/bad.txt" -f folded -o "$TMP/bad.out"
