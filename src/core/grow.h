@@ -1,5 +1,6 @@
 /*
- * grow: room for one more element in a heap array, doubling it when full.
+ * grow: room for one more element in a heap array, or for more bytes in a
+ * buffer, doubling it when full.
  * The engine's tables are arrays indexed by 32-bit ids; this is their one
  * growth rule.
  */
@@ -25,6 +26,23 @@ static inline int grow_array(void **arr, uint32_t *cap, uint32_t used,
 		return -ENOMEM;
 	*arr = p;
 	*cap = n;
+	return 0;
+}
+
+/* Makes the byte buffer *buf (of *cap bytes) hold at least need bytes,
+ * doubling from first. 0, or -ENOMEM leaving it as it was. */
+static inline int grow_bytes(char **buf, size_t *cap, size_t need, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : first;
+	while (c < need)
+		c *= 2;
+	char *p = realloc(*buf, c);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = c;
 	return 0;
 }
 

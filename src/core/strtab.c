@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void strtab__init(struct strtab *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -40,16 +42,8 @@ static int reserve(struct strtab *t, size_t extra)
 {
 	if (t->len + extra > UINT32_MAX)
 		return -EOVERFLOW;
-	if (t->len + extra > t->cap) {
-		size_t cap = t->cap ? t->cap : 4096;
-		while (cap < t->len + extra)
-			cap *= 2;
-		char *b = realloc(t->bytes, cap);
-		if (!b)
-			return -ENOMEM;
-		t->bytes = b;
-		t->cap = cap;
-	}
+	if (grow_bytes(&t->bytes, &t->cap, t->len + extra, 4096))
+		return -ENOMEM;
 	if (t->count == t->slots) {
 		uint32_t n = t->slots ? t->slots * 2 : 64;
 		uint32_t *o = realloc(t->offset, n * sizeof(*o));

@@ -216,19 +216,10 @@ static bool parse_event(const char *s, size_t n, const char **ev, size_t *ev_len
 	return true;
 }
 
+/* The folder's buffers are small and reused: a line, a stack, a name. */
 static int reserve(char **buf, size_t *cap, size_t need)
 {
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 256;
-	while (c < need)
-		c *= 2;
-	char *p = realloc(*buf, c);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = c;
-	return 0;
+	return grow_bytes(buf, cap, need, 256);
 }
 
 static int push_frame(struct folder *f, uint32_t id)
