@@ -3,7 +3,7 @@
 # those that are missing, so that a second run costs nothing.
 set -eu
 
-pkgs="build-essential pkg-config clang libclang-rt-14-dev libcmocka-dev libzstd-dev libdw-dev libelf-dev libsqlite3-dev sqlite3 python3 time valgrind openssl"
+pkgs="build-essential pkg-config clang libclang-rt-14-dev libcmocka-dev libzstd-dev libdw-dev libelf-dev libsqlite3-dev sqlite3 python3 time valgrind openssl zlib1g-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev prometheus"
 
 missing=""
 for p in $pkgs; do

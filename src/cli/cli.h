@@ -82,5 +82,11 @@ int cmd_run(int argc, char **argv);
 int cmd_ledger(int argc, char **argv);
 int cmd_bill(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+
+/* Imports the perf script text at path ("-": standard input) into a
+ * recording on out_fd, printing what it read unless quiet. 0 or an exit
+ * status, having printed FILE:LINE: what is wrong. */
+int cli_import_script(const char *path, int out_fd, bool quiet);
 
 #endif

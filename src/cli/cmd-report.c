@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -210,21 +211,35 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 	return status;
 }
 
+/* perf script text imported into an anonymous recording: its fd, -1 with
+ * errno, or minus an exit status (the message printed). */
+static int open_imported(const char *path)
+{
+	int fd = memfd_create("cpuledger-import", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int status = cli_import_script(path, fd, true);
+	if (!status && lseek(fd, 0, SEEK_SET) < 0)
+		status = EXIT_RUNTIME;
+	if (status) {
+		close(fd);
+		return -status;
+	}
+	return fd;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o;
 	int err = parse_args(argc, argv, &o);
 	if (err)
 		return err > 0 ? 0 : EXIT_USAGE;
-	if (!strncmp(o.input, "perf-script:", 12)) {
-		if (!o.folded_format) {
-			cli_error("perf-script input is read as --format folded only, so far");
-			return EXIT_USAGE;
-		}
+	bool script = !strncmp(o.input, "perf-script:", 12);
+	if (script && o.folded_format)
 		return fold_perf_script(o.input + 12, o.folded, o.output);
-	}
 	if (o.folded_format) {
-		cli_error("--format folded reads perf-script:FILE input, so far");
+		cli_error("--format folded reads perf-script:FILE input; for a "
+			  "recording, use --format pprof");
 		return EXIT_USAGE;
 	}
 
@@ -234,11 +249,13 @@ int cmd_report(int argc, char **argv)
 		if (st)
 			return st;
 	}
-	int fd = open(o.input, O_RDONLY | O_CLOEXEC);
+	int fd = script ? open_imported(o.input + 12) :
+		 open(o.input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		cli_error("cannot open '%s': %s", o.input, strerror(errno));
+		if (fd == -1)
+			cli_error("cannot open '%s': %s", o.input, strerror(errno));
 		account_rules__release(&rules);
-		return EXIT_USAGE;
+		return fd == -1 ? EXIT_USAGE : -fd;
 	}
 	struct loaded_recording r;
 	struct rec_error e;

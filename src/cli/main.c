@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "record CPU time and steal live (perf_event_open)" },
 	{ "report", cmd_report, "report a recording: time and steal per thread" },
 	{ "run", cmd_run, "run a command and report its time like time(1)" },
+	{ "import", cmd_import, "make a recording of perf script text" },
 	{ "ledger", cmd_ledger, "add recordings to the accounting ledger (SQLite)" },
 	{ "bill", cmd_bill, "CPU time, steal and corrected time from the ledger" },
 	{ "collect", cmd_collect, "ask a recorder to add a collection to its ledger now" },

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perf_script.h"
 #include "../core/grow.h"
 #include "../core/hindex.h"
 #include "../core/strtab.h"
@@ -38,8 +39,7 @@ struct folder {
 	uint32_t nframes, frame_ids_cap;
 	char *scratch;		/* a tidied frame, then a sample's stack */
 	size_t scratch_cap;
-	char *carry;		/* folder__feed: a line not yet ended */
-	size_t carry_len, carry_cap;
+	struct line_splitter lines;	/* folder__feed's */
 	uint64_t lineno;	/* lines handed to folder__line so far */
 	uint64_t unended;	/* samples with no blank line after them */
 	uint64_t lost_chunks;	/* as perf's "lost N chunks" lines said */
@@ -98,18 +98,8 @@ void folder__free(struct folder *f)
 	free(f->tidied_of);
 	free(f->frame_ids);
 	free(f->scratch);
-	free(f->carry);
+	line_splitter__release(&f->lines);
 	free(f);
-}
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static bool is_word(char c)
-{
-	return isalnum((unsigned char)c) || c == '_';
 }
 
 /* Perl truth of a captured number: absent, "" and "0" are false. */
@@ -127,13 +117,13 @@ static bool parse_header(const char *s, size_t n, size_t *comm_len,
 			 const char **pid, size_t *pid_len,
 			 const char **tid, size_t *tid_len)
 {
-	if (!n || is_space(s[0]))
+	if (!n || ps_is_space(s[0]))
 		return false;
 	for (size_t i = 2; i < n; i++) {
-		if (!is_space(s[i]))
+		if (!ps_is_space(s[i]))
 			continue;
 		size_t j = i;
-		while (j < n && is_space(s[j]))
+		while (j < n && ps_is_space(s[j]))
 			j++;
 		size_t d = j;
 		while (j < n && isdigit((unsigned char)s[j]))
@@ -149,7 +139,7 @@ static bool parse_header(const char *s, size_t n, size_t *comm_len,
 		size_t t_end = j;
 		/* the tid group is optional: fall back to none when it is
 		 * not followed by a space but the pid is */
-		if (j < n && is_space(s[j])) {
+		if (j < n && ps_is_space(s[j])) {
 			*comm_len = i;
 			*pid = s + d;
 			*pid_len = d_end - d;
@@ -157,7 +147,7 @@ static bool parse_header(const char *s, size_t n, size_t *comm_len,
 			*tid_len = t_end - t;
 			return true;
 		}
-		if (d_end < n && is_space(s[d_end])) {
+		if (d_end < n && ps_is_space(s[d_end])) {
 			*comm_len = i;
 			*pid = s + d;
 			*pid_len = d_end - d;
@@ -174,17 +164,17 @@ static bool parse_header(const char *s, size_t n, size_t *comm_len,
 static bool parse_event(const char *s, size_t n, const char **ev, size_t *ev_len,
 			uint64_t *period, bool *has_period)
 {
-	while (n && is_space(s[n - 1]))
+	while (n && ps_is_space(s[n - 1]))
 		n--;
 	if (!n || s[n - 1] != ':')
 		return false;
 	size_t e = n - 1, b = e;
-	while (b && !is_space(s[b - 1]))
+	while (b && !ps_is_space(s[b - 1]))
 		b--;
 	if (b == e)
 		return false;
 	size_t k = b;
-	while (k && is_space(s[k - 1]))
+	while (k && ps_is_space(s[k - 1]))
 		k--;
 	if (k == b)
 		return false;
@@ -192,14 +182,14 @@ static bool parse_event(const char *s, size_t n, const char **ev, size_t *ev_len
 	while (k && isdigit((unsigned char)s[k - 1]))
 		k--;
 	size_t dstart = k;
-	while (k && is_space(s[k - 1]))
+	while (k && ps_is_space(s[k - 1]))
 		k--;
 	if (!k || s[k - 1] != ':') {
 		/* the digits may have been the event's own: none of them */
 		if (dstart == dend)
 			return false;
 		k = dend;
-		while (k && is_space(s[k - 1]))
+		while (k && ps_is_space(s[k - 1]))
 			k--;
 		if (!k || s[k - 1] != ':' || k != dstart)
 			return false;
@@ -322,78 +312,6 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 	return o;
 }
 
-/* Where a stack line's parts lie: "pc func+0xoff (module)". */
-struct frame_parts {
-	const char *pc, *func, *mod;
-	size_t pclen, flen, mlen;
-};
-
-/* A stack line, leading spaces gone, cut into its parts: true, or false
- * when it is no frame at all. */
-static bool frame_parts(const char *s, size_t n, struct frame_parts *fp)
-{
-	size_t i = 0;
-	while (i < n && is_word(s[i]))
-		i++;
-	if (i == 0)
-		return false;
-	fp->pc = s;
-	fp->pclen = i;
-	while (i < n && is_space(s[i]))
-		i++;
-	size_t fstart = i;
-	/* the last " (" after which non-spaces run to a ')' */
-	for (size_t k = n; k-- > fstart + 1;) {
-		if (s[k] != '(' || s[k - 1] != ' ')
-			continue;
-		size_t m = k + 1, close = 0;
-		while (m < n && !is_space(s[m])) {
-			if (s[m] == ')')
-				close = m;
-			m++;
-		}
-		if (!close || k - 1 == fstart)
-			continue;
-		fp->func = s + fstart;
-		fp->flen = k - 1 - fstart;
-		fp->mod = s + k + 1;
-		fp->mlen = close - k - 1;
-		return true;
-	}
-	return false;
-}
-
-/*
- * Lines perf itself writes among samples (to standard output, or to a
- * file that took both streams), skipped: its warnings and summaries, and
- * source lines (-F +srcline) under frames. See docs/folded.md.
- */
-static bool is_perf_noise(const char *s, size_t n)
-{
-	static const char *const prefixes[] = {
-		"Warning:", "Error:", "Failed to open", "failed to open",
-		"Processed ", "Check IO/CPU overload", "Lost ", "no symbols found",
-		"Kernel address maps", "Couldn't record", "Symbol resolution may",
-		"Samples in kernel", "Check /proc/", "Consider ", "AUX data lost",
-	};
-	while (n && is_space(s[n - 1]))
-		n--;
-	if (!n)
-		return true;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t l = strlen(prefixes[i]);
-		if (n >= l && !memcmp(s, prefixes[i], l))
-			return true;
-	}
-	/* a source line: one word ending in ":LINE" ("??:0" when unknown) */
-	if (memchr(s, ' ', n) || memchr(s, '\t', n))
-		return false;
-	size_t d = n;
-	while (d && isdigit((unsigned char)s[d - 1]))
-		d--;
-	return d < n && d > 1 && s[d - 1] == ':';
-}
-
 /*
  * A stack line, leading spaces gone: its tidied frame's id in *id, or
  * FRAME_NONE for a process name or perf noise; 0, -EBADMSG when it is
@@ -403,16 +321,10 @@ static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
 {
 	struct frame_parts fp;
 	*id = FRAME_NONE;
-	if (!frame_parts(s, n, &fp))
-		return is_perf_noise(s, n) ? 0 : -EBADMSG;
+	if (!perf_script__frame_parts(s, n, &fp))
+		return perf_script__is_noise(s, n) ? 0 : -EBADMSG;
 	/* "+0x1a2b" offsets are dropped */
-	size_t flen = fp.flen, x = flen;
-	while (x && isxdigit((unsigned char)fp.func[x - 1]) &&
-	       !isupper((unsigned char)fp.func[x - 1]))
-		x--;
-	if (x < flen && x >= 3 && fp.func[x - 1] == 'x' && fp.func[x - 2] == '0' &&
-	    fp.func[x - 3] == '+')
-		flen = x - 3;
+	size_t flen = perf_script__strip_offset(fp.func, fp.flen);
 	if (flen && fp.func[0] == '(')
 		return 0;	/* a process name */
 	if (reserve(&f->scratch, &f->scratch_cap, 2 * flen + fp.pclen + fp.mlen + 64))
@@ -424,11 +336,11 @@ static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
 
 static int stack_line(struct folder *f, const char *s, size_t n)
 {
-	while (n && is_space(*s))
+	while (n && ps_is_space(*s))
 		s++, n--;
 	if (!f->in_sample) {	/* a filtered sample's frame, or noise */
 		struct frame_parts fp;
-		return frame_parts(s, n, &fp) || is_perf_noise(s, n) ? 0 : -EBADMSG;
+		return perf_script__frame_parts(s, n, &fp) || perf_script__is_noise(s, n) ? 0 : -EBADMSG;
 	}
 	/* the key: whether the process is java (tidying differs), the line */
 	bool java = f->pname_len == 4 && !memcmp(f->pname, "java", 4);
@@ -505,6 +417,13 @@ uint64_t folder__lineno(const struct folder *f)
 	return f->lineno;
 }
 
+static bool ends_in_paren(const char *s, size_t n)
+{
+	while (n && ps_is_space(s[n - 1]))
+		n--;
+	return n && s[n - 1] == ')';
+}
+
 int folder__line(struct folder *f, const char *s, size_t n)
 {
 	f->lineno++;
@@ -512,6 +431,20 @@ int folder__line(struct folder *f, const char *s, size_t n)
 		return 0;
 	if (n == 0)
 		return end_sample(f);
+	/* perf right-aligns comm in some layouts (-F with pid): a line that
+	 * starts with spaces is a header when it is no frame, and frames
+	 * end in ')' */
+	if (ps_is_space(s[0]) && !ends_in_paren(s, n)) {
+		size_t lead = 0;
+		while (lead < n && ps_is_space(s[lead]))
+			lead++;
+		size_t cl, pl, tl;
+		const char *p, *t;
+		if (parse_header(s + lead, n - lead, &cl, &p, &pl, &t, &tl)) {
+			s += lead;
+			n -= lead;
+		}
+	}
 	size_t comm_len, pid_len, tid_len;
 	const char *pid, *tid;
 	if (parse_header(s, n, &comm_len, &pid, &pid_len, &tid, &tid_len)) {
@@ -527,16 +460,12 @@ int folder__line(struct folder *f, const char *s, size_t n)
 			} else if (strlen(f->event) != ev_len || memcmp(f->event, ev, ev_len)) {
 				return 0;	/* another event: skipped, as is its stack */
 			}
-		} else if (is_perf_noise(s, n)) {
+		} else if (perf_script__is_noise(s, n)) {
 			/* "Processed 10 events and lost 1 chunks!" has a
 			 * header's shape but is perf's message, no sample
 			 * (the reference folds it as one); what it says was
 			 * lost is counted */
-			const char *l = memmem(s, n, " and lost ", 10);
-			uint64_t lost = 0;
-			for (l = l ? l + 10 : s + n; l < s + n && isdigit((unsigned char)*l); l++)
-				lost = lost * 10 + (uint64_t)(*l - '0');
-			f->lost_chunks += lost;
+			f->lost_chunks += perf_script__lost_chunks(s, n);
 			return 0;
 		}
 		if (f->in_sample)
@@ -577,35 +506,14 @@ int folder__line(struct folder *f, const char *s, size_t n)
 	return stack_line(f, s, n);
 }
 
+static int fold_line(void *ctx, const char *line, size_t len)
+{
+	return folder__line(ctx, line, len);
+}
+
 int folder__feed(struct folder *f, const char *buf, size_t n)
 {
-	const char *p = buf, *end = buf + n;
-	int err = 0;
-	if (f->carry_len) {	/* finish the line the last chunk began */
-		const char *nl = memchr(p, '\n', n);
-		size_t take = nl ? (size_t)(nl - p) : n;
-		if (reserve(&f->carry, &f->carry_cap, f->carry_len + take + 1))
-			return -ENOMEM;
-		memcpy(f->carry + f->carry_len, p, take);
-		f->carry_len += take;
-		if (!nl)
-			return 0;
-		err = folder__line(f, f->carry, f->carry_len);
-		f->carry_len = 0;
-		p = nl + 1;
-	}
-	const char *nl;
-	while (!err && p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
-		err = folder__line(f, p, (size_t)(nl - p));
-		p = nl + 1;
-	}
-	if (err || p == end)
-		return err;
-	if (reserve(&f->carry, &f->carry_cap, (size_t)(end - p) + 1))
-		return -ENOMEM;
-	memcpy(f->carry, p, (size_t)(end - p));
-	f->carry_len = (size_t)(end - p);
-	return 0;
+	return line_splitter__feed(&f->lines, buf, n, fold_line, f);
 }
 
 static const struct folder *sort_ctx;
@@ -621,9 +529,7 @@ static int cmp_stack(const void *a, const void *b)
 
 int folder__finish(struct folder *f)
 {
-	size_t n = f->carry_len;	/* the last line had no newline */
-	f->carry_len = 0;
-	int err = n ? folder__line(f, f->carry, n) : 0;
+	int err = line_splitter__finish(&f->lines, fold_line, f);
 	if (!err && f->in_sample) {
 		f->in_sample = false;	/* not counted, as by the reference */
 		f->unended++;

@@ -37,6 +37,7 @@ struct frame {
 	uint32_t event;		/* index of its sample in the live events */
 	uint32_t dso;
 	uint64_t offset, ip;
+	uint32_t fn;		/* named already (imported), or HINDEX_NONE */
 	uint8_t flags;
 };
 
@@ -57,6 +58,8 @@ struct loader {
 	bool regions_ready;
 	struct symrange *syms;
 	uint32_t nsyms, syms_cap;
+	uint32_t *names;	/* REC_NAME id -> string id (imported) */
+	uint32_t nnames, names_cap;
 	uint32_t unknown_dso;
 	enum steal_method method;
 	uint64_t type[3];		/* sample_type per kind */
@@ -366,7 +369,7 @@ static int add_frames(struct loader *ld, const struct sample *s, bool kernel)
 			kmode = ip == (uint64_t)PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		struct frame f = { .event = l->nevents, .ip = ip - 1,
+		struct frame f = { .event = l->nevents, .ip = ip - 1, .fn = HINDEX_NONE,
 				   .flags = kmode ? LIVE_KERNEL : 0 };
 		if (!regions__find(&ld->regions, s->pid, ip - 1, kmode, &f.dso, &f.offset))
 			continue;
@@ -636,6 +639,8 @@ static int name_samples(struct loader *ld)
 		uint32_t fn = function_at(ld, e->dso, e->value);
 		if (fn != HINDEX_NONE)
 			e->function = fn;
+		else if (e->function != ld->fn_unknown)
+			fn = e->function;	/* imported with its name */
 		e->value = 0;	/* it held the offset; periods are not used */
 		if (!e->b)
 			continue;	/* the idle task is nobody's account */
@@ -652,9 +657,10 @@ static int name_samples(struct loader *ld)
 			;
 		for (; fr < ld->nframes && ld->frames[fr].event == i; fr++) {
 			const struct frame *f = &ld->frames[fr];
-			uint32_t ffn = function_at(ld, f->dso, f->offset);
-			uint32_t name = ffn != HINDEX_NONE ? ffn : e->function;
-			if (ffn == HINDEX_NONE)
+			uint32_t ffn = f->fn != HINDEX_NONE ? f->fn :
+				       function_at(ld, f->dso, f->offset);
+			uint32_t name = ffn;
+			if (ffn == HINDEX_NONE || ffn == ld->fn_unknown)
 				continue;	/* an unnamed caller adds nothing */
 			bool dup = false;
 			for (uint32_t k = 0; k < nseen && !dup; k++)
@@ -674,6 +680,102 @@ static int name_samples(struct loader *ld)
 		}
 	}
 	return 0;
+}
+
+/* REC_NAME: ids come in order 0, 1, 2... */
+static int add_name(struct loader *ld, const uint8_t *d, uint32_t len)
+{
+	uint32_t pre[2];
+	if (len < 8)
+		return 0;
+	memcpy(pre, d, 8);
+	if (pre[0] != ld->nnames) {
+		ld->r->bad_records++;
+		return 0;
+	}
+	uint32_t id = live__string(&ld->r->live, (const char *)d + 8, len - 8);
+	if (id == HINDEX_NONE || grow_array((void **)&ld->names, &ld->names_cap,
+					    ld->nnames, sizeof(*ld->names), 1024))
+		return -ENOMEM;
+	ld->names[ld->nnames++] = id;
+	return 0;
+}
+
+static uint32_t name_of(const struct loader *ld, uint32_t id, uint32_t none)
+{
+	return id < ld->nnames ? ld->names[id] : none;
+}
+
+static uint8_t live_flags(uint32_t rec_flags)
+{
+	return (rec_flags & REC_FRAME_KERNEL ? LIVE_KERNEL : 0) |
+	       (rec_flags & REC_FRAME_EXECUTABLE ? LIVE_EXECUTABLE : 0);
+}
+
+/* REC_SAMPLE: a sample imported with its functions named. */
+static int imported_sample(struct loader *ld, const uint8_t *d, uint32_t len)
+{
+	struct loaded_recording *r = ld->r;
+	struct rec_sample_head h;
+	struct rec_frame f;
+	r->records++;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, d, sizeof(h));
+	if (h.cpu >= r->ncpus || h.nframes > (len - sizeof(h)) / sizeof(f) ||
+	    len != sizeof(h) + h.nframes * sizeof(f))
+		goto bad;
+	r->samples++;
+	r->cpus[h.cpu].present = true;
+	struct live_event e = { .kind = LIVE_SAMPLE, .a = h.pid, .b = h.tid,
+				.time_ns = h.time_ns, .cpu = (uint16_t)h.cpu,
+				.function = ld->fn_unknown, .dso = ld->unknown_dso };
+	const uint8_t *p = d + sizeof(h);
+	for (uint32_t i = 0; i < h.nframes; i++, p += sizeof(f)) {
+		memcpy(&f, p, sizeof(f));
+		if (i == 0) {
+			e.function = name_of(ld, f.function, ld->fn_unknown);
+			e.dso = name_of(ld, f.dso, ld->unknown_dso);
+			e.ip = f.ip;
+			e.flags = live_flags(f.flags);
+			continue;
+		}
+		if (grow_array((void **)&ld->frames, &ld->frames_cap, ld->nframes,
+			       sizeof(*ld->frames), 4096))
+			return -ENOMEM;
+		ld->frames[ld->nframes++] = (struct frame){
+			.event = r->live.nevents, .ip = f.ip,
+			.dso = name_of(ld, f.dso, ld->unknown_dso),
+			.fn = name_of(ld, f.function, ld->fn_unknown),
+			.flags = live_flags(f.flags),
+		};
+	}
+	return live__add(&r->live, &e);
+bad:
+	r->bad_records++;
+	return 0;
+}
+
+/* REC_SCHED: a sched_switch or sched_stat_runtime line of perf script. */
+static int imported_sched(struct loader *ld, const uint8_t *d, uint32_t len)
+{
+	struct loaded_recording *r = ld->r;
+	struct rec_sched s;
+	r->records++;
+	if (len != sizeof(s)) {
+		r->bad_records++;
+		return 0;
+	}
+	memcpy(&s, d, sizeof(s));
+	if (s.cpu >= r->ncpus || (s.kind != REC_SCHED_SWITCH && s.kind != REC_SCHED_RUNTIME)) {
+		r->bad_records++;
+		return 0;
+	}
+	r->cpus[s.cpu].present = true;
+	struct live_event e = { .time_ns = s.time_ns, .cpu = (uint16_t)s.cpu,
+				.a = s.a, .b = s.b, .value = s.value,
+				.kind = s.kind == REC_SCHED_SWITCH ? LIVE_SWITCH : LIVE_RUNTIME };
+	return live__add(&r->live, &e);
 }
 
 static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
@@ -757,6 +859,12 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 			ld->rules = &ld->stored;
 		return e;
 	}
+	case REC_NAME:
+		return add_name(ld, d, len);
+	case REC_SAMPLE:
+		return imported_sample(ld, d, len);
+	case REC_SCHED:
+		return imported_sched(ld, d, len);
 	case REC_LOST:
 		if (len >= 16 && pre[0] < r->ncpus) {
 			uint64_t v;
@@ -819,7 +927,7 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 	}
 	if (!e) {
 		for (uint32_t c = 0; c < r->ncpus; c++) {
-			r->cpus[c].present = ld.seen0[c] || r->cpus[c].lost;
+			r->cpus[c].present |= ld.seen0[c] || r->cpus[c].lost;
 			r->lost += r->cpus[c].lost;
 			if (ld.seen0[c] && ld.seen1[c] && ld.steal1[c] >= ld.steal0[c]) {
 				r->cpus[c].kernel_known = true;
@@ -852,6 +960,7 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 	free(ld.seen1);
 	free(ld.scope_pids);
 	free(ld.syms);
+	free(ld.names);
 	free(ld.frames);
 	free(ld.acc_cache);
 	hindex__release(&ld.acc_index);

@@ -35,7 +35,7 @@ struct loaded_recording {
 	char host[256];
 	char boot_id[64];
 	int64_t realtime_start_ns, realtime_end_ns;	/* 0 unknown */
-	char steal_source[64];
+	char steal_source[128];
 	bool steal_known;	/* false: recorded without the means to measure it */
 	char scope[16];		/* all, pids, command */
 	uint64_t interval_ns, clk_tck, start_ns, end_ns;

@@ -30,6 +30,37 @@ enum rec_item {
 	REC_DSO = 11,		/* u32 path length, u32 0, path, build-id (hex):
 				 * each file symbols were stored for */
 	REC_PROCINFO = 12,	/* u32 pid, u32 uid, executable path */
+	/* Imported from perf script (script_import.h): */
+	REC_NAME = 13,		/* u32 id, u32 0, text: a function or file name */
+	REC_SAMPLE = 14,	/* u32 pid, tid, cpu, nframes, u64 time, period,
+				 * nframes x struct rec_frame, the sample's own first */
+	REC_SCHED = 15,		/* struct rec_sched */
+};
+
+/* A frame of a REC_SAMPLE: names are REC_NAME ids (REC_NO_NAME: none). */
+struct rec_frame {
+	uint64_t ip;
+	uint32_t function, dso;
+	uint32_t flags;		/* REC_FRAME_KERNEL, REC_FRAME_EXECUTABLE */
+	uint32_t zero;
+};
+
+#define REC_NO_NAME UINT32_MAX
+#define REC_FRAME_KERNEL 1
+#define REC_FRAME_EXECUTABLE 2
+
+struct rec_sample_head {
+	uint32_t pid, tid, cpu, nframes;
+	uint64_t time_ns, period;
+};
+
+/* A scheduler tracepoint of a REC_SCHED item. */
+enum { REC_SCHED_SWITCH = 1, REC_SCHED_RUNTIME = 2 };
+struct rec_sched {
+	uint32_t kind, cpu;
+	uint64_t time_ns;
+	uint32_t a, b;		/* switch: prev tid, next tid; runtime: tid, 0 */
+	uint64_t value;		/* runtime: ns */
 };
 
 struct rec_writer;

@@ -1,0 +1,113 @@
+/*
+ * cpuledger import perf-script FILE|- -o REC: the text of perf script made
+ * into a recording that report, ledger add and every format read
+ * (docs/import.md). The recording appears whole or not at all.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../format/script_import.h"
+#include "../core/banned.h"
+
+static const char usage[] =
+	"usage: cpuledger import perf-script FILE|- [-o REC]\n"
+	"\n"
+	"Reads the text of 'perf script' (any event; with or without -g; with\n"
+	"sched:sched_switch and sched:sched_stat_runtime lines, steal per\n"
+	"on-CPU stint) and writes a recording for 'cpuledger report'.\n"
+	"\n"
+	"  -o, --output REC   the recording to write (default cpuledger.rec)\n"
+	"  -h, --help         show this help\n";
+
+int cli_import_script(const char *path, int out_fd, bool quiet)
+{
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	if (fd < 0) {
+		cli_error("cannot open '%s': %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	struct progress p;
+	progress__init(&p, "importing", fd);
+	struct script_import_stats st;
+	uint64_t line;
+	char msg[200] = "";
+	int err = script_import(fd, out_fd, progress__update, &p, &st, &line, msg,
+				sizeof(msg));
+	progress__done(&p);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (err == -EBADMSG) {
+		fprintf(stderr, "%s:%llu: %s\n", path, (unsigned long long)line, msg);
+		return EXIT_USAGE;
+	}
+	if (err) {
+		cli_error("cannot import '%s': %s", path, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	if (!st.samples && !st.switches)
+		fprintf(stderr, "%s: no samples\n", path);
+	if (msg[0])
+		fprintf(stderr, "%s: %s\n", path, msg);
+	if (st.other_samples)
+		fprintf(stderr, "%s: %llu sample(s) of events other than %s counted, "
+			"not imported\n", path, (unsigned long long)st.other_samples, st.event);
+	if (st.lost_chunks)
+		fprintf(stderr, "%s: perf says it lost %llu chunk(s) of samples while "
+			"recording\n", path, (unsigned long long)st.lost_chunks);
+	if (!quiet)
+		fprintf(stderr, "%s: %llu %s sample(s), %llu frame(s), %llu sched_switch, "
+			"%llu sched_stat_runtime; interval %llu ns (%s); steal: %s\n",
+			path, (unsigned long long)st.samples, st.event[0] ? st.event : "-",
+			(unsigned long long)st.frames, (unsigned long long)st.switches,
+			(unsigned long long)st.runtimes, (unsigned long long)st.interval_ns,
+			st.interval_source, st.steal_source);
+	return 0;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = "cpuledger.rec";
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2 || strcmp(argv[optind], "perf-script")) {
+		cli_error("expected 'perf-script FILE' (or '-' for standard input)");
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(output, "-")) {
+		cli_error("-o: a recording is binary; name a file");
+		return EXIT_USAGE;
+	}
+	struct outfile out;
+	if (outfile__open(&out, output))
+		return EXIT_RUNTIME;
+	int status = cli_import_script(argv[optind + 1], fileno(out.f), false);
+	if (status) {
+		outfile__abort(&out);
+		return status;
+	}
+	return outfile__commit(&out) ? EXIT_RUNTIME : 0;
+}

@@ -1,0 +1,538 @@
+/*
+ * script_import: see script_import.h.
+ *
+ * The recording's first item, META, says things known only at the end
+ * (the CPUs seen, the interval, whether steal can be measured), so the
+ * items are written first to an unlinked temporary recording and copied
+ * after META into the output: memory stays bounded by the distinct names
+ * and threads, whatever the length of the text.
+ */
+#include "script_import.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf_script.h"
+#include "../core/grow.h"
+#include "../core/strtab.h"
+#include "../core/banned.h"
+
+#define MAX_FRAMES 4096		/* deeper stacks keep their leaf end */
+#define INTERVAL_PROBES 4096	/* periods or gaps kept to find the interval */
+#define MAX_CPUS 65536
+
+enum sample_kind { IN_NONE, IN_SAMPLE, IN_OTHER };
+
+struct importer {
+	struct rec_writer *body;
+	struct script_import_stats *st;
+	struct line_splitter lines;
+	struct strtab names;		/* function and file names, REC_NAME ids */
+	struct strtab tids;		/* threads seen: a TASK item each */
+	struct strtab comms;		/* their names */
+	uint32_t *comm_of;		/* tids id -> comms id, the last seen */
+	uint32_t comm_of_cap;
+	char host[256];
+	char *event;			/* the imported event */
+	enum sample_kind in;
+	struct rec_sample_head head;
+	char comm[64];			/* the open sample's, for its frames */
+	size_t comm_len;
+	bool cut;			/* it had more than MAX_FRAMES */
+	struct rec_frame *frames;
+	uint32_t nframes, frames_cap;
+	uint64_t truncated;		/* samples cut to MAX_FRAMES */
+	uint64_t switch_period;		/* largest sched_switch period seen */
+	uint8_t *cpus;			/* seen[cpu] */
+	uint32_t ncpus;
+	uint64_t first_ns, last_ns;
+	bool any_time;
+	uint64_t periods[INTERVAL_PROBES], gaps[INTERVAL_PROBES];
+	uint32_t nperiods, ngaps;
+	uint64_t *cpu_last;		/* last sample time per CPU, for gaps */
+	char *msg;
+	size_t msg_size;
+};
+
+static int bad(struct importer *im, const char *what)
+{
+	snprintf(im->msg, im->msg_size, "%s", what);
+	return -EBADMSG;
+}
+
+static int see_cpu(struct importer *im, int32_t cpu)
+{
+	uint32_t c = cpu < 0 ? 0 : (uint32_t)cpu;
+	if (c >= MAX_CPUS)
+		return bad(im, "CPU number out of range");
+	if (c >= im->ncpus) {
+		uint32_t n = c + 1 > im->ncpus * 2 ? c + 1 : im->ncpus * 2;
+		uint8_t *p = realloc(im->cpus, n);
+		uint64_t *q = realloc(im->cpu_last, n * sizeof(*q));
+		if (p)
+			im->cpus = p;
+		if (q)
+			im->cpu_last = q;
+		if (!p || !q)
+			return -ENOMEM;
+		memset(im->cpus + im->ncpus, 0, n - im->ncpus);
+		memset(im->cpu_last + im->ncpus, 0, (n - im->ncpus) * sizeof(*q));
+		im->ncpus = n;
+	}
+	im->cpus[c] = 1;
+	return 0;
+}
+
+static void see_time(struct importer *im, uint64_t t)
+{
+	if (!im->any_time || t < im->first_ns)
+		im->first_ns = t;
+	if (!im->any_time || t > im->last_ns)
+		im->last_ns = t;
+	im->any_time = true;
+}
+
+/* The REC_NAME id of s[0..n), writing the item when it is new. */
+static int name_id(struct importer *im, const char *s, size_t n, uint32_t *id)
+{
+	uint32_t before = im->names.count;
+	*id = strtab__intern(&im->names, s, n);
+	if (*id == HINDEX_NONE)
+		return -ENOMEM;
+	if (im->names.count == before)
+		return 0;
+	uint32_t pre[2] = { *id, 0 };
+	return rec_writer__add(im->body, REC_NAME, pre, sizeof(pre), s, n);
+}
+
+/* A TASK item the first time a thread is seen, naming it; its process
+ * is named after it when not seen itself. */
+static int see_task(struct importer *im, uint32_t pid, uint32_t tid,
+		    const char *comm, size_t comm_len)
+{
+	if (pid != tid) {
+		int err = see_task(im, pid, pid, comm, comm_len);
+		if (err)
+			return err;
+	}
+	uint32_t before = im->tids.count;
+	uint32_t t = strtab__intern(&im->tids, (const char *)&tid, sizeof(tid));
+	uint32_t c = strtab__intern(&im->comms, comm, comm_len);
+	if (t == HINDEX_NONE || c == HINDEX_NONE ||
+	    grow_array((void **)&im->comm_of, &im->comm_of_cap, t,
+		       sizeof(*im->comm_of), 256))
+		return -ENOMEM;
+	uint32_t pre[2] = { pid, tid };
+	if (im->tids.count != before) {
+		im->comm_of[t] = c;
+		return rec_writer__add(im->body, REC_TASK, pre, sizeof(pre), comm, comm_len);
+	}
+	if (im->comm_of[t] == c || pid != tid)
+		return 0;
+	/* the process exec'd: it goes by its new name */
+	im->comm_of[t] = c;
+	pre[1] = 0;
+	char name[80];
+	int n = snprintf(name, sizeof(name), "[%.*s]", (int)comm_len, comm);
+	return rec_writer__add(im->body, REC_CMDLINE, pre, sizeof(pre), name,
+			       (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1);
+}
+
+static bool is_kernel(const char *mod, size_t mlen, uint64_t ip)
+{
+	return (mlen >= 7 && !memcmp(mod, "[kernel", 7)) ||
+	       (mlen >= 13 && !memcmp(mod, "[guest.kernel", 13)) ||
+	       ip >= 0xffff800000000000ULL;
+}
+
+/* perf truncates comm to 15 characters: a file whose name starts with the
+ * sample's comm is taken as its program's executable. */
+static bool is_executable(const struct importer *im, const char *mod, size_t mlen)
+{
+	const char *slash = memrchr(mod, '/', mlen);
+	const char *base = slash ? slash + 1 : mod;
+	size_t blen = mlen - (size_t)(base - mod);
+	return slash && im->comm_len && blen >= im->comm_len &&
+	       !memcmp(base, im->comm, im->comm_len);
+}
+
+/* One frame line (leading spaces gone) of the open sample. */
+static int add_frame(struct importer *im, const char *s, size_t n)
+{
+	struct frame_parts fp;
+	if (!perf_script__frame_parts(s, n, &fp))
+		return perf_script__is_noise(s, n) ? 0 :
+			bad(im, "not a frame (\"ADDRESS SYMBOL (FILE)\") nor known perf noise");
+	if (im->in != IN_SAMPLE)
+		return 0;
+	if (im->nframes == MAX_FRAMES) {
+		im->truncated += !im->cut;
+		im->cut = true;
+		return 0;
+	}
+	struct rec_frame f = { 0 };
+	for (size_t i = 0; i < fp.pclen && isxdigit((unsigned char)fp.pc[i]); i++)
+		f.ip = f.ip << 4 | (uint64_t)(isdigit((unsigned char)fp.pc[i]) ?
+			fp.pc[i] - '0' : (tolower((unsigned char)fp.pc[i]) - 'a' + 10));
+	size_t flen = perf_script__strip_offset(fp.func, fp.flen);
+	int err = name_id(im, fp.func, flen, &f.function);
+	if (!err)
+		err = name_id(im, fp.mod, fp.mlen, &f.dso);
+	if (err)
+		return err;
+	if (is_kernel(fp.mod, fp.mlen, f.ip))
+		f.flags |= REC_FRAME_KERNEL;
+	else if (is_executable(im, fp.mod, fp.mlen))
+		f.flags |= REC_FRAME_EXECUTABLE;
+	if (grow_array((void **)&im->frames, &im->frames_cap, im->nframes,
+		       sizeof(*im->frames), 64))
+		return -ENOMEM;
+	im->frames[im->nframes++] = f;
+	im->st->frames++;
+	return 0;
+}
+
+static void probe(uint64_t *v, uint32_t *n, uint64_t x)
+{
+	if (*n < INTERVAL_PROBES)
+		v[(*n)++] = x;
+}
+
+/* Writes the open sample, if any. */
+static int end_sample(struct importer *im)
+{
+	enum sample_kind in = im->in;
+	im->in = IN_NONE;
+	if (in != IN_SAMPLE)
+		return 0;
+	im->head.nframes = im->nframes;
+	size_t fl = (size_t)im->nframes * sizeof(*im->frames);
+	im->st->samples++;
+	return rec_writer__add(im->body, REC_SAMPLE, &im->head, sizeof(im->head),
+			       im->frames, fl);
+}
+
+/* "prev_pid=A ... next_pid=B", or perf's older "comm:A [prio] S ==> comm:B [prio]". */
+static bool switch_tids(const struct ps_header *h, uint64_t *prev, uint64_t *next)
+{
+	if (perf_script__field(h->rest, h->rest_len, "prev_pid", prev) &&
+	    perf_script__field(h->rest, h->rest_len, "next_pid", next))
+		return true;
+	const char *arrow = memmem(h->rest, h->rest_len, "==>", 3);
+	if (!arrow)
+		return false;
+	const char *parts[2][2] = { { h->rest, arrow }, { arrow + 3, h->rest + h->rest_len } };
+	uint64_t *out[2] = { prev, next };
+	for (int k = 0; k < 2; k++) {
+		const char *b = parts[k][0], *e = parts[k][1];
+		const char *open = NULL;	/* the first " [" : the pid ends there */
+		for (const char *p = b; p + 1 < e && !open; p++)
+			if (p[0] == ' ' && p[1] == '[')
+				open = p;
+		if (!open)
+			return false;
+		const char *d = open;
+		while (d > b && isdigit((unsigned char)d[-1]))
+			d--;
+		if (d == open || d == b || d[-1] != ':')
+			return false;
+		uint64_t v = 0;
+		for (const char *p = d; p < open; p++)
+			v = v * 10 + (uint64_t)(*p - '0');
+		*out[k] = v;
+	}
+	return true;
+}
+
+static int sched_line(struct importer *im, const struct ps_header *h, bool is_switch)
+{
+	if (!h->has_time || h->cpu < 0)
+		return bad(im, "a scheduler tracepoint needs its time and [cpu] "
+			   "(perf script -F +time,+cpu)");
+	struct rec_sched s = { .cpu = (uint32_t)h->cpu, .time_ns = h->time_ns };
+	uint64_t a, b = 0;
+	if (is_switch) {
+		if (!switch_tids(h, &a, &b) || a > UINT32_MAX || b > UINT32_MAX)
+			return bad(im, "sched_switch without prev_pid and next_pid");
+		s.kind = REC_SCHED_SWITCH;
+		im->st->switches++;
+		/* -F or -c on the command line samples tracepoints too: one
+		 * switch in N is no basis for stints */
+		if (h->has_period && h->period > im->switch_period)
+			im->switch_period = h->period;
+	} else {
+		if (!perf_script__field(h->rest, h->rest_len, "pid", &a) || a > UINT32_MAX ||
+		    !perf_script__field(h->rest, h->rest_len, "runtime", &s.value))
+			return bad(im, "sched_stat_runtime without pid and runtime");
+		s.kind = REC_SCHED_RUNTIME;
+		im->st->runtimes++;
+	}
+	s.a = (uint32_t)a;
+	s.b = (uint32_t)b;
+	int err = see_cpu(im, h->cpu);
+	if (err)
+		return err;
+	see_time(im, h->time_ns);
+	return rec_writer__add(im->body, REC_SCHED, &s, sizeof(s), NULL, 0);
+}
+
+static int header_line(struct importer *im, const struct ps_header *h)
+{
+	int err = end_sample(im);
+	if (err)
+		return err;
+	bool sw = h->event_len == 18 && !memcmp(h->event, "sched:sched_switch", 18);
+	bool rt = h->event_len == 24 && !memcmp(h->event, "sched:sched_stat_runtime", 24);
+	if (sw || rt) {
+		im->in = IN_OTHER;	/* its call chain, if any, is not needed */
+		return sched_line(im, h, sw);
+	}
+	if (!im->event) {
+		im->event = strndup(h->event, h->event_len);
+		if (!im->event)
+			return -ENOMEM;
+		snprintf(im->st->event, sizeof(im->st->event), "%s", im->event);
+	}
+	if (strlen(im->event) != h->event_len || memcmp(im->event, h->event, h->event_len)) {
+		im->in = IN_OTHER;
+		im->st->other_samples++;
+		return 0;
+	}
+	if ((err = see_cpu(im, h->cpu)) ||
+	    (err = see_task(im, h->pid, h->tid, h->comm, h->comm_len)))
+		return err;
+	uint32_t cpu = h->cpu < 0 ? 0 : (uint32_t)h->cpu;
+	/* without times, samples keep their order */
+	uint64_t t = h->has_time ? h->time_ns : im->st->samples;
+	if (h->has_time) {
+		see_time(im, t);
+		if (im->cpu_last[cpu] && t > im->cpu_last[cpu])
+			probe(im->gaps, &im->ngaps, t - im->cpu_last[cpu]);
+		im->cpu_last[cpu] = t;
+	}
+	if (h->has_period)
+		probe(im->periods, &im->nperiods, h->period);
+	im->head = (struct rec_sample_head){ .pid = h->pid, .tid = h->tid, .cpu = cpu,
+					     .time_ns = t, .period = h->period };
+	im->comm_len = h->comm_len < sizeof(im->comm) ? h->comm_len : sizeof(im->comm);
+	memcpy(im->comm, h->comm, im->comm_len);
+	im->nframes = 0;
+	im->cut = false;
+	im->in = IN_SAMPLE;
+	/* without -g the sample's one frame follows the event */
+	return h->rest_len ? add_frame(im, h->rest, h->rest_len) : 0;
+}
+
+static int on_line(void *ctx, const char *s, size_t n)
+{
+	struct importer *im = ctx;
+	im->st->lines++;
+	while (n && s[n - 1] == '\r')
+		n--;
+	if (n && s[0] == '#') {
+		static const char key[] = "# hostname : ";
+		if (n > sizeof(key) - 1 && !memcmp(s, key, sizeof(key) - 1))
+			snprintf(im->host, sizeof(im->host), "%.*s",
+				 (int)(n - (sizeof(key) - 1)), s + sizeof(key) - 1);
+		return 0;
+	}
+	size_t lead = 0;
+	while (lead < n && ps_is_space(s[lead]))
+		lead++;
+	if (lead == n)
+		return end_sample(im);
+	/* perf right-aligns comm in some layouts (-F with pid), so a line
+	 * that starts with spaces may be a header: no frame reads as one,
+	 * a frame's second word being a symbol, never a number */
+	struct ps_header h;
+	if (lead && perf_script__header(s + lead, n - lead, &h))
+		return header_line(im, &h);
+	if (lead)
+		return add_frame(im, s + lead, n - lead);
+	if (perf_script__header(s, n, &h))
+		return header_line(im, &h);
+	if (perf_script__is_noise(s, n)) {
+		im->st->lost_chunks += perf_script__lost_chunks(s, n);
+		return 0;
+	}
+	return bad(im, "not a perf script line: no sample header "
+		   "(\"comm [pid/]tid [cpu] time: [period] event:\"), frame, "
+		   "comment or known perf noise");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static uint64_t median(uint64_t *v, uint32_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
+
+/* The sample interval: a clock event's period is in ns; otherwise the
+ * samples' spacing on a CPU tells the rate. */
+static void find_interval(struct importer *im)
+{
+	struct script_import_stats *st = im->st;
+	bool clock = im->event && (!strncmp(im->event, "cpu-clock", 9) ||
+				   !strncmp(im->event, "task-clock", 10));
+	if (clock && im->nperiods) {
+		st->interval_ns = median(im->periods, im->nperiods);
+		snprintf(st->interval_source, sizeof(st->interval_source), "period");
+	} else if (im->ngaps) {
+		st->interval_ns = median(im->gaps, im->ngaps);
+		snprintf(st->interval_source, sizeof(st->interval_source), "sample-gaps");
+	}
+	if (!st->interval_ns) {
+		st->interval_ns = 1000000;
+		snprintf(st->interval_source, sizeof(st->interval_source),
+			 "assumed (no times or clock periods)");
+	}
+}
+
+static int write_meta(struct importer *im, struct rec_writer *w)
+{
+	struct script_import_stats *st = im->st;
+	if (im->switch_period > 1)
+		snprintf(st->steal_source, sizeof(st->steal_source), "unknown "
+			 "(sched_switch sampled 1 in %llu, not each: see docs/import.md)",
+			 (unsigned long long)im->switch_period);
+	else if (st->switches && st->runtimes)
+		snprintf(st->steal_source, sizeof(st->steal_source), "tracepoints");
+	else
+		snprintf(st->steal_source, sizeof(st->steal_source), "unknown (perf "
+			 "script without sched_switch and sched_stat_runtime)");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		return -ENOMEM;
+	fprintf(m, "phase=start\nsource=perf-script\nhost=%s\nevent=%s\n"
+		"interval_ns=%llu\ninterval_source=%s\nclk_tck=100\ncallchain=%d\n"
+		"steal_source=%s\nscope=all\ntime_ns=%llu\n",
+		im->host[0] ? im->host : "unknown", st->event,
+		(unsigned long long)st->interval_ns, st->interval_source,
+		st->frames > st->samples, st->steal_source,
+		(unsigned long long)im->first_ns);
+	bool any = false;
+	for (uint32_t c = 0; c < im->ncpus; c++)
+		if (im->cpus[c]) {
+			fprintf(m, "cpu=%u\n", c);
+			any = true;
+		}
+	if (!any)
+		fputs("cpu=0\n", m);
+	int err = ferror(m) ? -ENOMEM : 0;
+	fclose(m);
+	if (!err)
+		err = rec_writer__add(w, REC_META, text, len, NULL, 0);
+	free(text);
+	return err;
+}
+
+/* The output: META, the items kept in body, what was lost, the end. */
+static int write_output(struct importer *im, int body_fd, int out_fd)
+{
+	struct rec_writer *w = rec_writer__new(out_fd);
+	if (!w)
+		return -errno;
+	struct rec_error rerr;
+	struct rec_reader *r = NULL;
+	int err = write_meta(im, w);
+	if (!err && lseek(body_fd, 0, SEEK_SET) < 0)
+		err = -errno;
+	if (!err && !(r = rec_reader__new(body_fd, &rerr)))
+		err = -errno;
+	for (;;) {
+		uint32_t type, len;
+		const uint8_t *d;
+		if (err || (err = rec_reader__next(r, &type, &d, &len, &rerr)) <= 0)
+			break;
+		err = type != REC_SCHED || im->switch_period <= 1 ?
+		      rec_writer__add(w, type, d, len, NULL, 0) : 0;
+	}
+	if (!err && im->st->lost_chunks) {
+		uint32_t pre[2] = { 0, 0 };
+		err = rec_writer__add(w, REC_LOST, pre, sizeof(pre), &im->st->lost_chunks, 8);
+	}
+	if (!err) {
+		char end[64];
+		int n = snprintf(end, sizeof(end), "phase=end\ntime_ns=%llu\n",
+				 (unsigned long long)im->last_ns);
+		err = rec_writer__add(w, REC_META, end, (size_t)n, NULL, 0);
+	}
+	if (!err)
+		err = rec_writer__finish(w);
+	rec_reader__free(r);
+	rec_writer__free(w);
+	return err;
+}
+
+int script_import(int in_fd, int out_fd, import_progress_fn progress,
+		  void *progress_ctx, struct script_import_stats *st,
+		  uint64_t *bad_line, char *msg, size_t msg_size)
+{
+	enum { CHUNK = 1 << 20 };
+	struct importer im = { .st = st, .msg = msg, .msg_size = msg_size };
+	memset(st, 0, sizeof(*st));
+	*bad_line = 0;
+	strtab__init(&im.names);
+	strtab__init(&im.tids);
+	strtab__init(&im.comms);
+	FILE *tmp = tmpfile();
+	char *buf = malloc(CHUNK);
+	int err = tmp && buf ? 0 : -errno;
+	if (!err && !(im.body = rec_writer__new(fileno(tmp))))
+		err = -errno;
+	uint64_t total = 0;
+	while (!err) {
+		ssize_t n = read(in_fd, buf, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		err = line_splitter__feed(&im.lines, buf, (size_t)n, on_line, &im);
+		total += (uint64_t)n;
+		if (progress)
+			progress(progress_ctx, total);
+	}
+	if (!err)
+		err = line_splitter__finish(&im.lines, on_line, &im);
+	if (!err)
+		err = end_sample(&im);
+	if (err == -EBADMSG)
+		*bad_line = st->lines;
+	if (!err)
+		err = rec_writer__finish(im.body);
+	if (!err) {
+		find_interval(&im);
+		err = write_output(&im, fileno(tmp), out_fd);
+	}
+	if (im.truncated && !err)
+		snprintf(msg, msg_size, "%llu sample(s) deeper than %d frames kept their "
+			 "%d nearest the leaf", (unsigned long long)im.truncated,
+			 MAX_FRAMES, MAX_FRAMES);
+	rec_writer__free(im.body);
+	if (tmp)
+		fclose(tmp);
+	free(buf);
+	free(im.event);
+	free(im.frames);
+	free(im.cpus);
+	free(im.cpu_last);
+	line_splitter__release(&im.lines);
+	strtab__release(&im.names);
+	strtab__release(&im.tids);
+	strtab__release(&im.comms);
+	free(im.comm_of);
+	return err;
+}

@@ -1,0 +1,43 @@
+/*
+ * script_import: the text of `perf script` turned into a recording
+ * (docs/recording-format.md, items NAME, SAMPLE and SCHED), so that
+ * everything `report` does for a live recording it does for what perf
+ * recorded: per process, thread, function, file and account, and steal
+ * per on-CPU stint when the text holds sched:sched_switch and
+ * sched:sched_stat_runtime lines. docs/import.md says what is read.
+ *
+ * The samples of one event are imported: the first seen that is not one
+ * of those two tracepoints. Samples of other events are counted, not
+ * imported.
+ */
+#ifndef CPULEDGER_FORMAT_SCRIPT_IMPORT_H
+#define CPULEDGER_FORMAT_SCRIPT_IMPORT_H
+
+#include <stdint.h>
+
+#include "recording.h"
+
+struct script_import_stats {
+	uint64_t lines, samples, frames, switches, runtimes;
+	uint64_t other_samples;		/* of events not imported */
+	uint64_t lost_chunks;		/* as perf's own summary lines said */
+	char event[64];			/* the event imported, "" if none */
+	char interval_source[64];	/* how the sample interval was found */
+	uint64_t interval_ns;
+	char steal_source[96];
+};
+
+/* Called with the bytes read so far (may be NULL). */
+typedef void (*import_progress_fn)(void *ctx, uint64_t bytes);
+
+/*
+ * Reads perf script text from in_fd to its end and writes a whole
+ * recording to out_fd. 0; -EBADMSG for a line that is none of perf
+ * script's (*bad_line is its number, msg says what is wrong); -errno when
+ * reading or writing fails. Statistics in *st in every case.
+ */
+int script_import(int in_fd, int out_fd, import_progress_fn progress,
+		  void *progress_ctx, struct script_import_stats *st,
+		  uint64_t *bad_line, char *msg, size_t msg_size);
+
+#endif

@@ -1,0 +1,96 @@
+# cpuledger import perf-script and report -i perf-script: (issue 6).
+# For every file of shared/testdata/flamegraph and the perf script
+# fixtures recorded here (one line per sample; with sched tracepoints):
+# - the samples, and the samples per file (dso) of each sample's own
+#   frame, equal what an independent reading of the text here (Python
+#   regular expressions) counts;
+# - `import -o` then `report` equals `report -i perf-script:`, and reading
+#   standard input equals reading the file.
+# And bad input: a line that is no perf script is FILE:LINE, exit 2, and
+# no recording is written.
+. "$(dirname "$0")/../lib.sh"
+command -v python3 >/dev/null || skip "python3 is not installed"
+DATA=$ROOT/../shared/testdata/flamegraph
+[ -d "$DATA" ] || skip "no $DATA"
+files=$(ls "$DATA"/perf-*.txt "$FIX"/perf-script-*.txt)
+for f in $files; do
+	name=$(basename "$f")
+	run "$CL" report -i "perf-script:$f" -b dso -f json
+	[ "$(status)" = 0 ] || fail "$name: report: $(cat "$TMP/err")"
+	cp "$TMP/out" "$TMP/$name.json"
+	python3 - "$f" "$TMP/$name.json" <<'PY' || fail "$name: counts differ"
+import json, re, sys
+from collections import Counter
+head = re.compile(r'^\s*(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(?:\d+\.\d+:\s+)?(?:\d+\s+)?(\S+):(?:\s+(.*))?$')
+frame = re.compile(r'^\s*[0-9a-fA-F]+\s+.*\((\S*)\)\s*$')
+event, want, idle, dsos, first = None, 0, 0, Counter(), False
+for line in open(sys.argv[1], errors='replace'):
+    line = line.rstrip('\n')
+    m = head.match(line)
+    if m and not line.startswith('#'):
+        ev = m.group(4)
+        first = False
+        if ev.startswith('sched:sched_'):
+            continue
+        event = event or ev
+        if ev != event:
+            continue
+        want += 1
+        # the idle task (tid 0) is in the total, in no row
+        first = int(m.group(3) or m.group(2)) != 0
+        idle += not first
+        rest = m.group(5) or ''
+        fm = frame.match(rest) if rest else None
+        if fm and first:
+            dsos[fm.group(1)] += 1
+            first = False
+        elif not rest:
+            pass
+        continue
+    fm = frame.match(line)
+    if fm and first:
+        dsos[fm.group(1)] += 1
+        first = False
+    elif not line.strip():
+        first = False
+r = json.load(open(sys.argv[2]))
+got = Counter()
+for row in r["rows"]:
+    if row["samples"]:
+        got[row["dso"]] += row["samples"]
+nodso = want - idle - sum(dsos.values())
+if nodso:
+    dsos["[unknown]"] += nodso
+ok = r["clock_samples"] == want and got == dsos
+print("%s: %d samples (%d expected), %d files %s" % (sys.argv[1].split('/')[-1],
+      r["clock_samples"], want, len(dsos), "ok" if ok else "FAIL"))
+if got != dsos:
+    for k in sorted(set(got) | set(dsos)):
+        if got[k] != dsos[k]:
+            print("  %s: %d, expected %d" % (k, got[k], dsos[k]))
+sys.exit(0 if ok else 1)
+PY
+	run "$CL" import perf-script "$f" -o "$TMP/$name.rec"
+	[ "$(status)" = 0 ] || fail "$name: import: $(cat "$TMP/err")"
+	"$CL" report -i "$TMP/$name.rec" -b dso -f json >"$TMP/rec.json"
+	cmp -s "$TMP/rec.json" "$TMP/$name.json" || fail "$name: import then report differs"
+	"$CL" import perf-script - -o "$TMP/stdin.rec" <"$f" 2>/dev/null || fail "$name: stdin"
+	"$CL" report -i "$TMP/stdin.rec" -b dso -f json >"$TMP/stdin.json"
+	cmp -s "$TMP/stdin.json" "$TMP/$name.json" || fail "$name: standard input differs"
+done
+
+# steal from the tracepoints of the fixture recorded here
+"$CL" report -i "perf-script:$FIX/perf-script-sched.txt" -f json | grep -q '"steal_source":"tracepoints"' ||
+	fail "sched fixture: steal not from tracepoints"
+
+# a line that is no perf script: FILE:LINE, exit 2, nothing written
+{ head -20 "$DATA/perf-dd-stacks-01.txt"; echo "this is not perf script"; } >"$TMP/bad.txt"
+line=$(($(wc -l <"$TMP/bad.txt")))
+run "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec"
+[ "$(status)" = 2 ] || fail "bad line: status $(status)"
+grep -q "^$TMP/bad.txt:$line: " "$TMP/err" || fail "bad line: message $(cat "$TMP/err")"
+[ ! -e "$TMP/bad.rec" ] || fail "bad line: a recording was written"
+ls "$TMP" | grep -q '^bad.rec' && fail "bad line: a temporary file was left"
+run "$CL" report -i "perf-script:$TMP/bad.txt" -o "$TMP/bad.out"
+[ "$(status)" = 2 ] && [ ! -e "$TMP/bad.out" ] || fail "report of a bad line: status $(status)"
+echo "import: all files ok"
