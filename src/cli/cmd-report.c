@@ -27,7 +27,9 @@ static const char usage[] =
 	"Reports a recording of 'cpuledger record': CPU time and the steal\n"
 	"measured per on-CPU stint, per process, thread or function.\n"
 	"\n"
-	"  -i, --input FILE       the recording (default cpuledger.rec)\n"
+	"  -i, --input FILE       the recording (default cpuledger.rec), or\n"
+	"                         perf-script:FILE, the text of perf script\n"
+	"                         ('-' for standard input; docs/import.md)\n"
 	"  -m, --method METHOD    how steal is placed among functions:\n"
 	"                         preceding|bracketed|ratio (default preceding)\n"
 	"  -b, --by KEY           process|thread|function|dso|account (default thread)\n"
@@ -35,8 +37,8 @@ static const char usage[] =
 	"                         instead of those recorded, or the defaults\n"
 	"  -c, --control LIST     accounts that count as control program\n"
 	"                         (comma-separated; default kernel)\n"
-	"  -f, --format FORMAT    text|csv|json (default text); folded for\n"
-	"                         -i perf-script:FILE (the text of perf script)\n"
+	"  -f, --format FORMAT    text|csv|json|openmetrics|pprof (default\n"
+	"                         text); folded for -i perf-script:FILE\n"
 	"      --folded OPTS      pid,tid,kernel,jit,all,addrs: as the reference\n"
 	"                         collapser's options of those names\n"
 	"  -o, --output FILE      write the report to FILE (default stdout)\n"
@@ -92,6 +94,7 @@ static bool parse_control(struct report_opts *o, const char *arg)
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	int c;
+	bool by_given = false;
 	*o = (struct report_opts){ .input = "cpuledger.rec", .method = METHOD_PRECEDING,
 				   .by = BY_THREAD, .writer = &report_text,
 				   .control = { "kernel" }, .ncontrol = 1 };
@@ -108,6 +111,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case 'b':
 			if (!cli_parse_by(optarg, &o->by))
 				return -EINVAL;
+			by_given = true;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "folded")) {
@@ -137,6 +141,18 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			fputs(usage, stderr);
 			return -EINVAL;
 		}
+	}
+	/* counters are per process and account unless asked otherwise */
+	if (o->writer == &report_openmetrics && !by_given)
+		o->by = BY_ACCOUNT;
+	/* a profile's samples are at functions */
+	if (o->writer == &report_pprof) {
+		if (by_given && o->by != BY_FUNCTION) {
+			cli_error("--format pprof: a profile is by function, not --by %s",
+				  group_by__name(o->by));
+			return -EINVAL;
+		}
+		o->by = BY_FUNCTION;
 	}
 	if (optind != argc) {
 		cli_error("unexpected argument '%s' (the recording is given with -i)",

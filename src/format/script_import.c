@@ -27,8 +27,9 @@
 
 enum sample_kind { IN_NONE, IN_SAMPLE, IN_OTHER };
 
-struct importer {
-	struct rec_writer *body;
+struct script_parser {
+	item_fn emit;
+	void *emit_ctx;
 	struct script_import_stats *st;
 	struct line_splitter lines;
 	struct strtab names;		/* function and file names, REC_NAME ids */
@@ -51,20 +52,20 @@ struct importer {
 	uint32_t ncpus;
 	uint64_t first_ns, last_ns;
 	bool any_time;
-	uint64_t periods[INTERVAL_PROBES], gaps[INTERVAL_PROBES];
+	uint64_t *periods, *gaps;	/* INTERVAL_PROBES each, when needed */
 	uint32_t nperiods, ngaps;
 	uint64_t *cpu_last;		/* last sample time per CPU, for gaps */
 	char *msg;
 	size_t msg_size;
 };
 
-static int bad(struct importer *im, const char *what)
+static int bad(struct script_parser *im, const char *what)
 {
 	snprintf(im->msg, im->msg_size, "%s", what);
 	return -EBADMSG;
 }
 
-static int see_cpu(struct importer *im, int32_t cpu)
+static int see_cpu(struct script_parser *im, int32_t cpu)
 {
 	uint32_t c = cpu < 0 ? 0 : (uint32_t)cpu;
 	if (c >= MAX_CPUS)
@@ -87,7 +88,7 @@ static int see_cpu(struct importer *im, int32_t cpu)
 	return 0;
 }
 
-static void see_time(struct importer *im, uint64_t t)
+static void see_time(struct script_parser *im, uint64_t t)
 {
 	if (!im->any_time || t < im->first_ns)
 		im->first_ns = t;
@@ -97,7 +98,7 @@ static void see_time(struct importer *im, uint64_t t)
 }
 
 /* The REC_NAME id of s[0..n), writing the item when it is new. */
-static int name_id(struct importer *im, const char *s, size_t n, uint32_t *id)
+static int name_id(struct script_parser *im, const char *s, size_t n, uint32_t *id)
 {
 	uint32_t before = im->names.count;
 	*id = strtab__intern(&im->names, s, n);
@@ -106,12 +107,12 @@ static int name_id(struct importer *im, const char *s, size_t n, uint32_t *id)
 	if (im->names.count == before)
 		return 0;
 	uint32_t pre[2] = { *id, 0 };
-	return rec_writer__add(im->body, REC_NAME, pre, sizeof(pre), s, n);
+	return im->emit(im->emit_ctx, REC_NAME, pre, sizeof(pre), s, n);
 }
 
 /* A TASK item the first time a thread is seen, naming it; its process
  * is named after it when not seen itself. */
-static int see_task(struct importer *im, uint32_t pid, uint32_t tid,
+static int see_task(struct script_parser *im, uint32_t pid, uint32_t tid,
 		    const char *comm, size_t comm_len)
 {
 	if (pid != tid) {
@@ -129,7 +130,7 @@ static int see_task(struct importer *im, uint32_t pid, uint32_t tid,
 	uint32_t pre[2] = { pid, tid };
 	if (im->tids.count != before) {
 		im->comm_of[t] = c;
-		return rec_writer__add(im->body, REC_TASK, pre, sizeof(pre), comm, comm_len);
+		return im->emit(im->emit_ctx, REC_TASK, pre, sizeof(pre), comm, comm_len);
 	}
 	if (im->comm_of[t] == c || pid != tid)
 		return 0;
@@ -138,7 +139,7 @@ static int see_task(struct importer *im, uint32_t pid, uint32_t tid,
 	pre[1] = 0;
 	char name[80];
 	int n = snprintf(name, sizeof(name), "[%.*s]", (int)comm_len, comm);
-	return rec_writer__add(im->body, REC_CMDLINE, pre, sizeof(pre), name,
+	return im->emit(im->emit_ctx, REC_CMDLINE, pre, sizeof(pre), name,
 			       (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1);
 }
 
@@ -151,7 +152,7 @@ static bool is_kernel(const char *mod, size_t mlen, uint64_t ip)
 
 /* perf truncates comm to 15 characters: a file whose name starts with the
  * sample's comm is taken as its program's executable. */
-static bool is_executable(const struct importer *im, const char *mod, size_t mlen)
+static bool is_executable(const struct script_parser *im, const char *mod, size_t mlen)
 {
 	const char *slash = memrchr(mod, '/', mlen);
 	const char *base = slash ? slash + 1 : mod;
@@ -161,7 +162,7 @@ static bool is_executable(const struct importer *im, const char *mod, size_t mle
 }
 
 /* One frame line (leading spaces gone) of the open sample. */
-static int add_frame(struct importer *im, const char *s, size_t n)
+static int add_frame(struct script_parser *im, const char *s, size_t n)
 {
 	struct frame_parts fp;
 	if (!perf_script__frame_parts(s, n, &fp))
@@ -196,14 +197,17 @@ static int add_frame(struct importer *im, const char *s, size_t n)
 	return 0;
 }
 
-static void probe(uint64_t *v, uint32_t *n, uint64_t x)
+static int probe(uint64_t **v, uint32_t *n, uint64_t x)
 {
+	if (!*v && !(*v = malloc(INTERVAL_PROBES * sizeof(**v))))
+		return -ENOMEM;
 	if (*n < INTERVAL_PROBES)
-		v[(*n)++] = x;
+		(*v)[(*n)++] = x;
+	return 0;
 }
 
 /* Writes the open sample, if any. */
-static int end_sample(struct importer *im)
+static int end_sample(struct script_parser *im)
 {
 	enum sample_kind in = im->in;
 	im->in = IN_NONE;
@@ -212,7 +216,7 @@ static int end_sample(struct importer *im)
 	im->head.nframes = im->nframes;
 	size_t fl = (size_t)im->nframes * sizeof(*im->frames);
 	im->st->samples++;
-	return rec_writer__add(im->body, REC_SAMPLE, &im->head, sizeof(im->head),
+	return im->emit(im->emit_ctx, REC_SAMPLE, &im->head, sizeof(im->head),
 			       im->frames, fl);
 }
 
@@ -248,7 +252,7 @@ static bool switch_tids(const struct ps_header *h, uint64_t *prev, uint64_t *nex
 	return true;
 }
 
-static int sched_line(struct importer *im, const struct ps_header *h, bool is_switch)
+static int sched_line(struct script_parser *im, const struct ps_header *h, bool is_switch)
 {
 	if (!h->has_time || h->cpu < 0)
 		return bad(im, "a scheduler tracepoint needs its time and [cpu] "
@@ -277,10 +281,10 @@ static int sched_line(struct importer *im, const struct ps_header *h, bool is_sw
 	if (err)
 		return err;
 	see_time(im, h->time_ns);
-	return rec_writer__add(im->body, REC_SCHED, &s, sizeof(s), NULL, 0);
+	return im->emit(im->emit_ctx, REC_SCHED, &s, sizeof(s), NULL, 0);
 }
 
-static int header_line(struct importer *im, const struct ps_header *h)
+static int header_line(struct script_parser *im, const struct ps_header *h)
 {
 	int err = end_sample(im);
 	if (err)
@@ -310,12 +314,13 @@ static int header_line(struct importer *im, const struct ps_header *h)
 	uint64_t t = h->has_time ? h->time_ns : im->st->samples;
 	if (h->has_time) {
 		see_time(im, t);
-		if (im->cpu_last[cpu] && t > im->cpu_last[cpu])
-			probe(im->gaps, &im->ngaps, t - im->cpu_last[cpu]);
+		if (im->cpu_last[cpu] && t > im->cpu_last[cpu] &&
+		    probe(&im->gaps, &im->ngaps, t - im->cpu_last[cpu]))
+			return -ENOMEM;
 		im->cpu_last[cpu] = t;
 	}
-	if (h->has_period)
-		probe(im->periods, &im->nperiods, h->period);
+	if (h->has_period && probe(&im->periods, &im->nperiods, h->period))
+		return -ENOMEM;
 	im->head = (struct rec_sample_head){ .pid = h->pid, .tid = h->tid, .cpu = cpu,
 					     .time_ns = t, .period = h->period };
 	im->comm_len = h->comm_len < sizeof(im->comm) ? h->comm_len : sizeof(im->comm);
@@ -329,7 +334,7 @@ static int header_line(struct importer *im, const struct ps_header *h)
 
 static int on_line(void *ctx, const char *s, size_t n)
 {
-	struct importer *im = ctx;
+	struct script_parser *im = ctx;
 	im->st->lines++;
 	while (n && s[n - 1] == '\r')
 		n--;
@@ -378,7 +383,7 @@ static uint64_t median(uint64_t *v, uint32_t n)
 
 /* The sample interval: a clock event's period is in ns; otherwise the
  * samples' spacing on a CPU tells the rate. */
-static void find_interval(struct importer *im)
+static void find_interval(struct script_parser *im)
 {
 	struct script_import_stats *st = im->st;
 	bool clock = im->event && (!strncmp(im->event, "cpu-clock", 9) ||
@@ -397,7 +402,7 @@ static void find_interval(struct importer *im)
 	}
 }
 
-static int write_meta(struct importer *im, struct rec_writer *w)
+static int write_meta(struct script_parser *im, item_fn emit, void *ctx)
 {
 	struct script_import_stats *st = im->st;
 	if (im->switch_period > 1)
@@ -432,20 +437,23 @@ static int write_meta(struct importer *im, struct rec_writer *w)
 	int err = ferror(m) ? -ENOMEM : 0;
 	fclose(m);
 	if (!err)
-		err = rec_writer__add(w, REC_META, text, len, NULL, 0);
+		err = emit(ctx, REC_META, text, len, NULL, 0);
 	free(text);
 	return err;
 }
 
+static int add_to_writer(void *ctx, uint32_t type, const void *a, size_t alen,
+			 const void *b, size_t blen);
+
 /* The output: META, the items kept in body, what was lost, the end. */
-static int write_output(struct importer *im, int body_fd, int out_fd)
+static int write_output(struct script_parser *im, int body_fd, int out_fd)
 {
 	struct rec_writer *w = rec_writer__new(out_fd);
 	if (!w)
 		return -errno;
 	struct rec_error rerr;
 	struct rec_reader *r = NULL;
-	int err = write_meta(im, w);
+	int err = write_meta(im, add_to_writer, w);
 	if (!err && lseek(body_fd, 0, SEEK_SET) < 0)
 		err = -errno;
 	if (!err && !(r = rec_reader__new(body_fd, &rerr)))
@@ -475,22 +483,78 @@ static int write_output(struct importer *im, int body_fd, int out_fd)
 	return err;
 }
 
+struct script_parser *script_parser__new(item_fn emit, void *ctx,
+					 struct script_import_stats *st,
+					 char *msg, size_t msg_size)
+{
+	struct script_parser *im = calloc(1, sizeof(*im));
+	if (!im)
+		return NULL;
+	*im = (struct script_parser){ .emit = emit, .emit_ctx = ctx, .st = st,
+				      .msg = msg, .msg_size = msg_size };
+	memset(st, 0, sizeof(*st));
+	strtab__init(&im->names);
+	strtab__init(&im->tids);
+	strtab__init(&im->comms);
+	return im;
+}
+
+int script_parser__feed(struct script_parser *im, const char *buf, size_t n)
+{
+	return line_splitter__feed(&im->lines, buf, n, on_line, im);
+}
+
+int script_parser__finish(struct script_parser *im)
+{
+	int err = line_splitter__finish(&im->lines, on_line, im);
+	if (!err)
+		err = end_sample(im);
+	if (err)
+		return err;
+	find_interval(im);
+	if (im->truncated)
+		snprintf(im->msg, im->msg_size, "%llu sample(s) deeper than %d frames "
+			 "kept their %d nearest the leaf",
+			 (unsigned long long)im->truncated, MAX_FRAMES, MAX_FRAMES);
+	return 0;
+}
+
+void script_parser__free(struct script_parser *im)
+{
+	if (!im)
+		return;
+	free(im->event);
+	free(im->frames);
+	free(im->cpus);
+	free(im->cpu_last);
+	free(im->periods);
+	free(im->gaps);
+	line_splitter__release(&im->lines);
+	strtab__release(&im->names);
+	strtab__release(&im->tids);
+	strtab__release(&im->comms);
+	free(im->comm_of);
+	free(im);
+}
+
+static int add_to_writer(void *ctx, uint32_t type, const void *a, size_t alen,
+			 const void *b, size_t blen)
+{
+	return rec_writer__add(ctx, type, a, alen, b, blen);
+}
+
 int script_import(int in_fd, int out_fd, import_progress_fn progress,
 		  void *progress_ctx, struct script_import_stats *st,
 		  uint64_t *bad_line, char *msg, size_t msg_size)
 {
 	enum { CHUNK = 1 << 20 };
-	struct importer im = { .st = st, .msg = msg, .msg_size = msg_size };
-	memset(st, 0, sizeof(*st));
 	*bad_line = 0;
-	strtab__init(&im.names);
-	strtab__init(&im.tids);
-	strtab__init(&im.comms);
 	FILE *tmp = tmpfile();
 	char *buf = malloc(CHUNK);
-	int err = tmp && buf ? 0 : -errno;
-	if (!err && !(im.body = rec_writer__new(fileno(tmp))))
-		err = -errno;
+	struct rec_writer *body = tmp ? rec_writer__new(fileno(tmp)) : NULL;
+	struct script_parser *im = script_parser__new(add_to_writer, body, st, msg,
+						      msg_size);
+	int err = tmp && buf && body && im ? 0 : -ENOMEM;
 	uint64_t total = 0;
 	while (!err) {
 		ssize_t n = read(in_fd, buf, CHUNK);
@@ -500,39 +564,23 @@ int script_import(int in_fd, int out_fd, import_progress_fn progress,
 			err = n < 0 ? -errno : 0;
 			break;
 		}
-		err = line_splitter__feed(&im.lines, buf, (size_t)n, on_line, &im);
+		err = script_parser__feed(im, buf, (size_t)n);
 		total += (uint64_t)n;
 		if (progress)
 			progress(progress_ctx, total);
 	}
 	if (!err)
-		err = line_splitter__finish(&im.lines, on_line, &im);
-	if (!err)
-		err = end_sample(&im);
+		err = script_parser__finish(im);
 	if (err == -EBADMSG)
 		*bad_line = st->lines;
 	if (!err)
-		err = rec_writer__finish(im.body);
-	if (!err) {
-		find_interval(&im);
-		err = write_output(&im, fileno(tmp), out_fd);
-	}
-	if (im.truncated && !err)
-		snprintf(msg, msg_size, "%llu sample(s) deeper than %d frames kept their "
-			 "%d nearest the leaf", (unsigned long long)im.truncated,
-			 MAX_FRAMES, MAX_FRAMES);
-	rec_writer__free(im.body);
+		err = rec_writer__finish(body);
+	if (!err)
+		err = write_output(im, fileno(tmp), out_fd);
+	script_parser__free(im);
+	rec_writer__free(body);
 	if (tmp)
 		fclose(tmp);
 	free(buf);
-	free(im.event);
-	free(im.frames);
-	free(im.cpus);
-	free(im.cpu_last);
-	line_splitter__release(&im.lines);
-	strtab__release(&im.names);
-	strtab__release(&im.tids);
-	strtab__release(&im.comms);
-	free(im.comm_of);
 	return err;
 }

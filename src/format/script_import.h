@@ -13,6 +13,7 @@
 #ifndef CPULEDGER_FORMAT_SCRIPT_IMPORT_H
 #define CPULEDGER_FORMAT_SCRIPT_IMPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "recording.h"
@@ -26,6 +27,26 @@ struct script_import_stats {
 	uint64_t interval_ns;
 	char steal_source[96];
 };
+
+/* Where the parser's items go: 0 or -errno. */
+typedef int (*item_fn)(void *ctx, uint32_t type, const void *a, size_t alen,
+		       const void *b, size_t blen);
+
+/*
+ * The parser alone: perf script text in, items out through emit (all but
+ * the META and LOST items, which need the whole text: script_import writes
+ * them). msg (msg_size bytes) receives what is wrong with a bad line.
+ */
+struct script_parser;
+struct script_parser *script_parser__new(item_fn emit, void *ctx,
+					 struct script_import_stats *st,
+					 char *msg, size_t msg_size);
+/* Any run of bytes, cut anywhere. 0; -EBADMSG for a bad line (st->lines is
+ * its number); -ENOMEM or emit's error. */
+int script_parser__feed(struct script_parser *p, const char *buf, size_t n);
+/* Ends the input. As script_parser__feed. */
+int script_parser__finish(struct script_parser *p);
+void script_parser__free(struct script_parser *p);
 
 /* Called with the bytes read so far (may be NULL). */
 typedef void (*import_progress_fn)(void *ctx, uint64_t bytes);

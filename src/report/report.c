@@ -6,7 +6,8 @@
 #include "../core/banned.h"
 
 static const struct report_writer *const writers[] = {
-	&report_text, &report_csv, &report_json,
+	&report_text, &report_csv, &report_json, &report_openmetrics,
+	&report_pprof,
 };
 
 const struct report_writer *report_writer__find(const char *name)
@@ -19,7 +20,7 @@ const struct report_writer *report_writer__find(const char *name)
 
 const char *report_writer__names(void)
 {
-	return "text|csv|json";
+	return "text|csv|json|openmetrics|pprof";
 }
 
 void json_put_string(FILE *out, const char *s)

@@ -49,7 +49,8 @@ const struct report_writer *report_writer__find(const char *name);
 /* "text|csv|json", for usage messages. */
 const char *report_writer__names(void);
 
-extern const struct report_writer report_text, report_csv, report_json;
+extern const struct report_writer report_text, report_csv, report_json,
+	report_openmetrics, report_pprof;
 
 /* Writes s as a JSON string, quotes included. */
 void json_put_string(FILE *out, const char *s);

@@ -1,0 +1,78 @@
+# report --format openmetrics and pprof (issue 6), on perf script text
+# imported (with steal measured, and without) and on a recording made here:
+# - openmetrics passes `promtool check metrics` (Debian's prometheus); its
+#   cpu counters sum to the JSON report's rows; without measured steal,
+#   no steal counter is written (absent, not zero);
+# - pprof is gzip of a profile.proto that `protoc --decode` reads with
+#   the profile.proto Debian ships with pprof: sample types cpu and steal
+#   in nanoseconds, values summing to the JSON report's rows by function,
+#   the same function names, every location's function and mapping there.
+. "$(dirname "$0")/../lib.sh"
+command -v promtool >/dev/null || skip "promtool is not installed (package prometheus)"
+command -v protoc >/dev/null || skip "protoc is not installed (package protobuf-compiler)"
+PROTO=${PROTO_DIR:-/usr/share/gocode/src/github.com/google/pprof/proto}
+[ -f "$PROTO/profile.proto" ] || skip "no $PROTO/profile.proto (package golang-github-google-pprof-dev)"
+DATA=$ROOT/../shared/testdata/flamegraph
+for input in "perf-script:$FIX/perf-script-sched.txt" "perf-script:$DATA/perf-iperf-stacks-pidtid-01.txt" \
+	"perf-script:$FIX/perf-script-oneline.txt"; do
+	name=$(basename "$input")
+	"$CL" report -i "$input" -f openmetrics -o "$TMP/om.txt" 2>/dev/null || fail "$name: openmetrics"
+	promtool check metrics <"$TMP/om.txt" >"$TMP/lint" 2>&1 || fail "$name: promtool: $(cat "$TMP/lint")"
+	tail -1 "$TMP/om.txt" | grep -qx '# EOF' || fail "$name: no # EOF"
+	"$CL" report -i "$input" -b account -f json -o "$TMP/acc.json" 2>/dev/null
+	"$CL" report -i "$input" -b function -f json -o "$TMP/fn.json" 2>/dev/null
+	"$CL" report -i "$input" -f pprof -o "$TMP/p.pb.gz" 2>/dev/null || fail "$name: pprof"
+	gzip -t "$TMP/p.pb.gz" || fail "$name: pprof is not gzip"
+	zcat "$TMP/p.pb.gz" | protoc --decode=perftools.profiles.Profile -I"$PROTO" profile.proto \
+		>"$TMP/p.txt" 2>"$TMP/protoc.err" || fail "$name: protoc: $(cat "$TMP/protoc.err")"
+	python3 - "$TMP" "$name" <<'PY' || fail "$name: formats disagree with the report"
+import json, re, sys
+d, name = sys.argv[1], sys.argv[2]
+ok = True
+# openmetrics
+acc = json.load(open(d + "/acc.json"))
+cpu = steal = 0.0
+steal_lines = 0
+for line in open(d + "/om.txt"):
+    m = re.match(r'(cpuledger_\w+)\{.*\} (\S+)$', line)
+    if m and m.group(1) == "cpuledger_cpu_seconds_total":
+        cpu += float(m.group(2))
+    elif m:
+        steal += float(m.group(2))
+        steal_lines += 1
+want = sum(r["cpu_ns"] for r in acc["rows"]) / 1e9
+known = acc["totals"]["steal_ns"] is not None and not acc["steal_source"].startswith("unknown")
+ok &= abs(cpu - want) < 1e-6 * max(1, len(acc["rows"]))
+ok &= (steal_lines > 0) == known
+print("%s: openmetrics cpu %.6f s (report %.6f s), %d steal samples, steal %s" %
+      (name, cpu, want, steal_lines, "known" if known else "unknown"))
+# pprof, from protoc's text form
+text = open(d + "/p.txt").read()
+strings = [json.loads(s) for s in re.findall(r'^string_table: (".*")$', text, re.M)]
+types = [(strings[int(t)], strings[int(u)]) for t, u in
+         re.findall(r'sample_type \{\s*type: (\d+)\s*unit: (\d+)\s*\}', text)]
+ok &= types == [("cpu", "nanoseconds"), ("steal", "nanoseconds")]
+values = [list(map(int, re.findall(r'value: (-?\d+)', s)))
+          for s in re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S)]
+funcs = {int(i): strings[int(n)] for i, n in
+         re.findall(r'^function \{\s*id: (\d+)\s*name: (\d+)', text, re.M)}
+maps = set(int(i) for i in re.findall(r'^mapping \{\s*id: (\d+)', text, re.M))
+for loc in re.findall(r'^location \{(.*?)^\}', text, re.M | re.S):
+    mid = re.search(r'mapping_id: (\d+)', loc)
+    fid = re.search(r'function_id: (\d+)', loc)
+    ok &= bool(mid and fid) and int(mid.group(1)) in maps and int(fid.group(1)) in funcs
+fn = json.load(open(d + "/fn.json"))
+rows = [r for r in fn["rows"]]
+ok &= sum(v[0] for v in values) == sum(r["cpu_ns"] for r in rows)
+if known:
+    ok &= sum(v[1] for v in values) == sum(r["steal_ns"] for r in rows)
+ok &= set(funcs.values()) == set(r["function"] for r in rows)
+print("%s: pprof %d samples, %d functions, %d mappings, cpu %d ns (report %d ns) %s" %
+      (name, len(values), len(funcs), len(maps), sum(v[0] for v in values),
+       sum(r["cpu_ns"] for r in rows), "ok" if ok else "FAIL"))
+sys.exit(0 if ok else 1)
+PY
+done
+run "$CL" report -i "perf-script:$FIX/perf-script-sched.txt" -f pprof -b process
+[ "$(status)" = 2 ] || fail "pprof --by process: status $(status)"
+echo "formats: ok"
