@@ -276,7 +276,8 @@ int cmd_report(int argc, char **argv)
 	struct loaded_recording r;
 	struct rec_error e;
 	int status = 0;
-	err = recording__load(fd, o.method, o.accounts ? &rules : NULL, &r, &e);
+	err = recording__load_with(fd, o.method, o.accounts ? &rules : NULL,
+				   o.writer == &report_pprof ? LOAD_STACKS : 0, &r, &e);
 	close(fd);
 	if (err == -EINVAL) {
 		fprintf(stderr, "%s: offset %llu: %s\n", o.input,
@@ -316,6 +317,7 @@ int cmd_report(int argc, char **argv)
 		.bias_ns = r.live.bias_ns, .lost = r.lost,
 		.bad_records = r.bad_records, .cpus = cpus, .ncpus = n,
 		.clock_samples = r.samples,
+		.stacks = r.has_stacks ? &r.stacks : NULL,
 	};
 	struct outfile out;
 	if (outfile__open(&out, o.output)) {

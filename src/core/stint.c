@@ -129,6 +129,12 @@ struct prog_key {
 	uint32_t pid, tid, function, dso, account;
 };
 
+static uint64_t prog_hash(const struct prog_key *k)
+{
+	return hash_mix(((uint64_t)k->pid << 32 | k->tid) ^
+			hash_mix((uint64_t)k->function << 32 | k->dso) ^ k->account);
+}
+
 static bool prog_eq(const void *ctx, uint32_t id)
 {
 	const struct prog_key *k = ctx;
@@ -141,8 +147,7 @@ static uint32_t program_in(struct live *l, uint32_t pid, uint32_t tid,
 			   uint32_t function, uint32_t dso, uint32_t account)
 {
 	struct prog_key k = { l, pid, tid, function, dso, account };
-	uint64_t h = hash_mix(((uint64_t)pid << 32 | tid) ^
-			      hash_mix((uint64_t)function << 32 | dso) ^ account);
+	uint64_t h = prog_hash(&k);
 	uint32_t id = hindex__find(&l->prog_index, h, prog_eq, &k);
 	if (id != HINDEX_NONE)
 		return id;
@@ -160,6 +165,15 @@ static uint32_t program(struct live *l, uint32_t pid, uint32_t tid,
 			uint32_t function)
 {
 	return program_in(l, pid, tid, function, NO_DSO, NO_DSO);
+}
+
+const struct program *live__program_of(const struct live *l,
+				       const struct live_event *e)
+{
+	struct prog_key k = { l, e->a, e->b, e->function, e->dso, e->account };
+	uint32_t id = e->b ? hindex__find(&l->prog_index, prog_hash(&k), prog_eq, &k) :
+			     HINDEX_NONE;
+	return id == HINDEX_NONE ? NULL : &l->progs[id];
 }
 
 static int cmp_event(const void *pa, const void *pb)

@@ -186,6 +186,11 @@ int live__finish(struct live *l);
 /* The thread tid, or NULL. */
 const struct live_thread *live__thread(const struct live *l, uint32_t tid);
 
+/* The program a sample event was counted to, after live__finish(); NULL
+ * for the idle task's. */
+const struct program *live__program_of(const struct live *l,
+				       const struct live_event *e);
+
 /* The rows' input for table__build(); valid until live__release(). */
 void live__table_input(const struct live *l, struct table_input *in);
 

@@ -58,6 +58,8 @@ struct loader {
 	bool regions_ready;
 	struct symrange *syms;
 	uint32_t nsyms, syms_cap;
+	uint32_t *stack_of;	/* LOAD_STACKS: per event (arrival order), its
+				 * stack's id, or HINDEX_NONE */
 	uint32_t *names;	/* REC_NAME id -> string id (imported) */
 	uint32_t nnames, names_cap;
 	uint32_t unknown_dso;
@@ -778,6 +780,122 @@ static int imported_sched(struct loader *ld, const uint8_t *d, uint32_t len)
 	return live__add(&r->live, &e);
 }
 
+/* LOAD_STACKS, before the events are sorted: each sample's stack,
+ * (function, dso) pairs from the leaf out, an unnamed caller as [unknown]. */
+static int stack_of_samples(struct loader *ld)
+{
+	struct live *l = &ld->r->live;
+	struct stack_set *st = &ld->r->stacks;
+	enum { DEPTH = 512 };
+	uint32_t key[2 * DEPTH];
+	ld->r->has_stacks = true;
+	st->names = &l->strings;
+	strtab__init(&st->keys);
+	ld->stack_of = malloc((l->nevents ? l->nevents : 1) * sizeof(*ld->stack_of));
+	if (!ld->stack_of)
+		return -ENOMEM;
+	uint32_t fr = 0;
+	for (uint32_t i = 0; i < l->nevents; i++) {
+		const struct live_event *e = &l->events[i];
+		ld->stack_of[i] = HINDEX_NONE;
+		for (; fr < ld->nframes && ld->frames[fr].event < i; fr++)
+			;
+		if (e->kind != LIVE_SAMPLE || !e->b)
+			continue;
+		uint32_t n = 0;
+		key[n++] = e->function;
+		key[n++] = e->dso;
+		for (; fr < ld->nframes && ld->frames[fr].event == i; fr++) {
+			const struct frame *f = &ld->frames[fr];
+			uint32_t fn = f->fn != HINDEX_NONE ? f->fn :
+				      function_at(ld, f->dso, f->offset);
+			if (n == 2 * DEPTH)
+				continue;	/* deeper: the leaf end is kept */
+			key[n++] = fn != HINDEX_NONE ? fn : ld->fn_unknown;
+			key[n++] = f->dso;
+		}
+		ld->stack_of[i] = strtab__intern(&st->keys, (const char *)key,
+						 n * sizeof(*key));
+		if (ld->stack_of[i] == HINDEX_NONE)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* LOAD_STACKS, after live__finish: samples per (stack, thread), and their
+ * time and steal as the rows have theirs. */
+static int sum_stacks(struct loader *ld)
+{
+	struct live *l = &ld->r->live;
+	struct stack_set *st = &ld->r->stacks;
+	struct strtab index;	/* (stack, tid) -> entry */
+	uint32_t *prog_of = NULL, prog_cap = 0;	/* entry -> its leaf's program */
+	strtab__init(&index);
+	int err = 0;
+	for (uint32_t i = 0; i < l->nevents && !err; i++) {
+		const struct live_event *e = &l->events[i];
+		uint32_t stack = ld->stack_of[e->seq];
+		if (stack == HINDEX_NONE)
+			continue;
+		uint32_t key[2] = { stack, e->b };
+		uint32_t id = strtab__intern(&index, (const char *)key, sizeof(key));
+		if (id == HINDEX_NONE ||
+		    (id == st->n && grow_array((void **)&st->v, &st->cap, st->n,
+					       sizeof(*st->v), 256))) {
+			err = -ENOMEM;
+			break;
+		}
+		if (id == st->n) {
+			const struct program *p = live__program_of(l, e);
+			if (grow_array((void **)&prog_of, &prog_cap, st->n,
+				       sizeof(*prog_of), 256)) {
+				err = -ENOMEM;
+				break;
+			}
+			prog_of[st->n] = p ? (uint32_t)(p - l->progs) : HINDEX_NONE;
+			st->v[st->n++] = (struct stack_sample){ .stack = stack,
+				.pid = e->a, .tid = e->b, .account = e->account };
+		}
+		st->v[id].samples++;
+	}
+	/* shares of the thread's time and the leaf program's steal, as the
+	 * rows have theirs */
+	for (uint32_t i = 0; i < st->n && !err; i++) {
+		struct stack_sample *s = &st->v[i];
+		const struct live_thread *th = live__thread(l, s->tid);
+		if (th && th->samples) {
+			s->pid = th->pid;
+			s->cpu_ns = (uint64_t)((unsigned __int128)th->cpu_ns * s->samples /
+					       th->samples);
+		}
+		const struct program *p = prog_of[i] != HINDEX_NONE ?
+					  &l->progs[prog_of[i]] : NULL;
+		if (p && p->samples)
+			s->steal_ns = (uint64_t)((unsigned __int128)p->steal_ns * s->samples /
+						 p->samples);
+	}
+	free(prog_of);
+	/* time and steal of programs never sampled (a thread's runtime with
+	 * no sample, steal no gap placed) stand as stacks of their own */
+	for (uint32_t i = 0; i < l->nprogs && !err; i++) {
+		const struct program *p = &l->progs[i];
+		if (p->samples || (!p->run_ns && !p->steal_ns))
+			continue;
+		uint32_t key[2] = { p->function, p->dso != NO_DSO ? p->dso : ld->unknown_dso };
+		uint32_t stack = strtab__intern(&st->keys, (const char *)key, sizeof(key));
+		if (stack == HINDEX_NONE || grow_array((void **)&st->v, &st->cap, st->n,
+						       sizeof(*st->v), 256)) {
+			err = -ENOMEM;
+			break;
+		}
+		st->v[st->n++] = (struct stack_sample){ .stack = stack, .pid = p->pid,
+			.tid = p->tid, .account = p->account, .cpu_ns = p->run_ns,
+			.steal_ns = p->steal_ns };
+	}
+	strtab__release(&index);
+	return err;
+}
+
 static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 		   uint32_t len, struct rec_error *err)
 {
@@ -881,23 +999,32 @@ static int on_item(struct loader *ld, uint32_t type, const uint8_t *d,
 }
 
 static int load(int fd, enum steal_method method, const struct account_rules *rules,
-		bool partial, struct loaded_recording *r, struct rec_error *err);
+		bool partial, unsigned flags, struct loaded_recording *r,
+		struct rec_error *err);
 
 int recording__load(int fd, enum steal_method method,
 		    const struct account_rules *rules,
 		    struct loaded_recording *r, struct rec_error *err)
 {
-	return load(fd, method, rules, false, r, err);
+	return load(fd, method, rules, false, 0, r, err);
+}
+
+int recording__load_with(int fd, enum steal_method method,
+			 const struct account_rules *rules, unsigned flags,
+			 struct loaded_recording *r, struct rec_error *err)
+{
+	return load(fd, method, rules, false, flags, r, err);
 }
 
 int recording__load_partial(int fd, enum steal_method method,
 			    struct loaded_recording *r, struct rec_error *err)
 {
-	return load(fd, method, NULL, true, r, err);
+	return load(fd, method, NULL, true, 0, r, err);
 }
 
 static int load(int fd, enum steal_method method, const struct account_rules *rules,
-		bool partial, struct loaded_recording *r, struct rec_error *err)
+		bool partial, unsigned flags, struct loaded_recording *r,
+		struct rec_error *err)
 {
 	struct loader ld = { .r = r, .method = method, .rules = rules };
 	memset(r, 0, sizeof(*r));
@@ -949,8 +1076,12 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 			live__set_mode(&r->live, LIVE_NO_STEAL);
 		}
 		e = name_samples(&ld);
+		if (!e && (flags & LOAD_STACKS))
+			e = stack_of_samples(&ld);
 		if (!e)
 			e = live__finish(&r->live);
+		if (!e && (flags & LOAD_STACKS))
+			e = sum_stacks(&ld);
 	}
 	rec_reader__free(rd);
 	free(ld.ids);
@@ -961,6 +1092,7 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 	free(ld.scope_pids);
 	free(ld.syms);
 	free(ld.names);
+	free(ld.stack_of);
 	free(ld.frames);
 	free(ld.acc_cache);
 	hindex__release(&ld.acc_index);
@@ -987,6 +1119,10 @@ void loaded_recording__release(struct loaded_recording *r)
 {
 	if (!r)
 		return;
+	if (r->has_stacks) {
+		strtab__release(&r->stacks.keys);
+		free(r->stacks.v);
+	}
 	live__release(&r->live);
 	for (uint32_t i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].command);

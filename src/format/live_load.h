@@ -13,6 +13,7 @@
 
 #include "recording.h"
 #include "../core/accounts.h"
+#include "../core/stacks.h"
 #include "../core/stint.h"
 
 struct loaded_cpu {
@@ -45,7 +46,11 @@ struct loaded_recording {
 	uint32_t nprocs, procs_cap;
 	uint64_t records, samples, lost;
 	uint64_t bad_records;	/* perf records too short to parse */
+	bool has_stacks;	/* loaded with LOAD_STACKS */
+	struct stack_set stacks;
 };
+
+#define LOAD_STACKS 1	/* also time per call stack (stacks.h) */
 
 /*
  * Reads fd into out, placing steal by method and charging samples to the
@@ -57,6 +62,11 @@ struct loaded_recording {
 int recording__load(int fd, enum steal_method method,
 		    const struct account_rules *rules,
 		    struct loaded_recording *out, struct rec_error *err);
+
+/* recording__load, with LOAD_ flags. */
+int recording__load_with(int fd, enum steal_method method,
+			 const struct account_rules *rules, unsigned flags,
+			 struct loaded_recording *out, struct rec_error *err);
 
 /* The same for a recording still being written: what it holds so far
  * (up to its last whole block). */

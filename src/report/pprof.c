@@ -1,11 +1,13 @@
 /*
- * report/pprof: the rows by function as a gzipped profile.proto, the
- * format of `go tool pprof`, Grafana Pyroscope and Parca (docs/formats.md).
- * Two sample types, cpu and steal, in nanoseconds; one sample per row, at
- * the location of its function, labelled pid, tid, command and account;
- * a mapping per file (dso), a function per (name, file). The message is
- * built with protobuf-c from the profile.proto Debian ships with pprof,
- * so the wire format is the one the readers are built from.
+ * report/pprof: a gzipped profile.proto, the format of `go tool pprof`,
+ * Grafana Pyroscope and Parca (docs/formats.md). Two sample types, cpu and
+ * steal, in nanoseconds. With the call stacks of a recording (extras'
+ * stacks), one sample per stack and thread, its locations leaf first;
+ * otherwise one sample per row by function. Samples are labelled pid,
+ * tid, command and account; a mapping per file (dso), a function and a
+ * location per (name, file). The message is built with protobuf-c from
+ * the profile.proto Debian ships with pprof, so the wire format is the
+ * one the readers are built from.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +16,8 @@
 
 #include "profile.pb-c.h"
 #include "report.h"
+#include "../core/grow.h"
+#include "../core/stacks.h"
 #include "../core/strtab.h"
 #include "../core/banned.h"
 
@@ -28,16 +32,20 @@ typedef Perftools__Profiles__ValueType ValueType;
 
 enum { LABELS = 4 };
 
+/* Message parts are kept in arrays of pointers, each part allocated on
+ * its own, since protobuf-c packs from pointers. */
 struct builder {
 	struct strtab strings;		/* the profile's string table */
-	struct strtab mapping_keys;	/* dso string id -> mapping index */
-	struct strtab function_keys;	/* (name, dso) string ids -> function index */
-	Mapping *mappings;
-	Function *functions;
-	Location *locations;
-	Line *lines;
-	Line **line_ptrs;
-	uint32_t nmappings, nfunctions;
+	struct strtab mapping_keys;	/* file string -> mapping index */
+	struct strtab function_keys;	/* (name, file) strings -> function index */
+	Mapping **mappings;
+	Function **functions;
+	Location **locations;
+	Sample **samples;
+	uint32_t nmappings, nfunctions, nsamples;
+	uint32_t mappings_cap, functions_cap, locations_cap, samples_cap;
+	int64_t k_pid, k_tid, k_cmd, k_acc;
+	bool steal_known;
 };
 
 static int64_t str(struct builder *b, const char *s)
@@ -46,21 +54,35 @@ static int64_t str(struct builder *b, const char *s)
 	return id == HINDEX_NONE ? -1 : (int64_t)id;
 }
 
-/* The mapping index of a file, adding it when new. */
+/* The index of key in keys, and whether it is new. */
+static int64_t key_index(struct strtab *keys, const void *key, size_t len, bool *is_new)
+{
+	uint32_t before = keys->count;
+	uint32_t id = strtab__intern(keys, key, len);
+	*is_new = keys->count != before;
+	return id == HINDEX_NONE ? -1 : (int64_t)id;
+}
+
+/* The mapping id of a file, adding it when new. */
 static int64_t mapping(struct builder *b, int64_t file)
 {
 	uint32_t key = (uint32_t)file;
-	uint32_t id = strtab__intern(&b->mapping_keys, (const char *)&key, sizeof(key));
-	if (id == HINDEX_NONE)
+	bool is_new;
+	int64_t id = key_index(&b->mapping_keys, &key, sizeof(key), &is_new);
+	if (id < 0 || !is_new)
+		return id < 0 ? -1 : id + 1;
+	Mapping *m = malloc(sizeof(*m));
+	if (!m || grow_array((void **)&b->mappings, &b->mappings_cap, b->nmappings,
+			     sizeof(*b->mappings), 64)) {
+		free(m);
 		return -1;
-	if (id == b->nmappings) {
-		Mapping *m = &b->mappings[b->nmappings++];
-		perftools__profiles__mapping__init(m);
-		m->id = id + 1;
-		m->filename = file;
-		m->has_functions = true;
 	}
-	return id;
+	perftools__profiles__mapping__init(m);
+	m->id = (uint64_t)id + 1;
+	m->filename = file;
+	m->has_functions = true;
+	b->mappings[b->nmappings++] = m;
+	return id + 1;
 }
 
 /* The location id of a function in a file, adding both when new. */
@@ -71,28 +93,168 @@ static int64_t location(struct builder *b, const char *name, const char *dso)
 	if (n < 0 || m < 0)
 		return -1;
 	uint32_t key[2] = { (uint32_t)n, (uint32_t)f };
-	uint32_t id = strtab__intern(&b->function_keys, (const char *)key, sizeof(key));
-	if (id == HINDEX_NONE)
+	bool is_new;
+	int64_t id = key_index(&b->function_keys, key, sizeof(key), &is_new);
+	if (id < 0 || !is_new)
+		return id < 0 ? -1 : id + 1;
+	/* one allocation: the function, its location and the line joining them */
+	struct part {
+		Function fn;
+		Location loc;
+		Line line;
+		Line *lines[1];
+	} *p = malloc(sizeof(*p));
+	if (!p || grow_array((void **)&b->functions, &b->functions_cap, b->nfunctions,
+			     sizeof(*b->functions), 256) ||
+	    grow_array((void **)&b->locations, &b->locations_cap, b->nfunctions,
+		       sizeof(*b->locations), 256)) {
+		free(p);
 		return -1;
-	if (id == b->nfunctions) {
-		Function *fn = &b->functions[id];
-		perftools__profiles__function__init(fn);
-		fn->id = id + 1;
-		fn->name = fn->system_name = n;
-		fn->filename = f;
-		Line *line = &b->lines[id];
-		perftools__profiles__line__init(line);
-		line->function_id = id + 1;
-		b->line_ptrs[id] = line;
-		Location *loc = &b->locations[id];
-		perftools__profiles__location__init(loc);
-		loc->id = id + 1;
-		loc->mapping_id = (uint64_t)m + 1;
-		loc->n_line = 1;
-		loc->line = &b->line_ptrs[id];
-		b->nfunctions++;
 	}
+	perftools__profiles__function__init(&p->fn);
+	p->fn.id = (uint64_t)id + 1;
+	p->fn.name = p->fn.system_name = n;
+	p->fn.filename = f;
+	perftools__profiles__line__init(&p->line);
+	p->line.function_id = (uint64_t)id + 1;
+	p->lines[0] = &p->line;
+	perftools__profiles__location__init(&p->loc);
+	p->loc.id = (uint64_t)id + 1;
+	p->loc.mapping_id = (uint64_t)m;
+	p->loc.n_line = 1;
+	p->loc.line = p->lines;
+	b->functions[b->nfunctions] = &p->fn;
+	b->locations[b->nfunctions++] = &p->loc;
 	return id + 1;
+}
+
+/* A sample, with room for nloc location ids the caller fills. */
+static Sample *sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
+		      uint32_t pid, uint32_t tid, const char *command,
+		      const char *account)
+{
+	struct part {
+		Sample s;
+		int64_t values[2];
+		Label labels[LABELS];
+		Label *label_ptrs[LABELS];
+		uint64_t locs[];
+	} *p = malloc(sizeof(*p) + nloc * sizeof(uint64_t));
+	if (!p || grow_array((void **)&b->samples, &b->samples_cap, b->nsamples,
+			     sizeof(*b->samples), 256)) {
+		free(p);
+		return NULL;
+	}
+	perftools__profiles__sample__init(&p->s);
+	p->values[0] = (int64_t)cpu;
+	p->values[1] = b->steal_known ? (int64_t)steal : 0;
+	p->s.n_value = 2;
+	p->s.value = p->values;
+	p->s.n_location_id = nloc;
+	p->s.location_id = p->locs;
+	size_t n = 0;
+	for (int k = 0; k < LABELS; k++) {
+		perftools__profiles__label__init(&p->labels[k]);
+		p->label_ptrs[k] = &p->labels[k];
+	}
+	p->labels[n].key = b->k_pid;
+	p->labels[n++].num = pid;
+	p->labels[n].key = b->k_tid;
+	p->labels[n++].num = tid;
+	if (command) {
+		p->labels[n].key = b->k_cmd;
+		p->labels[n++].str = str(b, command);
+	}
+	if (account) {
+		p->labels[n].key = b->k_acc;
+		p->labels[n++].str = str(b, account);
+	}
+	for (size_t k = 0; k < n; k++)
+		if (p->labels[k].str < 0) {
+			free(p);
+			return NULL;
+		}
+	p->s.n_label = n;
+	p->s.label = p->label_ptrs;
+	b->samples[b->nsamples++] = &p->s;
+	return &p->s;
+}
+
+struct pid_command {
+	uint32_t pid;
+	const char *command;
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct pid_command *)a)->pid,
+		 y = ((const struct pid_command *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+/* The processes the table has rows of (those out of a report's scope have
+ * none), with their command lines, sorted by pid. */
+static struct pid_command *row_processes(const struct table *t)
+{
+	struct pid_command *v = malloc((t->nrows ? t->nrows : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < t->nrows; i++)
+		v[i] = (struct pid_command){ t->rows[i].pid, t->rows[i].command };
+	qsort(v, t->nrows, sizeof(*v), cmp_pid);
+	return v;
+}
+
+static int from_rows(struct builder *b, const struct table *t)
+{
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct table_row *r = &t->rows[i];
+		int64_t loc = location(b, r->function ? r->function : "[unknown]",
+				       r->dso ? r->dso : "[unknown]");
+		Sample *s = loc < 0 ? NULL : sample(b, 1, r->cpu_ns, r->steal_ns, r->pid,
+						    r->tid, r->command, r->account);
+		if (!s)
+			return -ENOMEM;
+		s->location_id[0] = (uint64_t)loc;
+	}
+	return 0;
+}
+
+static int from_stacks(struct builder *b, const struct table *t,
+		       const struct stack_set *st)
+{
+	struct pid_command *procs = row_processes(t);
+	if (!procs)
+		return -ENOMEM;
+	int err = 0;
+	for (uint32_t i = 0; i < st->n && !err; i++) {
+		const struct stack_sample *ss = &st->v[i];
+		struct pid_command key = { ss->pid, NULL };
+		const struct pid_command *proc = t->nrows ?
+			bsearch(&key, procs, t->nrows, sizeof(*procs), cmp_pid) : NULL;
+		if (!proc)
+			continue;
+		const uint32_t *k = (const uint32_t *)strtab__str(&st->keys, ss->stack);
+		size_t nloc = strtab__len(&st->keys, ss->stack) / (2 * sizeof(uint32_t));
+		const char *account = ss->account != NO_DSO ?
+				      strtab__str(st->names, ss->account) : NULL;
+		Sample *s = sample(b, nloc, ss->cpu_ns, ss->steal_ns, ss->pid, ss->tid,
+				   proc->command, account);
+		err = s ? 0 : -ENOMEM;
+		for (size_t n = 0; !err && n < nloc; n++) {
+			uint32_t pair[2];
+			memcpy(pair, k + 2 * n, sizeof(pair));	/* keys are not aligned */
+			int64_t loc = location(b, strtab__str(st->names, pair[0]),
+					       pair[1] != NO_DSO ? strtab__str(st->names, pair[1]) :
+					       "[unknown]");
+			if (loc < 0)
+				err = -ENOMEM;
+			else
+				s->location_id[n] = (uint64_t)loc;
+		}
+	}
+	free(procs);
+	return err;
 }
 
 /* gzip of buf, written to out. */
@@ -119,163 +281,92 @@ static int write_gzip(FILE *out, const uint8_t *buf, size_t len)
 	return err;
 }
 
-static void release(struct builder *b)
+static int pack(struct builder *b, const struct table *t, const struct report_extras *x,
+		FILE *out)
 {
-	strtab__release(&b->strings);
-	strtab__release(&b->mapping_keys);
-	strtab__release(&b->function_keys);
-	free(b->mappings);
-	free(b->functions);
-	free(b->locations);
-	free(b->lines);
-	free(b->line_ptrs);
+	int64_t cpu = str(b, "cpu"), steal = str(b, "steal"), ns = str(b, "nanoseconds");
+	int64_t note = b->steal_known ? 0 : str(b, "steal unknown: recorded without "
+						"the means to measure it (steal values are 0)");
+	char **table = malloc((b->strings.count ? b->strings.count : 1) * sizeof(*table));
+	if (cpu < 0 || steal < 0 || ns < 0 || note < 0 || !table) {
+		free(table);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < b->strings.count; i++)
+		table[i] = (char *)strtab__str(&b->strings, i);
+	ValueType types[2], period_type;
+	ValueType *type_ptrs[2] = { &types[0], &types[1] };
+	for (int k = 0; k < 2; k++) {
+		perftools__profiles__value_type__init(&types[k]);
+		types[k].type = k ? steal : cpu;
+		types[k].unit = ns;
+	}
+	perftools__profiles__value_type__init(&period_type);
+	period_type.type = cpu;
+	period_type.unit = ns;
+	Profile p;
+	perftools__profiles__profile__init(&p);
+	p.n_sample_type = 2;
+	p.sample_type = type_ptrs;
+	p.n_sample = b->nsamples;
+	p.sample = b->samples;
+	p.n_mapping = b->nmappings;
+	p.mapping = b->mappings;
+	p.n_location = b->nfunctions;
+	p.location = b->locations;
+	p.n_function = b->nfunctions;
+	p.function = b->functions;
+	p.n_string_table = b->strings.count;
+	p.string_table = table;
+	p.period_type = &period_type;
+	p.period = (int64_t)t->interval_ns;
+	p.duration_nanos = x ? (int64_t)x->duration_ns : 0;
+	if (note) {
+		p.n_comment = 1;
+		p.comment = &note;
+	}
+	size_t len = perftools__profiles__profile__get_packed_size(&p);
+	uint8_t *packed = malloc(len ? len : 1);
+	int err = packed ? 0 : -ENOMEM;
+	if (!err) {
+		perftools__profiles__profile__pack(&p, packed);
+		err = write_gzip(out, packed, len);
+	}
+	free(packed);
+	free(table);
+	return err;
 }
 
 static int write_pprof(FILE *out, const struct table *t, const struct report_extras *x)
 {
-	size_t n = t->nrows ? t->nrows : 1;
-	struct builder b = { 0 };
+	struct builder b = { .steal_known = !x || x->steal_known };
 	strtab__init(&b.strings);
 	strtab__init(&b.mapping_keys);
 	strtab__init(&b.function_keys);
-	b.mappings = calloc(n, sizeof(*b.mappings));
-	b.functions = calloc(n, sizeof(*b.functions));
-	b.locations = calloc(n, sizeof(*b.locations));
-	b.lines = calloc(n, sizeof(*b.lines));
-	b.line_ptrs = calloc(n, sizeof(*b.line_ptrs));
-	Sample *samples = calloc(n, sizeof(*samples));
-	Sample **sample_ptrs = calloc(n, sizeof(*sample_ptrs));
-	Label *labels = calloc(n * LABELS, sizeof(*labels));
-	Label **label_ptrs = calloc(n * LABELS, sizeof(*label_ptrs));
-	int64_t *values = calloc(n * 2, sizeof(*values));
-	uint64_t *loc_ids = calloc(n, sizeof(*loc_ids));
-	uint8_t *packed = NULL;
-	char **table = NULL;
-	int err = b.mappings && b.functions && b.locations && b.lines && b.line_ptrs &&
-		  samples && sample_ptrs && labels && label_ptrs && values && loc_ids ?
-		  0 : -ENOMEM;
-	bool steal_known = !x || x->steal_known;
-	int64_t empty = str(&b, ""), cpu = str(&b, "cpu"), steal = str(&b, "steal"),
-		ns = str(&b, "nanoseconds"), k_pid = str(&b, "pid"), k_tid = str(&b, "tid"),
-		k_cmd = str(&b, "command"), k_acc = str(&b, "account");
-	int64_t note = str(&b, steal_known ? "" : "steal unknown: recorded without "
-			   "the means to measure it (steal values are 0)");
-	if (empty || note < 0 || k_acc < 0)
+	int err = str(&b, "") == 0 ? 0 : -ENOMEM;	/* string 0 is "" */
+	b.k_pid = str(&b, "pid");
+	b.k_tid = str(&b, "tid");
+	b.k_cmd = str(&b, "command");
+	b.k_acc = str(&b, "account");
+	if (b.k_pid < 0 || b.k_tid < 0 || b.k_cmd < 0 || b.k_acc < 0)
 		err = -ENOMEM;
-	for (size_t i = 0; !err && i < t->nrows; i++) {
-		const struct table_row *r = &t->rows[i];
-		Sample *s = &samples[i];
-		perftools__profiles__sample__init(s);
-		int64_t loc = location(&b, r->function ? r->function : "[unknown]",
-				       r->dso ? r->dso : "[unknown]");
-		if (loc < 0) {
-			err = -ENOMEM;
-			break;
-		}
-		loc_ids[i] = (uint64_t)loc;
-		s->n_location_id = 1;
-		s->location_id = &loc_ids[i];
-		values[2 * i] = (int64_t)r->cpu_ns;
-		values[2 * i + 1] = steal_known ? (int64_t)r->steal_ns : 0;
-		s->n_value = 2;
-		s->value = &values[2 * i];
-		Label *l = &labels[i * LABELS];
-		for (int k = 0; k < LABELS; k++) {
-			perftools__profiles__label__init(&l[k]);
-			label_ptrs[i * LABELS + k] = &l[k];
-		}
-		size_t nl = 0;
-		l[nl].key = k_pid;
-		l[nl++].num = r->pid;
-		l[nl].key = k_tid;
-		l[nl++].num = r->tid;
-		if (r->command) {
-			l[nl].key = k_cmd;
-			if ((l[nl++].str = str(&b, r->command)) < 0)
-				err = -ENOMEM;
-		}
-		if (r->account) {
-			l[nl].key = k_acc;
-			if ((l[nl++].str = str(&b, r->account)) < 0)
-				err = -ENOMEM;
-		}
-		s->n_label = nl;
-		s->label = &label_ptrs[i * LABELS];
-		sample_ptrs[i] = s;
-	}
-	ValueType types[2], period_type;
-	ValueType *type_ptrs[2] = { &types[0], &types[1] };
-	Mapping **mapping_ptrs = NULL;
-	Function **function_ptrs = NULL;
-	Location **location_ptrs = NULL;
-	if (!err) {
-		mapping_ptrs = calloc(n, sizeof(*mapping_ptrs));
-		function_ptrs = calloc(n, sizeof(*function_ptrs));
-		location_ptrs = calloc(n, sizeof(*location_ptrs));
-		table = calloc(b.strings.count, sizeof(*table));
-		if (!mapping_ptrs || !function_ptrs || !location_ptrs || !table)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		for (int k = 0; k < 2; k++) {
-			perftools__profiles__value_type__init(&types[k]);
-			types[k].type = k ? steal : cpu;
-			types[k].unit = ns;
-		}
-		perftools__profiles__value_type__init(&period_type);
-		period_type.type = cpu;
-		period_type.unit = ns;
-		for (uint32_t i = 0; i < b.nmappings; i++)
-			mapping_ptrs[i] = &b.mappings[i];
-		for (uint32_t i = 0; i < b.nfunctions; i++) {
-			function_ptrs[i] = &b.functions[i];
-			location_ptrs[i] = &b.locations[i];
-		}
-		for (uint32_t i = 0; i < b.strings.count; i++)
-			table[i] = (char *)strtab__str(&b.strings, i);
-		Profile p;
-		perftools__profiles__profile__init(&p);
-		p.n_sample_type = 2;
-		p.sample_type = type_ptrs;
-		p.n_sample = t->nrows;
-		p.sample = sample_ptrs;
-		p.n_mapping = b.nmappings;
-		p.mapping = mapping_ptrs;
-		p.n_location = b.nfunctions;
-		p.location = location_ptrs;
-		p.n_function = b.nfunctions;
-		p.function = function_ptrs;
-		p.n_string_table = b.strings.count;
-		p.string_table = table;
-		p.period_type = &period_type;
-		p.period = (int64_t)t->interval_ns;
-		p.duration_nanos = x ? (int64_t)x->duration_ns : 0;
-		int64_t comment = note;
-		if (note) {
-			p.n_comment = 1;
-			p.comment = &comment;
-		}
-		size_t len = perftools__profiles__profile__get_packed_size(&p);
-		packed = malloc(len ? len : 1);
-		if (!packed)
-			err = -ENOMEM;
-		else
-			perftools__profiles__profile__pack(&p, packed);
-		if (!err)
-			err = write_gzip(out, packed, len);
-	}
-	free(packed);
-	free(table);
-	free(mapping_ptrs);
-	free(function_ptrs);
-	free(location_ptrs);
-	free(samples);
-	free(sample_ptrs);
-	free(labels);
-	free(label_ptrs);
-	free(values);
-	free(loc_ids);
-	release(&b);
+	if (!err)
+		err = x && x->stacks ? from_stacks(&b, t, x->stacks) : from_rows(&b, t);
+	if (!err)
+		err = pack(&b, t, x, out);
+	for (uint32_t i = 0; i < b.nsamples; i++)
+		free(b.samples[i]);
+	for (uint32_t i = 0; i < b.nmappings; i++)
+		free(b.mappings[i]);
+	for (uint32_t i = 0; i < b.nfunctions; i++)
+		free(b.functions[i]);	/* the part starts with its function */
+	free(b.samples);
+	free(b.mappings);
+	free(b.functions);
+	free(b.locations);
+	strtab__release(&b.strings);
+	strtab__release(&b.mapping_keys);
+	strtab__release(&b.function_keys);
 	return err ? err : ferror(out) ? -EIO : 0;
 }
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "../core/stacks.h"
 #include "../core/table.h"
 
 /* Version of the machine-readable outputs (JSON "version"). */
@@ -33,6 +34,7 @@ struct report_extras {
 	uint64_t clock_samples;		/* every cpu-clock sample, idle too */
 	const struct report_cpu *cpus;
 	uint32_t ncpus;
+	const struct stack_set *stacks;	/* time per call stack, or NULL */
 };
 
 struct report_writer {

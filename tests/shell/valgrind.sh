@@ -23,3 +23,16 @@ if "$CL" record -a --duration 0.05 -o "$TMP/probe.rec" 2>/dev/null; then
 	vg "$CL" report -i "$TMP/live.rec" -f json >/dev/null
 	vg "$CL" report -i "$TMP/live.rec" -b function >/dev/null
 fi
+# perf script: imported, folded, and written as every format
+S=$FIX/perf-script-sched.txt
+vg "$CL" import perf-script "$S" -o "$TMP/s.rec" 2>/dev/null
+for f in text csv json openmetrics pprof; do
+	vg "$CL" report -i "$TMP/s.rec" -f $f -o "$TMP/out.$f"
+done
+vg "$CL" report -i "perf-script:$S" -f folded --folded all -o "$TMP/out.folded" 2>/dev/null
+{ head -5 "$S"; echo "no perf script"; } >"$TMP/bad.txt"
+set +e
+vg "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec" 2>/dev/null
+s=$?
+set -e
+[ "$s" = 2 ] || fail "bad perf script under valgrind: exit $s"
