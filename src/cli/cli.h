@@ -25,6 +25,9 @@ void cli_error(const char *fmt, ...);
 bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
 		   uint64_t max, uint64_t *out);
 bool cli_parse_double(const char *opt, const char *arg, double *out);
+/* A time as nanoseconds since the epoch: @SECONDS, YYYY-MM-DD,
+ * YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS (UTC); false if none of these. */
+bool cli_parse_time(const char *s, int64_t *out);
 
 /* --method, --by and --format values, shared by analyze, report and run;
  * false, having named the option at fault, on an unknown value. */

@@ -36,39 +36,6 @@ static const char usage[] =
 
 enum { OPT_SINCE = 256, OPT_UNTIL };
 
-/* T as nanoseconds since the epoch; false if it is none of the forms. */
-static bool parse_time(const char *s, int64_t *out)
-{
-	if (s[0] == '@') {
-		char *end;
-		errno = 0;
-		long long v = strtoll(s + 1, &end, 10);
-		if (!s[1] || *end || errno)
-			return false;
-		*out = v * 1000000000LL;
-		return true;
-	}
-	struct tm tm = { 0 };
-	int n = 0, len = (int)strlen(s);
-	if (sscanf(s, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &n) != 3)
-		return false;
-	if (n < len) {
-		int m = 0;
-		if (sscanf(s + n, "T%2d:%2d%n", &tm.tm_hour, &tm.tm_min, &m) != 2)
-			return false;
-		n += m;
-		if (n < len && (sscanf(s + n, ":%2d%n", &tm.tm_sec, &m) != 1 || (n += m) != len))
-			return false;
-	}
-	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
-		return false;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	*out = (int64_t)timegm(&tm) * 1000000000LL;
-	return true;
-}
-
 struct bill {
 	struct bill_row *rows;
 	size_t n, cap;
@@ -202,7 +169,7 @@ int cmd_bill(int argc, char **argv)
 			break;
 		case OPT_SINCE:
 		case OPT_UNTIL:
-			if (!parse_time(optarg, c == OPT_SINCE ? &since : &until)) {
+			if (!cli_parse_time(optarg, c == OPT_SINCE ? &since : &until)) {
 				cli_error("%s: '%s' is not YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or @SECONDS",
 					  c == OPT_SINCE ? "--since" : "--until", optarg);
 				return EXIT_USAGE;

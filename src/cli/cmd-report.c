@@ -42,6 +42,8 @@ static const char usage[] =
 	"      --folded OPTS      pid,tid,kernel,jit,all,addrs: as the reference\n"
 	"                         collapser's options of those names\n"
 	"  -o, --output FILE      write the report to FILE (default stdout)\n"
+	"      --salvage          report a damaged or cut-short recording up to\n"
+	"                         the damage (said on standard error)\n"
 	"  -h, --help             show this help\n";
 
 static const struct option options[] = {
@@ -53,6 +55,7 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "folded", required_argument, NULL, 'F' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "salvage", no_argument, NULL, 'S' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,6 +68,7 @@ struct report_opts {
 	const char *accounts;
 	const char *folded;	/* --folded options */
 	bool folded_format;	/* --format folded */
+	bool salvage;
 	const char *control[16];
 	size_t ncontrol;
 	char control_buf[512];
@@ -126,6 +130,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'o':
 			o->output = optarg;
+			break;
+		case 'S':
+			o->salvage = true;
 			break;
 		case 'A':
 			o->accounts = optarg;
@@ -277,11 +284,13 @@ int cmd_report(int argc, char **argv)
 	struct rec_error e;
 	int status = 0;
 	err = recording__load_with(fd, o.method, o.accounts ? &rules : NULL,
-				   o.writer == &report_pprof ? LOAD_STACKS : 0, &r, &e);
+				   (o.writer == &report_pprof ? LOAD_STACKS : 0) |
+				   (o.salvage ? LOAD_SALVAGE : 0), &r, &e);
 	close(fd);
 	if (err == -EINVAL) {
-		fprintf(stderr, "%s: offset %llu: %s\n", o.input,
-			(unsigned long long)e.offset, e.msg);
+		fprintf(stderr, "%s: offset %llu: %s%s\n", o.input,
+			(unsigned long long)e.offset, e.msg, o.salvage ? "" :
+			" (--salvage reports what comes before it)");
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -290,6 +299,9 @@ int cmd_report(int argc, char **argv)
 		status = EXIT_RUNTIME;
 		goto out;
 	}
+	if (r.damaged)
+		fprintf(stderr, "%s: offset %llu: %s; reported up to there (--salvage)\n",
+			o.input, (unsigned long long)r.damage.offset, r.damage.msg);
 
 	struct program *kept = NULL;
 	struct table *t = live_table(&r, o.by, o.control, o.ncontrol, &kept);

@@ -1038,6 +1038,8 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 		return -errno;
 	if (partial)
 		rec_reader__set_partial(rd);
+	if (flags & LOAD_SALVAGE)
+		rec_reader__set_salvage(rd);
 	for (;;) {
 		uint32_t type, len;
 		const uint8_t *d;
@@ -1048,6 +1050,8 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 		if (e)
 			break;
 	}
+	if (!e)
+		r->damaged = rec_reader__damage(rd, &r->damage);
 	if (!e && !r->cpus) {
 		snprintf(err->msg, sizeof(err->msg), "the recording has no metadata");
 		e = -EINVAL;

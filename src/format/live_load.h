@@ -47,10 +47,14 @@ struct loaded_recording {
 	uint64_t records, samples, lost;
 	uint64_t bad_records;	/* perf records too short to parse */
 	bool has_stacks;	/* loaded with LOAD_STACKS */
+	bool damaged;		/* LOAD_SALVAGE: the file ended at damage */
+	struct rec_error damage;
 	struct stack_set stacks;
 };
 
 #define LOAD_STACKS 1	/* also time per call stack (stacks.h) */
+#define LOAD_SALVAGE 2	/* a damaged or cut-short file: what comes before
+			 * the damage (damaged, damage say where) */
 
 /*
  * Reads fd into out, placing steal by method and charging samples to the

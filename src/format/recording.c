@@ -32,7 +32,7 @@ struct rec_writer {
 	int fd;
 	ZSTD_CCtx *cctx;
 	uint8_t *raw, *z;
-	size_t raw_len, z_cap;
+	size_t raw_len, raw_cap, z_cap;
 	uint64_t bytes, items;
 };
 
@@ -52,17 +52,26 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+static int grow_to(uint8_t **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	uint8_t *p = realloc(*buf, need);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = need;
+	return 0;
+}
+
 struct rec_writer *rec_writer__new(int fd)
 {
 	struct rec_writer *w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
 	w->fd = fd;
-	w->z_cap = ZSTD_compressBound(BLOCK_RAW);
-	w->raw = malloc(BLOCK_RAW);
-	w->z = malloc(w->z_cap);
 	w->cctx = ZSTD_createCCtx();
-	if (!w->raw || !w->z || !w->cctx) {
+	if (!w->cctx) {
 		rec_writer__free(w);
 		errno = ENOMEM;
 		return NULL;
@@ -86,6 +95,8 @@ int rec_writer__flush(struct rec_writer *w)
 {
 	if (!w->raw_len)
 		return 0;
+	if (grow_to(&w->z, &w->z_cap, ZSTD_compressBound(w->raw_len)))
+		return -ENOMEM;
 	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, w->raw, w->raw_len);
 	if (ZSTD_isError(z))
 		return -EIO;
@@ -104,12 +115,20 @@ int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 		    size_t alen, const void *b, size_t blen)
 {
 	size_t len = alen + blen, padded = (8 + len + 7) & ~(size_t)7;
-	if (len > ITEM_MAX)
-		return -E2BIG;
+	if (len > ITEM_MAX || padded > BLOCK_RAW)
+		return -E2BIG;	/* an item never spans blocks */
 	if (w->raw_len + padded > BLOCK_RAW) {
 		int err = rec_writer__flush(w);
 		if (err)
 			return err;
+	}
+	/* the block buffer grows with what is written, up to a block */
+	if (w->raw_len + padded > w->raw_cap) {
+		size_t want = w->raw_cap ? w->raw_cap : 65536;
+		while (want < w->raw_len + padded)
+			want *= 2;
+		if (grow_to(&w->raw, &w->raw_cap, want < BLOCK_RAW ? want : BLOCK_RAW))
+			return -ENOMEM;
 	}
 	uint8_t *p = w->raw + w->raw_len;
 	uint32_t head[2] = { type, (uint32_t)len };
@@ -154,18 +173,33 @@ void rec_writer__free(struct rec_writer *w)
 struct rec_reader {
 	int fd;
 	ZSTD_DCtx *dctx;
-	uint8_t *raw, *z;
-	size_t raw_len, pos, z_cap;
+	uint8_t *raw, *z;	/* grown to the largest block read */
+	size_t raw_len, pos, raw_cap, z_cap;
 	uint64_t offset;	/* of the next block in the file */
 	uint64_t block_offset;	/* of the block being read */
 	uint64_t items;
 	bool ended;
 	bool partial;
+	bool salvage;		/* damage ends the file, kept in damage */
+	bool damaged;
+	struct rec_error damage;
 };
 
 void rec_reader__set_partial(struct rec_reader *r)
 {
 	r->partial = true;
+}
+
+void rec_reader__set_salvage(struct rec_reader *r)
+{
+	r->salvage = true;
+}
+
+bool rec_reader__damage(const struct rec_reader *r, struct rec_error *err)
+{
+	if (r->damaged)
+		*err = r->damage;
+	return r->damaged;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -222,11 +256,8 @@ struct rec_reader *rec_reader__new(int fd, struct rec_error *err)
 		return NULL;
 	r->fd = fd;
 	r->offset = sizeof(h);
-	r->z_cap = ZSTD_compressBound(BLOCK_RAW);
-	r->raw = malloc(BLOCK_RAW);
-	r->z = malloc(r->z_cap);
 	r->dctx = ZSTD_createDCtx();
-	if (!r->raw || !r->z || !r->dctx) {
+	if (!r->dctx) {
 		rec_reader__free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -246,14 +277,18 @@ static int next_block(struct rec_reader *r, struct rec_error *err)
 		return damaged(err, r->offset, "block header cut short");
 	if (n < 0)
 		return n;
-	if (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW || h.zlen > r->z_cap)
+	if (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW ||
+	    h.zlen > ZSTD_compressBound(BLOCK_RAW))
 		return damaged(err, r->offset, "bad block header");
+	/* buffers as big as the blocks read, not the largest allowed */
+	if (grow_to(&r->z, &r->z_cap, h.zlen) || grow_to(&r->raw, &r->raw_cap, h.raw_len))
+		return -ENOMEM;
 	n = read_exact(r->fd, r->z, h.zlen);
 	if (n == 0 || n == -EPIPE)
 		return damaged(err, r->offset, "block cut short");
 	if (n < 0)
 		return n;
-	size_t raw = ZSTD_decompressDCtx(r->dctx, r->raw, BLOCK_RAW, r->z, h.zlen);
+	size_t raw = ZSTD_decompressDCtx(r->dctx, r->raw, h.raw_len, r->z, h.zlen);
 	if (ZSTD_isError(raw) || raw != h.raw_len)
 		return damaged(err, r->offset, "block does not decompress or fails its checksum (%s)",
 			       ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
@@ -264,7 +299,7 @@ static int next_block(struct rec_reader *r, struct rec_error *err)
 	return 0;
 }
 
-int rec_reader__next(struct rec_reader *r, uint32_t *type, const uint8_t **data,
+static int next_item(struct rec_reader *r, uint32_t *type, const uint8_t **data,
 		     uint32_t *len, struct rec_error *err)
 {
 	if (r->ended)
@@ -301,6 +336,19 @@ int rec_reader__next(struct rec_reader *r, uint32_t *type, const uint8_t **data,
 	}
 	r->items++;
 	return 1;
+}
+
+int rec_reader__next(struct rec_reader *r, uint32_t *type, const uint8_t **data,
+		     uint32_t *len, struct rec_error *err)
+{
+	int e = next_item(r, type, data, len, err);
+	if (e != -EINVAL || !r->salvage)
+		return e;
+	/* salvage: the damage ends the file; what came before it stands */
+	r->damaged = true;
+	r->damage = *err;
+	r->ended = true;
+	return 0;
 }
 
 void rec_reader__free(struct rec_reader *r)

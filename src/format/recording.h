@@ -102,4 +102,9 @@ void rec_reader__free(struct rec_reader *r);
  * recorder reading back what it has written so far. */
 void rec_reader__set_partial(struct rec_reader *r);
 
+/* Salvage a damaged or cut-short file: the first damage ends it (next
+ * returns 0), and rec_reader__damage() then says where and what it was. */
+void rec_reader__set_salvage(struct rec_reader *r);
+bool rec_reader__damage(const struct rec_reader *r, struct rec_error *err);
+
 #endif

@@ -117,9 +117,75 @@ static void not_a_recording(void **state)
 	close(fd);
 }
 
+/* Salvage reads the items before the damage, says where it was, and
+ * stops there; an intact file salvages to all of it, no damage said. */
+static void salvage(void **state)
+{
+	(void)state;
+	off_t size;
+	int fd = write_file(20, &size);
+	struct rec_error e, d;
+	for (int cut = 0; cut < 2; cut++) {
+		lseek(fd, 0, SEEK_SET);
+		struct rec_reader *r = rec_reader__new(fd, &e);
+		assert_non_null(r);
+		rec_reader__set_salvage(r);
+		uint32_t type, len;
+		const uint8_t *data;
+		int n = 0, err;
+		while ((err = rec_reader__next(r, &type, &data, &len, &e)) == 1)
+			n++;
+		assert_int_equal(err, 0);
+		if (!cut) {
+			assert_int_equal(n, 20);
+			assert_false(rec_reader__damage(r, &d));
+		} else {
+			assert_true(n < 20);
+			assert_true(rec_reader__damage(r, &d));
+			assert_true(d.offset <= (uint64_t)size / 2 && d.msg[0]);
+		}
+		rec_reader__free(r);
+		assert_int_equal(ftruncate(fd, size / 2), 0);
+	}
+	close(fd);
+}
+
+/* Items up to a block's size (less their header) are written and read
+ * back; a larger one is refused, never written across blocks. */
+static void largest_item(void **state)
+{
+	(void)state;
+	int fd = memfd_create("big", 0);
+	struct rec_writer *w = rec_writer__new(fd);
+	size_t block = 1u << 20;
+	char *big = calloc(1, block);
+	assert_non_null(big);
+	assert_int_equal(rec_writer__add(w, REC_META, big, block - 8, NULL, 0), 0);
+	assert_int_equal(rec_writer__add(w, REC_META, big, block - 7, NULL, 0), -E2BIG);
+	assert_int_equal(rec_writer__add(w, REC_META, big, block, NULL, 0), -E2BIG);
+	assert_int_equal(rec_writer__add(w, REC_META, "x", 1, NULL, 0), 0);
+	assert_int_equal(rec_writer__finish(w), 0);
+	rec_writer__free(w);
+	lseek(fd, 0, SEEK_SET);
+	struct rec_error e;
+	struct rec_reader *r = rec_reader__new(fd, &e);
+	uint32_t type, len;
+	const uint8_t *data;
+	assert_int_equal(rec_reader__next(r, &type, &data, &len, &e), 1);
+	assert_int_equal(len, block - 8);
+	assert_int_equal(rec_reader__next(r, &type, &data, &len, &e), 1);
+	assert_int_equal(len, 1);
+	assert_int_equal(rec_reader__next(r, &type, &data, &len, &e), 0);
+	rec_reader__free(r);
+	free(big);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(salvage),
+		cmocka_unit_test(largest_item),
 		cmocka_unit_test(round_trip),
 		cmocka_unit_test(cut_short),
 		cmocka_unit_test(damaged_block),
