@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "ledger_write.h"
+#include "../ledger/ledger.h"
 #include "../core/banned.h"
 
 static const char usage[] =
@@ -20,6 +21,8 @@ static const char usage[] =
 	"\n"
 	"  -l, --ledger PATH      the ledger (default ./cpuledger.db)\n"
 	"  -A, --accounts FILE    charge accounts by these rules instead of those recorded\n"
+	"  -w, --wait SEC         wait this long for another writer to let go of\n"
+	"                         the ledger before giving up (default 30)\n"
 	"  -h, --help             show this help\n";
 
 int cmd_ledger(int argc, char **argv)
@@ -27,6 +30,7 @@ int cmd_ledger(int argc, char **argv)
 	static const struct option options[] = {
 		{ "ledger", required_argument, NULL, 'l' },
 		{ "accounts", required_argument, NULL, 'A' },
+		{ "wait", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -44,8 +48,18 @@ int cmd_ledger(int argc, char **argv)
 	}
 	argc--;
 	argv++;
-	while ((c = getopt_long(argc, argv, "l:A:h", options, NULL)) != -1) {
+	double wait;
+	while ((c = getopt_long(argc, argv, "l:A:w:h", options, NULL)) != -1) {
 		switch (c) {
+		case 'w':
+			if (!cli_parse_double("--wait", optarg, &wait))
+				return EXIT_USAGE;
+			if (wait < 0 || wait > 86400) {
+				cli_error("--wait: '%s' is not 0 to 86400 seconds", optarg);
+				return EXIT_USAGE;
+			}
+			ledger__set_wait((int)(wait * 1000));
+			break;
 		case 'l':
 			path = optarg;
 			break;

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <spawn.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "cli.h"
 #include "../core/banned.h"
@@ -23,9 +25,14 @@ static const char usage[] =
 	"  threads   --threads threads (default 2), each spinning in a function of its own\n"
 	"  syscall   a loop of cheap system calls (time in the kernel)\n"
 	"  libcall   a loop of C library calls (time in libc)\n"
+	"  spawn     --rate short processes a second (forks that exit at once;\n"
+	"            with --exec, /bin/true), reaped; says how many it managed\n"
 	"\n"
 	"  -s, --seconds N        run for N seconds (default 5)\n"
 	"  -t, --threads N        threads for 'threads' (default 2)\n"
+	"  -r, --rate N           processes a second for 'spawn' (default 2000)\n"
+	"  -d, --duty F           'threads': each spins this part of every 10 ms\n"
+	"                         and sleeps the rest (default 1: always spins)\n"
 	"  -n, --iterations N     spin and threads: each thread does N thousand\n"
 	"                         loop iterations and stops (fixed work, for timing)\n"
 	"  -h, --help             show this help\n";
@@ -81,11 +88,32 @@ __attribute__((noinline)) static uint64_t spin_c(void)
 	return x;
 }
 
+static double duty = 1;	/* --duty: the part of each 10 ms a thread spins */
+
+/* Spins for the duty's part of each 10 ms period and sleeps the rest: many
+ * threads that run a little, as a server's do. */
+__attribute__((noinline)) static void spin_part(void)
+{
+	volatile uint64_t x = 5;
+	uint64_t busy = (uint64_t)(duty * 10000000.0);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		uint64_t t = now_ns();
+		while (now_ns() - t < busy)
+			for (int i = 0; i < 100; i++)
+				x += (uint64_t)i;
+		struct timespec ts = { 0, (long)(10000000 - busy) };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void *spinner(void *arg)
 {
 	uintptr_t i = (uintptr_t)arg;
 	uint64_t (*const fns[])(void) = { spin_a, spin_b, spin_c };
-	fns[i % 3]();
+	if (duty < 1)
+		spin_part();
+	else
+		fns[i % 3]();
 	return NULL;
 }
 
@@ -116,6 +144,43 @@ __attribute__((noinline)) static void libcall_loop(void)
 	}
 }
 
+/* Starts `rate` processes a second until stopped, reaping as it goes:
+ * forks that exit at once, or with exec_them /bin/true (costlier: this
+ * machine manages some hundreds a second). Returns how many it started. */
+/* A process that starts and ends at once. vfork: no page tables are
+ * copied, so it costs little more than the kernel's own work. */
+__attribute__((noinline)) static pid_t quick_process(void)
+{
+	pid_t pid = vfork();
+	if (pid == 0)
+		_exit(0);
+	return pid;
+}
+
+__attribute__((noinline)) static uint64_t spawn_loop(uint64_t rate, bool exec_them)
+{
+	static char *const argv[] = { "true", NULL };
+	uint64_t started = 0, t0 = now_ns();
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		uint64_t due = (now_ns() - t0) * rate / 1000000000ULL;
+		if (started >= due) {
+			struct timespec ts = { 0, 200000 };
+			nanosleep(&ts, NULL);
+		} else {
+			pid_t pid = exec_them ? 0 : quick_process();
+			if (exec_them &&
+			    posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0)
+				pid = -1;
+			started += pid > 0;
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	return started;
+}
+
 static void *timer(void *arg)
 {
 	uint64_t end = now_ns() + *(uint64_t *)arg;
@@ -133,14 +198,33 @@ int cmd_workload(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "iterations", required_argument, NULL, 'n' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "exec", no_argument, NULL, 'x' },
+		{ "duty", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t seconds = 5, nthreads = 2;
+	uint64_t seconds = 5, nthreads = 2, rate = 2000;
+	bool exec_spawn = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:t:n:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:t:n:r:xd:h", options, NULL)) != -1) {
 		switch (c) {
+		case 'd':
+			if (!cli_parse_double("--duty", optarg, &duty))
+				return EXIT_USAGE;
+			if (!(duty > 0 && duty <= 1)) {
+				cli_error("--duty: '%s' is not a fraction above 0, at most 1", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'x':
+			exec_spawn = true;
+			break;
+		case 'r':
+			if (!cli_parse_u64("--rate", optarg, 1, 100000, &rate))
+				return EXIT_USAGE;
+			break;
 		case 's':
 			if (!cli_parse_u64("--seconds", optarg, 1, 86400, &seconds))
 				return EXIT_USAGE;
@@ -163,13 +247,13 @@ int cmd_workload(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1) {
-		cli_error("give one workload: spin, threads, syscall or libcall");
+		cli_error("give one workload: spin, threads, syscall, libcall or spawn");
 		return EXIT_USAGE;
 	}
 	const char *name = argv[optind];
-	if (strcmp(name, "spin") && strcmp(name, "threads") &&
-	    strcmp(name, "syscall") && strcmp(name, "libcall")) {
-		cli_error("unknown workload '%s' (spin, threads, syscall or libcall)", name);
+	if (strcmp(name, "spin") && strcmp(name, "threads") && strcmp(name, "syscall") &&
+	    strcmp(name, "libcall") && strcmp(name, "spawn")) {
+		cli_error("unknown workload '%s' (spin, threads, syscall, libcall or spawn)", name);
 		return EXIT_USAGE;
 	}
 
@@ -196,6 +280,12 @@ int cmd_workload(int argc, char **argv)
 		free(t);
 	} else if (!strcmp(name, "syscall")) {
 		syscall_loop();
+	} else if (!strcmp(name, "spawn")) {
+		uint64_t t0 = now_ns(), n = spawn_loop(rate, exec_spawn);
+		double secs = (double)(now_ns() - t0) / 1e9;
+		fprintf(stderr, "cpuledger workload: started %llu processes in %.1f s, "
+			"%.0f a second (asked %llu)\n", (unsigned long long)n, secs,
+			(double)n / secs, (unsigned long long)rate);
 	} else {
 		libcall_loop();
 	}

@@ -28,6 +28,7 @@ struct record_opts {
 	const char *ledger;	/* --ledger: add a collection when recording ends */
 	double interval;	/* --interval: and every so many seconds */
 	bool quiet;		/* no summary line */
+	uint32_t mmap_pages;	/* -m: ring pages per CPU; 0: by privilege */
 };
 
 /* Options shared by record and run: fills o from one getopt result.
@@ -47,13 +48,16 @@ void record_opts__release(struct record_opts *o);
 	{ "no-tracepoints", no_argument, NULL, 'T' }, \
 	{ "accounts", required_argument, NULL, 'A' }, \
 	{ "ledger", required_argument, NULL, 'l' }, \
-	{ "interval", required_argument, NULL, 'N' }
+	{ "interval", required_argument, NULL, 'N' }, \
+	{ "mmap-pages", required_argument, NULL, 'M' }
 
 #define RECORD_USAGE \
 	"  -a, --all-cpus         record every CPU and task\n" \
 	"  -p, --pid PID[,PID]    record these processes (their threads too)\n" \
 	"  -F, --freq HZ          cpu-clock samples per second (default 1000)\n" \
 	"  -g, --call-graph       record call chains\n" \
+	"      --mmap-pages N     ring buffer pages per CPU, a power of 2 (default\n" \
+	"                         1024 as root, 128 otherwise; twice with -g)\n" \
 	"      --duration SEC     stop after SEC seconds\n" \
 	"      --no-tracepoints   measure steal from sample gaps scaled to\n" \
 	"                         /proc/stat, not per stint\n" \

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,31 @@ int cli_load_accounts(const char *path, struct account_rules *rules,
 	return 0;
 }
 
+/* The temporary file of the output being written, removed if a signal
+ * ends the process first, so an interrupted command leaves nothing. */
+static char *volatile pending_tmp;
+
+static void on_fatal_signal(int sig)
+{
+	char *t = pending_tmp;
+	if (t)
+		unlink(t);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Handlers only where none is set: the recorder's own stop cleanly. */
+static void remove_on_signal(char *tmp)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	pending_tmp = tmp;
+	for (size_t i = 0; tmp && i < sizeof(sigs) / sizeof(*sigs); i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			signal(sigs[i], on_fatal_signal);
+	}
+}
+
 int outfile__open(struct outfile *o, const char *path)
 {
 	o->path = path;
@@ -172,6 +198,7 @@ int outfile__open(struct outfile *o, const char *path)
 		o->tmp = NULL;
 		return err;
 	}
+	remove_on_signal(o->tmp);
 	/* mkstemp makes 0600; an output file gets the usual mode. */
 	mode_t mask = umask(0);
 	umask(mask);
@@ -204,6 +231,7 @@ int outfile__commit(struct outfile *o)
 	o->f = NULL;
 	if (!err && rename(o->tmp, o->path))
 		err = -errno;
+	remove_on_signal(NULL);
 	if (err) {
 		cli_error("cannot write '%s': %s", o->path, strerror(-err));
 		unlink(o->tmp);
@@ -218,6 +246,7 @@ void outfile__abort(struct outfile *o)
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	o->f = NULL;
+	remove_on_signal(NULL);
 	if (o->tmp) {
 		unlink(o->tmp);
 		free(o->tmp);

@@ -103,6 +103,14 @@ static int migrate(sqlite3 *db, int64_t from, char *msg, size_t size)
 	return 0;
 }
 
+/* How long a writer waits for another that holds the ledger. */
+static int wait_ms = 30000;
+
+void ledger__set_wait(int ms)
+{
+	wait_ms = ms;
+}
+
 int ledger__open(const char *path, bool create, struct ledger **out,
 		 char *msg, size_t size)
 {
@@ -112,6 +120,14 @@ int ledger__open(const char *path, bool create, struct ledger **out,
 	if (!exists && !create) {
 		snprintf(msg, size, "no ledger '%s'", path);
 		return -ENOENT;
+	}
+	/* Every use writes (a collection, or the WAL index of a read): a
+	 * ledger that cannot be written is said to be so, not taken for
+	 * something else */
+	if (exists && access(path, W_OK) != 0) {
+		int e = -errno;
+		snprintf(msg, size, "cannot write ledger '%s': %s", path, strerror(errno));
+		return e;
 	}
 	if (!exists) {
 		/* 0600: who used how much CPU is nobody else's business */
@@ -133,7 +149,7 @@ int ledger__open(const char *path, bool create, struct ledger **out,
 		ledger__close(l);
 		return e;
 	}
-	sqlite3_busy_timeout(l->db, 30000);
+	sqlite3_busy_timeout(l->db, wait_ms);
 
 	/* Tell a ledger from other files before writing anything. */
 	int rc;

@@ -28,6 +28,10 @@ int ledger__open(const char *path, bool create, struct ledger **out,
 		 char *msg, size_t size);
 void ledger__close(struct ledger *l);
 
+/* How long ledgers opened from now on wait for another writer to let go
+ * before giving up (ms; default 30 s). */
+void ledger__set_wait(int ms);
+
 /* What a collection covers. Times are nanoseconds since the Unix epoch. */
 struct collection {
 	int64_t collected_ns;

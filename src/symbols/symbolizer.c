@@ -120,6 +120,12 @@ static void read_kallsyms(struct symbolizer *s)
 	s->kallsyms = 1;
 }
 
+void symbolizer__read_kernel(struct symbolizer *s)
+{
+	if (!s->kallsyms)
+		read_kallsyms(s);
+}
+
 static int kernel_lookup(struct symbolizer *s, uint64_t addr, struct sym *out)
 {
 	if (!s->kallsyms)

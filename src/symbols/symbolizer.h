@@ -25,6 +25,9 @@ struct sym {
  * errno ENOMEM. */
 struct symbolizer *symbolizer__new(const char *root);
 void symbolizer__free(struct symbolizer *s);
+/* Reads the kernel's symbols now, while /proc/kallsyms still shows their
+ * addresses (before a recorder gives up root). */
+void symbolizer__read_kernel(struct symbolizer *s);
 
 /*
  * The function of dso (a path, or "[kernel.kallsyms]") at offset. Returns

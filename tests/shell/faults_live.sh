@@ -1,0 +1,62 @@
+# Faults while recording live (issue 7), where the kernel allows it:
+# - the recorded command exits at once, is killed, or cannot be run: the
+#   recorder passes on its exit status (0, 137, 127) and the recording
+#   reads whole;
+# - the disk fills while recording (a 256 KiB tmpfs): a clear error, exit
+#   status not 0, and what was recorded so far reads with --salvage;
+# - a recorded command that forks and execs 10 000 times: no crash, every
+#   process in the report, records lost counted (and said).
+. "$(dirname "$0")/../lib.sh"
+command -v python3 >/dev/null || skip "python3 is not installed"
+need_perf
+
+for cmd in "true:0" "sh -c 'kill -9 \$\$':137" "/nonexistent/cmd:127"; do
+	c=${cmd%:*} want=${cmd##*:}
+	set +e
+	eval "\"\$CL\" record -o \"\$TMP/c.rec\" -- $c" >/dev/null 2>"$TMP/c.err"
+	st=$?
+	set -e
+	[ "$st" = "$want" ] || fail "record -- $c: status $st, expected $want: $(cat "$TMP/c.err")"
+	"$CL" report -i "$TMP/c.rec" -f json >/dev/null || fail "record -- $c: recording unreadable"
+	echo "record -- $c: status $st, recording reads"
+done
+
+# --- disk full
+mkdir "$TMP/small"
+if mount -t tmpfs -o size=256k tmpfs "$TMP/small" 2>/dev/null; then
+	trap 'umount "$TMP/small" 2>/dev/null; kill $wl 2>/dev/null; rm -rf "$TMP"' EXIT
+	"$CL" workload threads --threads 2 --seconds 12 &
+	wl=$!
+	run "$CL" record -a -g --duration 10 -o "$TMP/small/full.rec"
+	kill $wl 2>/dev/null || true
+	[ "$(status)" != 0 ] || fail "disk full: record exited 0"
+	grep -q "No space left on device" "$TMP/err" || fail "disk full: $(cat "$TMP/err")"
+	[ -s "$TMP/small/full.rec" ] || fail "disk full: nothing kept"
+	run "$CL" report --salvage -i "$TMP/small/full.rec" -f json
+	[ "$(status)" = 0 ] || fail "disk full: --salvage: $(cat "$TMP/err")"
+	n=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clock_samples'])" "$TMP/out")
+	[ "$n" -gt 0 ] || fail "disk full: no samples salvaged"
+	echo "disk full: '$(grep -m1 "No space" "$TMP/err")', $n samples salvaged from $(stat -c %s "$TMP/small/full.rec") bytes"
+	umount "$TMP/small"
+else
+	echo "disk full: not checked (mount needs root)"
+fi
+
+# --- 10 000 forks and execs
+run "$CL" record -o "$TMP/fe.rec" -- sh -c 'i=0; while [ $i -lt 10000 ]; do /bin/true; i=$((i+1)); done'
+[ "$(status)" = 0 ] || fail "10 000 execs: status $(status): $(cat "$TMP/err")"
+said=$(sed -n 's/.* \([0-9]*\) records lost.*/\1/p' "$TMP/err")
+[ -n "$said" ] || fail "10 000 execs: the recorder did not say what it lost: $(cat "$TMP/err")"
+"$CL" report -i "$TMP/fe.rec" -b process -f json >"$TMP/fe.json" || fail "10 000 execs: report"
+python3 - "$TMP/fe.json" "$said" <<'PY' || fail "10 000 execs: report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+# the shell and its 10 000 children, each a process of its own
+procs = len(r["rows"])
+lost = r["lost"]
+print("10 000 execs: %d processes in the report, %d records lost (recorder said %s)" %
+      (procs, lost, sys.argv[2]))
+ok = lost == int(sys.argv[2]) and (procs >= 10001 or lost > 0)
+sys.exit(0 if ok else 1)
+PY
+echo "faults_live: ok"
