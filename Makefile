@@ -96,12 +96,19 @@ test-fast:
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CC ?= clang
 fuzz-build: $(FUZZ_TARGETS)
-# The targets link everything but main(), so command-line parsers are in reach.
+# The targets link everything but main(), so command-line parsers are in
+# reach; the sources are compiled once for all of them.
 FUZZ_SRC = $(CORE_SRC) $(LIB_SRC) $(GEN_SRC) $(filter-out src/cli/main.c,$(CLI_SRC))
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
+FUZZ_OBJ = $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -I$(GEN)
+build/fuzz/obj/%.o: %.c | $(GEN)/profile.pb-c.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		-Isrc -I$(GEN) -o $@ $< $(FUZZ_SRC) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+build/fuzz/libcpuledger-fuzz.a: $(FUZZ_OBJ)
+	ar rcs $@ $^
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcpuledger-fuzz.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
+		build/fuzz/libcpuledger-fuzz.a $(LDLIBS)
 
 FUZZ_SECONDS ?= 300
 fuzz: deps fuzz-build

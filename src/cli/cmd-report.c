@@ -17,6 +17,7 @@
 #include "../core/stint.h"
 #include "../core/table.h"
 #include "../format/fold.h"
+#include "../format/perf_script.h"
 #include "../format/live_load.h"
 #include "../report/report.h"
 #include "../core/banned.h"
@@ -169,6 +170,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
+static int feed_folder(void *ctx, const char *buf, size_t n)
+{
+	return folder__feed(ctx, buf, n);
+}
+
 /* report -i perf-script:FILE --format folded: perf script text folded
  * for the flame-graph tools (docs/folded.md). */
 static int fold_perf_script(const char *path, const char *list, const char *output)
@@ -183,27 +189,13 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 		cli_error("cannot open '%s': %s", path, strerror(errno));
 		return EXIT_USAGE;
 	}
-	enum { CHUNK = 1 << 20 };
 	struct folder *f = folder__new(&fo);
-	char *buf = malloc(CHUNK);
-	int err = f && buf ? 0 : -ENOMEM, status = 0;
+	int err = f ? 0 : -ENOMEM, status = 0;
 	struct progress p;
 	progress__init(&p, "folding", fd);
-	uint64_t total = 0;
-	while (!err) {
-		ssize_t n = read(fd, buf, CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
-			break;
-		}
-		err = folder__feed(f, buf, (size_t)n);
-		total += (uint64_t)n;
-		progress__update(&p, total);
-	}
+	if (!err)
+		err = read_chunks(fd, feed_folder, f, progress__update, &p);
 	progress__done(&p);
-	free(buf);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (!err)

@@ -64,7 +64,9 @@ bool cli_parse_time(const char *s, int64_t *out)
 		char *end;
 		errno = 0;
 		long long v = strtoll(s + 1, &end, 10);
-		if (!s[1] || *end || errno)
+		/* nanoseconds in 64 bits reach the year 2262 */
+		if (!s[1] || *end || errno || v > INT64_MAX / 1000000000LL ||
+		    v < INT64_MIN / 1000000000LL)
 			return false;
 		*out = v * 1000000000LL;
 		return true;
@@ -86,7 +88,10 @@ bool cli_parse_time(const char *s, int64_t *out)
 		return false;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
-	*out = (int64_t)timegm(&tm) * 1000000000LL;
+	time_t t = timegm(&tm);
+	if (t > INT64_MAX / 1000000000LL || t < INT64_MIN / 1000000000LL)
+		return false;
+	*out = (int64_t)t * 1000000000LL;
 	return true;
 }
 

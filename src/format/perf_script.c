@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/grow.h"
 #include "../core/banned.h"
@@ -52,6 +53,30 @@ void line_splitter__release(struct line_splitter *s)
 {
 	free(s->carry);
 	memset(s, 0, sizeof(*s));
+}
+
+int read_chunks(int fd, chunk_fn feed, void *ctx,
+		void (*progress)(void *ctx, uint64_t bytes), void *progress_ctx)
+{
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	int err = buf ? 0 : -ENOMEM;
+	uint64_t total = 0;
+	while (!err) {
+		ssize_t n = read(fd, buf, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		err = feed(ctx, buf, (size_t)n);
+		total += (uint64_t)n;
+		if (progress)
+			progress(progress_ctx, total);
+	}
+	free(buf);
+	return err;
 }
 
 static bool is_word(char c)

@@ -543,32 +543,23 @@ static int add_to_writer(void *ctx, uint32_t type, const void *a, size_t alen,
 	return rec_writer__add(ctx, type, a, alen, b, blen);
 }
 
+static int feed_parser(void *ctx, const char *buf, size_t n)
+{
+	return script_parser__feed(ctx, buf, n);
+}
+
 int script_import(int in_fd, int out_fd, import_progress_fn progress,
 		  void *progress_ctx, struct script_import_stats *st,
 		  uint64_t *bad_line, char *msg, size_t msg_size)
 {
-	enum { CHUNK = 1 << 20 };
 	*bad_line = 0;
 	FILE *tmp = tmpfile();
-	char *buf = malloc(CHUNK);
 	struct rec_writer *body = tmp ? rec_writer__new(fileno(tmp)) : NULL;
 	struct script_parser *im = script_parser__new(add_to_writer, body, st, msg,
 						      msg_size);
-	int err = tmp && buf && body && im ? 0 : -ENOMEM;
-	uint64_t total = 0;
-	while (!err) {
-		ssize_t n = read(in_fd, buf, CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
-			break;
-		}
-		err = script_parser__feed(im, buf, (size_t)n);
-		total += (uint64_t)n;
-		if (progress)
-			progress(progress_ctx, total);
-	}
+	int err = tmp && body && im ? 0 : -ENOMEM;
+	if (!err)
+		err = read_chunks(in_fd, feed_parser, im, progress, progress_ctx);
 	if (!err)
 		err = script_parser__finish(im);
 	if (err == -EBADMSG)
@@ -581,6 +572,5 @@ int script_import(int in_fd, int out_fd, import_progress_fn progress,
 	rec_writer__free(body);
 	if (tmp)
 		fclose(tmp);
-	free(buf);
 	return err;
 }
