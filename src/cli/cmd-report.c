@@ -38,8 +38,9 @@ static const char usage[] =
 	"                         instead of those recorded, or the defaults\n"
 	"  -c, --control LIST     accounts that count as control program\n"
 	"                         (comma-separated; default kernel)\n"
-	"  -f, --format FORMAT    text|csv|json|openmetrics|pprof (default\n"
-	"                         text); folded for -i perf-script:FILE\n"
+	"  -f, --format FORMAT    text|csv|json|openmetrics|pprof|folded\n"
+	"                         (default text); folded of perf-script:FILE\n"
+	"                         as the reference collapser folds it\n"
 	"      --folded OPTS      pid,tid,kernel,jit,all,addrs: as the reference\n"
 	"                         collapser's options of those names\n"
 	"  -o, --output FILE      write the report to FILE (default stdout)\n"
@@ -252,11 +253,8 @@ int cmd_report(int argc, char **argv)
 	bool script = !strncmp(o.input, "perf-script:", 12);
 	if (script && o.folded_format)
 		return fold_perf_script(o.input + 12, o.folded, o.output);
-	if (o.folded_format) {
-		cli_error("--format folded reads perf-script:FILE input; for a "
-			  "recording, use --format pprof");
-		return EXIT_USAGE;
-	}
+	if (o.folded_format)	/* a recording's own stacks */
+		o.writer = &report_folded;
 
 	struct account_rules rules = { 0 };
 	if (o.accounts) {
@@ -276,7 +274,8 @@ int cmd_report(int argc, char **argv)
 	struct rec_error e;
 	int status = 0;
 	err = recording__load_with(fd, o.method, o.accounts ? &rules : NULL,
-				   (o.writer == &report_pprof ? LOAD_STACKS : 0) |
+				   (o.writer == &report_pprof || o.writer == &report_folded ?
+				    LOAD_STACKS : 0) |
 				   (o.salvage ? LOAD_SALVAGE : 0), &r, &e);
 	close(fd);
 	if (err == -EINVAL) {
@@ -328,9 +327,14 @@ int cmd_report(int argc, char **argv)
 		status = EXIT_RUNTIME;
 		goto out_free;
 	}
-	o.writer->write(out.f, t, &x);
-	if (outfile__commit(&out))
+	err = o.writer->write(out.f, t, &x);
+	if (err) {
+		cli_error("cannot write the report: %s", strerror(-err));
+		outfile__abort(&out);
 		status = EXIT_RUNTIME;
+	} else if (outfile__commit(&out)) {
+		status = EXIT_RUNTIME;
+	}
 out_free:
 	free(cpus);
 	table__free(t);

@@ -52,7 +52,7 @@ const struct report_writer *report_writer__find(const char *name);
 const char *report_writer__names(void);
 
 extern const struct report_writer report_text, report_csv, report_json,
-	report_openmetrics, report_pprof;
+	report_openmetrics, report_pprof, report_folded;
 
 /* Writes s as a JSON string, quotes included. */
 void json_put_string(FILE *out, const char *s);

@@ -8,7 +8,9 @@
 #   in nanoseconds, values summing to the JSON report's rows by function
 #   (each stack's share rounded down: at most 1 ns per stack less), every
 #   function with time of its own there, call stacks deeper than one frame
-#   where perf recorded them, every location's function and mapping there.
+#   where perf recorded them, every location's function and mapping there;
+# - folded stacks of a recording (`-f folded` without perf-script:) count
+#   as many samples as the report's rows.
 . "$(dirname "$0")/../lib.sh"
 command -v promtool >/dev/null || skip "promtool is not installed (package prometheus)"
 command -v protoc >/dev/null || skip "protoc is not installed (package protobuf-compiler)"
@@ -31,6 +33,19 @@ for input in $inputs; do
 	"$CL" report -i "$input" -b account -f json -o "$TMP/acc.json" 2>/dev/null
 	"$CL" report -i "$input" -b function -f json -o "$TMP/fn.json" 2>/dev/null
 	"$CL" report -i "$input" -f pprof -o "$TMP/p.pb.gz" 2>/dev/null || fail "$name: pprof"
+	# folded stacks of a recording: as many samples as the report's rows
+	if [ "${input#perf-script:}" = "$input" ]; then
+		"$CL" report -i "$input" -f folded -o "$TMP/f.folded" || fail "$name: folded"
+		"$CL" report -i "$input" -f json -o "$TMP/th.json"
+		python3 - "$TMP/f.folded" "$TMP/th.json" <<'PY' || fail "$name: folded samples differ"
+import json, re, sys
+n = sum(int(l.rsplit(' ', 1)[1]) for l in open(sys.argv[1]))
+ok = all(re.match(r'^[^ ;]+(;[^;]+)+ \d+$', l.rstrip('\n')) for l in open(sys.argv[1]))
+want = sum(r["samples"] for r in json.load(open(sys.argv[2]))["rows"])
+print("folded: %d samples (report %d)" % (n, want))
+sys.exit(0 if ok and n == want else 1)
+PY
+	fi
 	gzip -t "$TMP/p.pb.gz" || fail "$name: pprof is not gzip"
 	zcat "$TMP/p.pb.gz" | protoc --decode=perftools.profiles.Profile -I"$PROTO" profile.proto \
 		>"$TMP/p.txt" 2>"$TMP/protoc.err" || fail "$name: protoc: $(cat "$TMP/protoc.err")"
