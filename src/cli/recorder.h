@@ -28,7 +28,8 @@ struct record_opts {
 	const char *ledger;	/* --ledger: add a collection when recording ends */
 	double interval;	/* --interval: and every so many seconds */
 	bool quiet;		/* no summary line */
-	uint32_t mmap_pages;	/* -m: ring pages per CPU; 0: by privilege */
+	uint32_t mmap_pages;	/* --mmap-pages: per CPU; 0: by privilege */
+	int realtime;		/* -r: SCHED_FIFO priority; 0: none */
 };
 
 /* Options shared by record and run: fills o from one getopt result.
@@ -37,7 +38,7 @@ int record_opts__parse(struct record_opts *o, int c, const char *arg);
 void record_opts__init(struct record_opts *o);
 void record_opts__release(struct record_opts *o);
 
-#define RECORD_SHORTOPTS "ap:F:go:A:l:"
+#define RECORD_SHORTOPTS "ap:F:go:A:l:r:"
 #define RECORD_LONGOPTS \
 	{ "all-cpus", no_argument, NULL, 'a' }, \
 	{ "pid", required_argument, NULL, 'p' }, \
@@ -49,13 +50,17 @@ void record_opts__release(struct record_opts *o);
 	{ "accounts", required_argument, NULL, 'A' }, \
 	{ "ledger", required_argument, NULL, 'l' }, \
 	{ "interval", required_argument, NULL, 'N' }, \
-	{ "mmap-pages", required_argument, NULL, 'M' }
+	{ "mmap-pages", required_argument, NULL, 'M' }, \
+	{ "realtime", required_argument, NULL, 'r' }
 
 #define RECORD_USAGE \
 	"  -a, --all-cpus         record every CPU and task\n" \
 	"  -p, --pid PID[,PID]    record these processes (their threads too)\n" \
 	"  -F, --freq HZ          cpu-clock samples per second (default 1000)\n" \
 	"  -g, --call-graph       record call chains\n" \
+	"  -r, --realtime PRIO    drain the rings at this SCHED_FIFO priority\n" \
+	"                         (1-99), as perf record -r, for machines too\n" \
+	"                         busy for nice -10 (docs/robustness.md)\n" \
 	"      --mmap-pages N     ring buffer pages per CPU, a power of 2 (default\n" \
 	"                         1024 as root, 128 otherwise; twice with -g)\n" \
 	"      --duration SEC     stop after SEC seconds\n" \
