@@ -1,6 +1,7 @@
 /* libFuzzer entry point for the command-line values cpuledger parses by
- * hand: record/run's options (pids, rate, durations), numbers, methods,
- * keys, formats, --folded lists and bill's times. The first byte picks
+ * hand: record/run's options (pids, rate, durations, realtime priority,
+ * ring pages), numbers, methods, keys, formats, --folded lists and bill's
+ * times. The first byte picks
  * the parser (and for record's, the option); the rest is the value. A
  * value accepted must be in the range the option allows. (Refusals print
  * a line each: tests/fuzz/run.sh closes the target's standard error.) */
@@ -28,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int64_t t;
 	switch (pick % 8) {
 	case 0: {
-		static const char opts[] = "apFgTAlNoD";
+		static const char opts[] = "apFgTAlNoDrM";
 		struct record_opts o;
 		record_opts__init(&o);
 		int c = opts[(pick / 8) % (sizeof(opts) - 1)];
@@ -39,7 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (o.pids[i] <= 0 || o.pids[i] > 4194304)
 				abort();
 		if (r == 1 && (o.hz < 1 || o.hz > 100000 || o.duration < 0 ||
-			       (c == 'N' && !(o.interval >= 0.1))))
+			       (c == 'N' && !(o.interval >= 0.1)) ||
+			       o.realtime < 0 || o.realtime > 99 ||
+			       (o.mmap_pages & (o.mmap_pages - 1))))
 			abort();
 		record_opts__release(&o);
 		break;
