@@ -16,17 +16,6 @@
 #include "../core/strtab.h"
 #include "../core/banned.h"
 
-struct pid_name {
-	uint32_t pid;
-	const char *command;
-};
-
-static int cmp_pid(const void *a, const void *b)
-{
-	uint32_t x = ((const struct pid_name *)a)->pid, y = ((const struct pid_name *)b)->pid;
-	return (x > y) - (x < y);
-}
-
 static const struct strtab *sort_lines;
 
 static int cmp_line(const void *a, const void *b)
@@ -53,7 +42,7 @@ static int write_folded(FILE *out, const struct table *t, const struct report_ex
 	if (!x || !x->stacks)
 		return -EINVAL;	/* the caller loads stacks for this writer */
 	const struct stack_set *st = x->stacks;
-	struct pid_name *procs = malloc((t->nrows ? t->nrows : 1) * sizeof(*procs));
+	struct report_process *procs = report_processes(t);
 	struct strtab lines;
 	strtab__init(&lines);
 	uint64_t *counts = NULL;
@@ -61,15 +50,9 @@ static int write_folded(FILE *out, const struct table *t, const struct report_ex
 	char *line = NULL;
 	size_t cap = 0;
 	int err = procs ? 0 : -ENOMEM;
-	for (size_t i = 0; !err && i < t->nrows; i++)
-		procs[i] = (struct pid_name){ t->rows[i].pid, t->rows[i].command };
-	if (!err)
-		qsort(procs, t->nrows, sizeof(*procs), cmp_pid);
 	for (uint32_t i = 0; !err && i < st->n; i++) {
 		const struct stack_sample *ss = &st->v[i];
-		struct pid_name key = { ss->pid, NULL };
-		const struct pid_name *p = t->nrows ?
-			bsearch(&key, procs, t->nrows, sizeof(*procs), cmp_pid) : NULL;
+		const struct report_process *p = report_process_of(procs, t, ss->pid);
 		if (!p || !ss->samples)
 			continue;	/* out of the report's scope, or no sample */
 		char name[64];

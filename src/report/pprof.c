@@ -180,31 +180,6 @@ static Sample *sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t ste
 	return &p->s;
 }
 
-struct pid_command {
-	uint32_t pid;
-	const char *command;
-};
-
-static int cmp_pid(const void *a, const void *b)
-{
-	uint32_t x = ((const struct pid_command *)a)->pid,
-		 y = ((const struct pid_command *)b)->pid;
-	return (x > y) - (x < y);
-}
-
-/* The processes the table has rows of (those out of a report's scope have
- * none), with their command lines, sorted by pid. */
-static struct pid_command *row_processes(const struct table *t)
-{
-	struct pid_command *v = malloc((t->nrows ? t->nrows : 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < t->nrows; i++)
-		v[i] = (struct pid_command){ t->rows[i].pid, t->rows[i].command };
-	qsort(v, t->nrows, sizeof(*v), cmp_pid);
-	return v;
-}
-
 static int from_rows(struct builder *b, const struct table *t)
 {
 	for (size_t i = 0; i < t->nrows; i++) {
@@ -223,15 +198,13 @@ static int from_rows(struct builder *b, const struct table *t)
 static int from_stacks(struct builder *b, const struct table *t,
 		       const struct stack_set *st)
 {
-	struct pid_command *procs = row_processes(t);
+	struct report_process *procs = report_processes(t);
 	if (!procs)
 		return -ENOMEM;
 	int err = 0;
 	for (uint32_t i = 0; i < st->n && !err; i++) {
 		const struct stack_sample *ss = &st->v[i];
-		struct pid_command key = { ss->pid, NULL };
-		const struct pid_command *proc = t->nrows ?
-			bsearch(&key, procs, t->nrows, sizeof(*procs), cmp_pid) : NULL;
+		const struct report_process *proc = report_process_of(procs, t, ss->pid);
 		if (!proc)
 			continue;
 		const uint32_t *k = (const uint32_t *)strtab__str(&st->keys, ss->stack);

@@ -1,6 +1,7 @@
 /* report: the table of writers, and the escaping they share. */
 #include "report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/banned.h"
@@ -21,6 +22,31 @@ const struct report_writer *report_writer__find(const char *name)
 const char *report_writer__names(void)
 {
 	return "text|csv|json|openmetrics|pprof";
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct report_process *)a)->pid,
+		 y = ((const struct report_process *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+struct report_process *report_processes(const struct table *t)
+{
+	struct report_process *v = malloc((t->nrows ? t->nrows : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < t->nrows; i++)
+		v[i] = (struct report_process){ t->rows[i].pid, t->rows[i].command };
+	qsort(v, t->nrows, sizeof(*v), cmp_pid);
+	return v;
+}
+
+const struct report_process *report_process_of(const struct report_process *v,
+					       const struct table *t, uint32_t pid)
+{
+	struct report_process key = { pid, NULL };
+	return t->nrows ? bsearch(&key, v, t->nrows, sizeof(*v), cmp_pid) : NULL;
 }
 
 void json_put_string(FILE *out, const char *s)

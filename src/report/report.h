@@ -54,6 +54,17 @@ const char *report_writer__names(void);
 extern const struct report_writer report_text, report_csv, report_json,
 	report_openmetrics, report_pprof, report_folded;
 
+/* The processes a table has rows of (those out of a report's scope have
+ * none) with their command lines, sorted by pid for report_process_of();
+ * NULL when out of memory. For writers that go by stacks, not rows. */
+struct report_process {
+	uint32_t pid;
+	const char *command;
+};
+struct report_process *report_processes(const struct table *t);
+const struct report_process *report_process_of(const struct report_process *v,
+					       const struct table *t, uint32_t pid);
+
 /* Writes s as a JSON string, quotes included. */
 void json_put_string(FILE *out, const char *s);
 /* Writes s as a CSV field, quoted when it holds a comma or quote. */
