@@ -30,11 +30,13 @@ for dir in "$@"; do
 	for t in "$dir"/tests/test_*; do
 		[ -x "$t" ] || continue
 		"$t" >"$log" 2>&1
-		report "$dir: $(basename "$t")" $?
+		status=$?	# before any expansion below resets $?
+		report "$dir: $(basename "$t")" $status
 	done
 	for t in tests/shell/*.sh; do
 		CPULEDGER="$PWD/$dir/cpuledger" BUILD="$dir" bash "$t" >"$log" 2>&1
-		report "$dir: $(basename "$t" .sh)" $?
+		status=$?	# before any expansion below resets $?
+		report "$dir: $(basename "$t" .sh)" $status
 	done
 done
 

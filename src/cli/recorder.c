@@ -506,6 +506,24 @@ static int on_task(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	return err;
 }
 
+/* Whether pid's parent, by /proc, is in scope (a scope is never all here
+ * when it matters: scope_has is true for every pid then). */
+static bool parent_in_scope(struct session *s, uint32_t pid)
+{
+	char rel[64];
+	size_t len;
+	snprintf(rel, sizeof(rel), "proc/%u/stat", pid);
+	char *text = procfs_read(s->o->root, rel, &len);
+	if (!text)
+		return false;
+	/* "pid (comm) state ppid ...": comm may hold spaces and ')' */
+	const char *close = strrchr(text, ')');
+	unsigned ppid = 0;
+	bool ok = close && sscanf(close + 1, " %*c %u", &ppid) == 1;
+	free(text);
+	return ok && scope_has(&s->scope, ppid);
+}
+
 static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 {
 	struct session *s = ctx;
@@ -531,6 +549,10 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	if (!err && h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 		uint32_t pid;
 		memcpy(&pid, h + 1, sizeof(pid));
+		/* Rings are read one CPU after another: the exec may come
+		 * before the fork that puts the process in scope. */
+		if (!scope_has(&s->scope, pid) && parent_in_scope(s, pid))
+			err = scope_add(&s->scope, pid);
 		if (scope_has(&s->scope, pid) && (pid_t)pid != s->child)
 			err = write_cmdline(s, (pid_t)pid);
 		if (!err && scope_has(&s->scope, pid))

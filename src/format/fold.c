@@ -432,19 +432,11 @@ int folder__line(struct folder *f, const char *s, size_t n)
 	if (n == 0)
 		return end_sample(f);
 	/* perf right-aligns comm in some layouts (-F with pid): a line that
-	 * starts with spaces is a header when it is no frame, and frames
-	 * end in ')' */
-	if (ps_is_space(s[0]) && !ends_in_paren(s, n)) {
-		size_t lead = 0;
-		while (lead < n && ps_is_space(s[lead]))
-			lead++;
-		size_t cl, pl, tl;
-		const char *p, *t;
-		if (parse_header(s + lead, n - lead, &cl, &p, &pl, &t, &tl)) {
-			s += lead;
-			n -= lead;
-		}
-	}
+	 * starts with spaces is read as a header when it can be one and is
+	 * no frame (frames end in ')') */
+	if (ps_is_space(s[0]) && !ends_in_paren(s, n))
+		while (n && ps_is_space(s[0]))
+			s++, n--;	/* stack_line would drop them too */
 	size_t comm_len, pid_len, tid_len;
 	const char *pid, *tid;
 	if (parse_header(s, n, &comm_len, &pid, &pid_len, &tid, &tid_len)) {

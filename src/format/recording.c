@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "../core/grow.h"
 #include "../core/banned.h"
 
 #define BLOCK_MAGIC 0x314b4c42u	/* "BLK1" little-endian */
@@ -52,18 +53,6 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-static int grow_to(uint8_t **buf, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	uint8_t *p = realloc(*buf, need);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = need;
-	return 0;
-}
-
 struct rec_writer *rec_writer__new(int fd)
 {
 	struct rec_writer *w = calloc(1, sizeof(*w));
@@ -95,7 +84,7 @@ int rec_writer__flush(struct rec_writer *w)
 {
 	if (!w->raw_len)
 		return 0;
-	if (grow_to(&w->z, &w->z_cap, ZSTD_compressBound(w->raw_len)))
+	if (grow_bytes((char **)&w->z, &w->z_cap, ZSTD_compressBound(w->raw_len), 65536))
 		return -ENOMEM;
 	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, w->raw, w->raw_len);
 	if (ZSTD_isError(z))
@@ -123,13 +112,8 @@ int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 			return err;
 	}
 	/* the block buffer grows with what is written, up to a block */
-	if (w->raw_len + padded > w->raw_cap) {
-		size_t want = w->raw_cap ? w->raw_cap : 65536;
-		while (want < w->raw_len + padded)
-			want *= 2;
-		if (grow_to(&w->raw, &w->raw_cap, want < BLOCK_RAW ? want : BLOCK_RAW))
-			return -ENOMEM;
-	}
+	if (grow_bytes((char **)&w->raw, &w->raw_cap, w->raw_len + padded, 65536))
+		return -ENOMEM;	/* powers of 2 from 64 KiB: a block at most */
 	uint8_t *p = w->raw + w->raw_len;
 	uint32_t head[2] = { type, (uint32_t)len };
 	memcpy(p, head, 8);
@@ -281,7 +265,8 @@ static int next_block(struct rec_reader *r, struct rec_error *err)
 	    h.zlen > ZSTD_compressBound(BLOCK_RAW))
 		return damaged(err, r->offset, "bad block header");
 	/* buffers as big as the blocks read, not the largest allowed */
-	if (grow_to(&r->z, &r->z_cap, h.zlen) || grow_to(&r->raw, &r->raw_cap, h.raw_len))
+	if (grow_bytes((char **)&r->z, &r->z_cap, h.zlen, 4096) ||
+	    grow_bytes((char **)&r->raw, &r->raw_cap, h.raw_len, 4096))
 		return -ENOMEM;
 	n = read_exact(r->fd, r->z, h.zlen);
 	if (n == 0 || n == -EPIPE)

@@ -354,12 +354,10 @@ static int on_line(void *ctx, const char *s, size_t n)
 	 * that starts with spaces may be a header: no frame reads as one,
 	 * a frame's second word being a symbol, never a number */
 	struct ps_header h;
-	if (lead && perf_script__header(s + lead, n - lead, &h))
+	if (perf_script__header(s + lead, n - lead, &h))
 		return header_line(im, &h);
 	if (lead)
 		return add_frame(im, s + lead, n - lead);
-	if (perf_script__header(s, n, &h))
-		return header_line(im, &h);
 	if (perf_script__is_noise(s, n)) {
 		im->st->lost_chunks += perf_script__lost_chunks(s, n);
 		return 0;

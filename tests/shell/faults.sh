@@ -93,7 +93,7 @@ echo "locked ledger: --wait 1 gave up with a clear error; without it, waited ${w
 # --- the ledger on a read-only filesystem (needs mount: root)
 mkdir "$TMP/ro"
 if mount -t tmpfs -o size=4m tmpfs "$TMP/ro" 2>/dev/null; then
-	trap 'umount "$TMP/ro" 2>/dev/null; rm -rf "$TMP"' EXIT
+	trap 'umount "$TMP/ro" 2>/dev/null || true; rm -rf "$TMP"' EXIT
 	cp "$TMP/l.db" "$TMP/ro/l.db"
 	mount -o remount,ro "$TMP/ro"
 	sum=$(sha256sum <"$TMP/ro/l.db")

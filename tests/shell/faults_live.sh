@@ -24,7 +24,7 @@ done
 # --- disk full
 mkdir "$TMP/small"
 if mount -t tmpfs -o size=256k tmpfs "$TMP/small" 2>/dev/null; then
-	trap 'umount "$TMP/small" 2>/dev/null; kill $wl 2>/dev/null; rm -rf "$TMP"' EXIT
+	trap 'umount "$TMP/small" 2>/dev/null || true; kill $wl 2>/dev/null || true; rm -rf "$TMP"' EXIT
 	"$CL" workload threads --threads 2 --seconds 12 &
 	wl=$!
 	run "$CL" record -a -g --duration 10 -o "$TMP/small/full.rec"

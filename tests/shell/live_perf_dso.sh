@@ -19,6 +19,13 @@ import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 print([r["pid"] for r in rows if "workload libcall" in r["command"]][0])' "$TMP/cl.json")
 perf report -i "$TMP/perf.data" --stdio --sort dso --pid "$pid" 2>/dev/null >"$TMP/perf.txt"
+# The workload spends most of its time in libc (qsort, memcpy, strlen). Seen
+# on 2026-11-30 (perf 6.1, Linux 6.18): perf put every sample of the
+# process in the executable and none in libc, so its mapping of libc was
+# missing; a peer that did not see the mapping is no measure to compare with.
+if ! grep -q "libc" "$TMP/perf.txt"; then
+	skip "perf report shows no libc for the libc-bound workload (perf missed its mapping): $(grep "%" "$TMP/perf.txt" | head -2 | tr -s ' ' | tr '\n' ';')"
+fi
 python3 - "$TMP/cl.json" "$TMP/perf.txt" "$pid" <<'PY' || { grep "%" "$TMP/perf.txt"; fail "per-DSO shares differ from perf's by more than 3 points"; }
 import json, os, re, sys
 rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["pid"] == int(sys.argv[3])]
