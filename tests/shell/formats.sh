@@ -17,8 +17,10 @@ command -v protoc >/dev/null || skip "protoc is not installed (package protobuf-
 PROTO=${PROTO_DIR:-/usr/share/gocode/src/github.com/google/pprof/proto}
 [ -f "$PROTO/profile.proto" ] || skip "no $PROTO/profile.proto (package golang-github-google-pprof-dev)"
 DATA=$ROOT/../shared/testdata/flamegraph
-inputs="perf-script:$FIX/perf-script-sched.txt perf-script:$DATA/perf-iperf-stacks-pidtid-01.txt
-	perf-script:$FIX/perf-script-oneline.txt"
+inputs="perf-script:$FIX/perf-script-sched.txt perf-script:$FIX/perf-script-oneline.txt"
+# the shared test data, where it is beside the clone
+[ -f "$DATA/perf-iperf-stacks-pidtid-01.txt" ] &&
+	inputs="$inputs perf-script:$DATA/perf-iperf-stacks-pidtid-01.txt"
 # a recording of cpuledger's own, where the kernel allows one
 if "$CL" record -g -o "$TMP/live.rec" -- "$CL" workload libcall --seconds 1 >/dev/null 2>&1; then
 	inputs="$inputs $TMP/live.rec"
