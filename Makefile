@@ -44,7 +44,8 @@ build: all
 deps:
 	@scripts/install-deps.sh
 
-$(GEN_SRC) $(GEN)/profile.pb-c.h: $(PROTO_DIR)/profile.proto
+# One protoc-c run makes both files (grouped target: make -j ran it twice).
+$(GEN_SRC) $(GEN)/profile.pb-c.h &: $(PROTO_DIR)/profile.proto
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) -I$(PROTO_DIR) $<
 

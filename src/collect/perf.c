@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,10 +65,27 @@ static int load_event(const char *root, const char *name, uint64_t *id,
 	return -ENOENT;
 }
 
+/* A freshly booted machine often has tracefs unmounted until something
+ * asks for it (perf mounts it on first use too). Mounting it is harmless
+ * and needs root; on a root other than "/" (tests) nothing is mounted. */
+static void mount_tracefs(const char *root)
+{
+	struct stat st;
+	if (strcmp(root, "/") != 0 || stat("/sys/kernel/tracing", &st) != 0 ||
+	    !S_ISDIR(st.st_mode) || access("/sys/kernel/tracing/events", F_OK) == 0)
+		return;
+	(void)mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}
+
 int tp_formats__load(struct tp_formats *f, const char *root)
 {
 	char fmt[8192];
 	int err = load_event(root, "sched_switch", &f->switch_config, fmt, sizeof(fmt));
+	if (err == -ENOENT) {
+		mount_tracefs(root);
+		err = load_event(root, "sched_switch", &f->switch_config, fmt,
+				 sizeof(fmt));
+	}
 	if (!err)
 		err = find_field(fmt, "prev_pid", &f->prev_pid);
 	if (!err)

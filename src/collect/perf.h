@@ -29,7 +29,8 @@ struct tp_formats {
 };
 
 /* Reads the two tracepoints' ids and field offsets from tracefs under root
- * ("/" normally). 0, or -ENOENT when tracefs or a field is missing. */
+ * ("/" normally), mounting tracefs at /sys/kernel/tracing first when it is
+ * not (root only). 0, or -ENOENT when tracefs or a field is missing. */
 int tp_formats__load(struct tp_formats *f, const char *root);
 
 struct perf_options {

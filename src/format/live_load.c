@@ -121,7 +121,7 @@ static int set_command(struct loader *ld, uint32_t pid, const char *s, size_t n,
 	struct loaded_process *p = process(ld, pid);
 	if (!p)
 		return -ENOMEM;
-	if (!n || (!is_cmdline && p->command))
+	if (!n || (!is_cmdline && p->command && !p->command_inherited))
 		return 0;
 	char *c = malloc(n + 3);
 	if (!c)
@@ -136,6 +136,30 @@ static int set_command(struct loader *ld, uint32_t pid, const char *s, size_t n,
 			*q = '?';
 	free(p->command);
 	p->command = c;
+	p->command_inherited = false;
+	return 0;
+}
+
+/* A new process runs its parent's program, as its user, until it execs
+ * (perf shows the parent's comm too): without this, a child that never
+ * execs and is gone before /proc is read would have no command, user or
+ * executable at all. Anything learnt of the child itself replaces these. */
+static int inherit_from_parent(struct loaded_process *child,
+			       const struct loaded_process *parent)
+{
+	if (child->uid < 0)
+		child->uid = parent->uid;
+	if (!child->executable && parent->executable) {
+		child->executable = strdup(parent->executable);
+		if (!child->executable)
+			return -ENOMEM;
+	}
+	if (child->command || !parent->command)
+		return 0;
+	child->command = strdup(parent->command);
+	if (!child->command)
+		return -ENOMEM;
+	child->command_inherited = true;
 	return 0;
 }
 
@@ -501,6 +525,11 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		parent = process(ld, ids[1]);	/* the array may have moved */
 		if (parent->in_scope)
 			child->in_scope = true;
+		if (ids[0] != ids[1]) {
+			int err = inherit_from_parent(child, parent);
+			if (err)
+				return err;
+		}
 		return add_task(r, cpu, ids[0], ids[2], record_time(body, blen));
 	}
 	case PERF_RECORD_LOST: {

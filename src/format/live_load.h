@@ -26,6 +26,7 @@ struct loaded_cpu {
 struct loaded_process {
 	uint32_t pid;
 	char *command;		/* command line, or [comm] */
+	bool command_inherited;	/* the parent's, until it execs */
 	bool in_scope;
 	int64_t uid;		/* -1 unknown */
 	char *executable;	/* NULL unknown */

@@ -25,6 +25,14 @@ fi
 "$CL" record -o "$TMP/short.rec" -- "$CL" workload spin --iterations 1000 2>/dev/null
 rows "$TMP/short.rec" | grep -q " $CL workload spin --iterations 1000\$" ||
 	fail "short command's line: $(rows "$TMP/short.rec")"
+# Children that never exec run their parent's program: its command line,
+# not an empty one, even when they are gone before /proc is read.
+"$CL" record -o "$TMP/forks.rec" -- "$CL" workload spawn --rate 100 --seconds 1 2>/dev/null
+rows "$TMP/forks.rec" >"$TMP/rows"
+[ "$(grep -vc "^source" "$TMP/rows")" -gt 10 ] || fail "too few forks seen: $(cat "$TMP/rows")"
+if grep -v "^source" "$TMP/rows" | grep -vq " $CL workload spawn --rate 100 --seconds 1\$"; then
+	fail "a fork without exec has another command: $(grep -v "workload spawn" "$TMP/rows" | head)"
+fi
 # run: like time(1), with the command's status.
 run "$CL" run -- "$CL" workload spin --seconds 1
 [ "$(status)" = 0 ] || fail "run exited $(status)"
