@@ -16,7 +16,6 @@ struct cumulative {
 	uint32_t pid, tid, account;	/* account: in c->accounts */
 	int64_t cpu, steal, samples;	/* as last written */
 	int64_t now_cpu, now_steal, now_samples;	/* this collection */
-	const struct loaded_process *proc;
 };
 
 static int64_t now_ns(void)
@@ -97,7 +96,6 @@ int collector__collect(struct collector *c, const struct loaded_recording *r,
 		e->now_cpu += (int64_t)p->run_ns;
 		e->now_steal += (int64_t)p->steal_ns;
 		e->now_samples += (int64_t)p->samples;
-		e->proc = proc;
 	}
 
 	char msg[512], id[400];
@@ -136,10 +134,13 @@ int collector__collect(struct collector *c, const struct loaded_recording *r,
 		};
 		if (!u.cpu_ns && !u.steal_ns && !u.samples)
 			continue;
+		/* Looked up in this recording: an entry of an earlier one may
+		 * be back only to take time away (its delta negative). */
+		const struct loaded_process *proc = loaded_recording__process(r, e->pid);
 		struct task_info t = {
-			.pid = e->pid, .tid = e->tid, .uid = e->proc ? e->proc->uid : -1,
-			.command = e->proc ? e->proc->command : NULL,
-			.executable = e->proc ? e->proc->executable : NULL,
+			.pid = e->pid, .tid = e->tid, .uid = proc ? proc->uid : -1,
+			.command = proc ? proc->command : NULL,
+			.executable = proc ? proc->executable : NULL,
 			.start_ns = -1, .end_ns = -1,
 		};
 		/* when it was seen, on the wall clock */

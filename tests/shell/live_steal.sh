@@ -1,28 +1,25 @@
 # Live recording against the kernel's own figures (issue 3's must-show).
-# Two threads spin while `record -a` runs for 20 s. Then:
+# `record -a -- workload threads` for 20 s, two threads spinning. Then:
 # - per CPU, |attributed steal - /proc/stat steal| <= max(20 ms, 10 %)
 #   (/proc/stat counts in 10 ms ticks, read at each end);
-# - each spinning thread's cpu_ns is within 2 % of the growth of the first
-#   field of its /proc/PID/task/TID/schedstat (sum_exec_runtime), read just
-#   before and just after recording.
+# - each spinning thread's cpu_ns is within 1 % (issue 3 asks 2 %) of the
+#   kernel's count of its run time, the first field of its schedstat
+#   (sum_exec_runtime), which the workload prints as each thread ends. The
+#   recording holds the threads' whole lives (record -a -- CMD holds the
+#   command until recording has begun), so no window is to be lined up: a
+#   slower recorder (the ASan build) starts and stops no differently.
 # Skipped, saying why, where the kernel refuses perf_event_open.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 SECONDS_=${LIVE_SECONDS:-20}
 need_perf
-"$CL" workload threads --threads 2 --seconds $((SECONDS_ + 5)) &
-wl=$!
-trap 'kill $wl 2>/dev/null || true; rm -rf "$TMP"' EXIT
-sleep 0.5
-snap() { for t in /proc/$wl/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/schedstat")"; done; }
-snap >"$TMP/before"
-"$CL" record -a --duration "$SECONDS_" -o "$TMP/live.rec" 2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
-snap >"$TMP/after"
-kill $wl 2>/dev/null || true
+"$CL" record -a -o "$TMP/live.rec" -- "$CL" workload threads --threads 2 \
+	--seconds "$SECONDS_" --schedstat 2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
+grep "^schedstat " "$TMP/rec.err" >"$TMP/schedstat" || fail "the workload printed no schedstat: $(cat "$TMP/rec.err")"
 "$CL" report -i "$TMP/live.rec" -f json >"$TMP/r.json" || fail "report failed"
-python3 - "$TMP" "$wl" <<'PY' || fail "live figures out of tolerance"
+python3 - "$TMP" <<'PY' || fail "live figures out of tolerance"
 import json, sys
-d, wl = sys.argv[1], int(sys.argv[2])
+d = sys.argv[1]
 r = json.load(open(d + "/r.json"))
 assert r["steal_source"] == "tracepoints", r["steal_source"]
 ok = True
@@ -34,17 +31,15 @@ for c in r["cpus"]:
     print("cpu %d: attributed %.3f ms, kernel %s ms, tolerance %.0f ms %s" %
           (c["cpu"], a / 1e6, "%.3f" % (k / 1e6) if k is not None else "unknown",
            tol / 1e6, "ok" if good else "FAIL"))
-before = dict(l.split() for l in open(d + "/before"))
-after = dict(l.split() for l in open(d + "/after"))
-grew = {int(t): int(after[t]) - int(before[t]) for t in before if t in after}
-spinners = sorted(grew, key=grew.get)[-2:]
-rows = {row["tid"]: row for row in r["rows"] if row["pid"] == wl}
-for t in spinners:
+kernel = {int(l.split()[1]): int(l.split()[2]) for l in open(d + "/schedstat")}
+assert len(kernel) == 2, kernel
+rows = {row["tid"]: row for row in r["rows"]}
+for t, ran in sorted(kernel.items()):
     cpu = rows[t]["cpu_ns"] if t in rows else 0
-    err = abs(cpu - grew[t]) / grew[t]
-    good = err <= 0.02
+    err = abs(cpu - ran) / ran
+    good = err <= 0.01
     ok &= good
-    print("thread %d: cpu_ns %.3f s, schedstat grew %.3f s, error %.2f %% %s" %
-          (t, cpu / 1e9, grew[t] / 1e9, 100 * err, "ok" if good else "FAIL"))
+    print("thread %d: cpu_ns %.3f s, schedstat %.3f s, error %.2f %% %s" %
+          (t, cpu / 1e9, ran / 1e9, 100 * err, "ok" if good else "FAIL"))
 sys.exit(0 if ok else 1)
 PY
