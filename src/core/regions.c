@@ -120,8 +120,36 @@ static uint32_t dso_of(struct regions *t, const char *path, size_t plen)
 	return strtab__intern(t->strings, path, plen);
 }
 
+static bool is_file(const struct regions *t, uint32_t dso)
+{
+	return strtab__str(t->strings, dso)[0] == '/';
+}
+
+/* The main executable is the first file mapped after the exec (the kernel
+ * maps the program before its interpreter), whatever order they came in. */
+static void note_exe(const struct regions *t, struct proc_regions *p,
+		     uint32_t dso, uint64_t time)
+{
+	if (is_file(t, dso) && (p->exe == UINT32_MAX || time < p->exe_time)) {
+		p->exe = dso;
+		p->exe_time = time;
+	}
+}
+
+static int place(struct proc_regions *p, struct region r)
+{
+	int err = unmap(p, r.start, r.end);
+	if (err)
+		return err;
+	uint32_t at = 0;
+	while (at < p->n && p->r[at].start < r.start)
+		at++;
+	return insert_at(p, at, r);
+}
+
 int regions__map(struct regions *t, uint32_t pid, uint64_t start,
-		 uint64_t len, uint64_t pgoff, const char *path, size_t plen)
+		 uint64_t len, uint64_t pgoff, const char *path, size_t plen,
+		 uint64_t time)
 {
 	if (!len || start + len < start)
 		return 0;
@@ -129,47 +157,64 @@ int regions__map(struct regions *t, uint32_t pid, uint64_t start,
 	uint32_t dso = dso_of(t, path, plen);
 	if (!p || dso == HINDEX_NONE)
 		return -ENOMEM;
-	int err = unmap(p, start, start + len);
-	if (err)
-		return err;
-	if (p->exe == UINT32_MAX && plen && path[0] == '/')
-		p->exe = dso;
-	uint32_t at = 0;
-	while (at < p->n && p->r[at].start < start)
-		at++;
-	return insert_at(p, at, (struct region){ start, start + len, pgoff, dso });
+	if (time && time < p->exec_time)
+		return 0;	/* the program before an exec already seen */
+	note_exe(t, p, dso, time);
+	return place(p, (struct region){ start, start + len, pgoff, time, dso });
 }
 
-int regions__fork(struct regions *t, uint32_t child, uint32_t parent)
+int regions__fork(struct regions *t, uint32_t child, uint32_t parent,
+		  uint64_t time)
 {
-	struct proc_regions *pp = lookup(t, parent);
-	if (!pp || child == parent)
+	if (child == parent || !lookup(t, parent))
 		return 0;
-	uint32_t n = pp->n;
-	struct region *copy = malloc((n ? n : 1) * sizeof(*copy));
-	if (!copy)
+	struct proc_regions *c = proc(t, child);	/* may move the parent's */
+	if (!c)
 		return -ENOMEM;
-	memcpy(copy, pp->r, n * sizeof(*copy));
-	struct proc_regions *c = proc(t, child);	/* may move pp */
-	if (!c) {
-		free(copy);
+	if (time && c->exec_time > time)
+		return 0;	/* its exec came first: nothing of the parent's left */
+	const struct proc_regions *pp = lookup(t, parent);
+	/* The parent's table, then whatever the child mapped after the fork
+	 * that was read before it. */
+	struct region *later = c->r;
+	uint32_t nlater = c->n;
+	c->r = malloc((pp->n ? pp->n : 1) * sizeof(*c->r));
+	if (!c->r) {
+		c->r = later;
 		return -ENOMEM;
 	}
-	free(c->r);
-	c->r = copy;
-	c->n = n;
-	c->cap = n ? n : 1;
-	c->exe = lookup(t, parent)->exe;
-	return 0;
+	memcpy(c->r, pp->r, pp->n * sizeof(*c->r));
+	c->n = pp->n;
+	c->cap = pp->n ? pp->n : 1;
+	c->exe = pp->exe;
+	c->exe_time = pp->exe_time;
+	int err = 0;
+	for (uint32_t i = 0; i < nlater && !err; i++)
+		if (!time || later[i].time > time)
+			err = place(c, later[i]);
+	free(later);
+	return err;
 }
 
-void regions__exec(struct regions *t, uint32_t pid)
+int regions__exec(struct regions *t, uint32_t pid, uint64_t time)
 {
-	struct proc_regions *p = lookup(t, pid);
-	if (p) {
-		p->n = 0;
-		p->exe = UINT32_MAX;
+	struct proc_regions *p = proc(t, pid);
+	if (!p)
+		return -ENOMEM;
+	if (time && time < p->exec_time)
+		return 0;	/* an older exec, read after a newer one */
+	uint32_t kept = 0;
+	p->exe = UINT32_MAX;
+	p->exe_time = 0;
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (!time || p->r[i].time <= time)
+			continue;	/* the old program's */
+		p->r[kept++] = p->r[i];
+		note_exe(t, p, p->r[i].dso, p->r[i].time);
 	}
+	p->n = kept;
+	p->exec_time = time;
+	return 0;
 }
 
 uint32_t regions__exe(const struct regions *t, uint32_t pid)
@@ -261,5 +306,5 @@ int regions__maps_line(struct regions *t, uint32_t pid, const char *line,
 	if (plen > sizeof(deleted) - 1 &&
 	    !memcmp(e - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1))
 		plen -= sizeof(deleted) - 1;
-	return regions__map(t, pid, start, end - start, off, p, plen);
+	return regions__map(t, pid, start, end - start, off, p, plen, 0);
 }

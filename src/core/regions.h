@@ -7,7 +7,15 @@
  * [vdso], anonymous or JIT memory, from PERF_RECORD_MMAP2 records and from
  * /proc/PID/maps for processes already running. A fork copies the
  * parent's table (the child shares its address space layout); an exec
- * empties it. Kernel addresses resolve to the region "[kernel.kallsyms]"
+ * empties it.
+ *
+ * Each change carries its time (0: unknown, as for a maps snapshot), and
+ * changes may come out of order: perf's rings are read one CPU after
+ * another, so a process that moves between CPUs while it execs can have
+ * its new mappings read before the exec. An exec therefore removes only
+ * what was mapped before it, a mapping older than an exec already seen is
+ * the old program's and is dropped, and a fork seen after its child's exec
+ * copies nothing. Kernel addresses resolve to the region "[kernel.kallsyms]"
  * whatever the process. A region's dso is a string id; what a sample needs
  * to find its symbol later is (dso, offset in the file).
  */
@@ -24,6 +32,7 @@
 struct region {
 	uint64_t start, end;	/* [start, end) in the process */
 	uint64_t pgoff;		/* file offset mapped at start */
+	uint64_t time;		/* when mapped (0: unknown) */
 	uint32_t dso;		/* string id of its path or [name] */
 };
 
@@ -32,6 +41,8 @@ struct proc_regions {
 	struct region *r;	/* sorted by start, not overlapping */
 	uint32_t n, cap;
 	uint32_t exe;		/* dso of its main executable, or UINT32_MAX */
+	uint64_t exe_time;	/* when exe was mapped */
+	uint64_t exec_time;	/* its latest exec seen (0: none) */
 };
 
 struct regions {
@@ -46,16 +57,20 @@ struct regions {
 int regions__init(struct regions *t, struct strtab *strings);
 void regions__release(struct regions *t);
 
-/* Maps [start, start+len) of pid to path at file offset pgoff; what it
- * overlaps is replaced, as mmap(2) does. 0 or -ENOMEM. */
+/* Maps [start, start+len) of pid to path at file offset pgoff at time;
+ * what it overlaps is replaced, as mmap(2) does. 0 or -ENOMEM. */
 int regions__map(struct regions *t, uint32_t pid, uint64_t start,
-		 uint64_t len, uint64_t pgoff, const char *path, size_t plen);
+		 uint64_t len, uint64_t pgoff, const char *path, size_t plen,
+		 uint64_t time);
 
-/* A fork: child gets a copy of parent's table. 0 or -ENOMEM. */
-int regions__fork(struct regions *t, uint32_t child, uint32_t parent);
+/* A fork at time: child gets a copy of parent's table, under what the
+ * child mapped after it. 0 or -ENOMEM. */
+int regions__fork(struct regions *t, uint32_t child, uint32_t parent,
+		  uint64_t time);
 
-/* An exec: pid's table empties (its new mappings follow as MMAP2). */
-void regions__exec(struct regions *t, uint32_t pid);
+/* An exec at time: what pid mapped before it goes (its new mappings
+ * follow as MMAP2). 0 or -ENOMEM. */
+int regions__exec(struct regions *t, uint32_t pid, uint64_t time);
 
 /*
  * Where ip of pid is: the region's dso, and the offset in its file (for

@@ -409,16 +409,6 @@ static int add_frames(struct loader *ld, const struct sample *s, bool kernel)
 	return 0;
 }
 
-/* The time at the end of a non-sample record (sample_id_all: TID, TIME,
- * CPU, IDENTIFIER, 8 bytes each, with the clock event's sample_type). */
-static uint64_t record_time(const uint8_t *body, size_t len)
-{
-	uint64_t t = 0;
-	if (len >= 32)
-		memcpy(&t, body + len - 24, 8);
-	return t;
-}
-
 /* Thread tid belongs to process pid from time t on. */
 static int add_task(struct loaded_recording *r, uint32_t cpu, uint32_t pid,
 		    uint32_t tid, uint64_t t)
@@ -511,7 +501,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			if (err)
 				return err;
 		}
-		return add_task(r, cpu, ids[0], ids[1], record_time(body, blen));
+		return add_task(r, cpu, ids[0], ids[1], perf_record_time(body, blen));
 	}
 	case PERF_RECORD_FORK: {
 		uint32_t ids[4];	/* pid, ppid, tid, ptid */
@@ -530,7 +520,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			if (err)
 				return err;
 		}
-		return add_task(r, cpu, ids[0], ids[2], record_time(body, blen));
+		return add_task(r, cpu, ids[0], ids[2], perf_record_time(body, blen));
 	}
 	case PERF_RECORD_LOST: {
 		uint64_t v[2];

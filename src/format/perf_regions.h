@@ -1,8 +1,8 @@
 /*
  * perf_regions: perf records that change a process's code regions (MMAP,
- * MMAP2, FORK, COMM with exec), applied to a region table. The recorder
- * and report apply the same records in the same order, so both resolve a
- * sample to the same (dso, offset).
+ * MMAP2, FORK, COMM with exec), applied to a region table with their
+ * times. The recorder and report apply the same records in the same order,
+ * so both resolve a sample to the same (dso, offset).
  */
 #ifndef CPULEDGER_FORMAT_PERF_REGIONS_H
 #define CPULEDGER_FORMAT_PERF_REGIONS_H
@@ -10,6 +10,12 @@
 #include <linux/perf_event.h>
 
 #include "../core/regions.h"
+
+/* The time of a non-sample record from its sample_id_all trailer (TID,
+ * TIME, CPU, IDENTIFIER, 8 bytes each: the sample_type cpuledger records
+ * with); 0 when too short to hold one. body is the record after its
+ * header, len bytes. */
+uint64_t perf_record_time(const uint8_t *body, size_t len);
 
 /* Applies h if it is such a record (len bytes, bounds-checked); others are
  * ignored. 0, -EINVAL for a malformed one, -ENOMEM. */

@@ -22,6 +22,11 @@ if "$CL" record -a --duration 0.05 -o "$TMP/probe.rec" 2>/dev/null; then
 	vg "$CL" record -o "$TMP/live.rec" -- "$CL" workload spin --iterations 20000 2>/dev/null
 	vg "$CL" report -i "$TMP/live.rec" -f json >/dev/null
 	vg "$CL" report -i "$TMP/live.rec" -b function >/dev/null
+	# collections each second, then the bill (a collection once read
+	# the previous one's freed processes)
+	vg "$CL" record --ledger "$TMP/l.db" --interval 1 -o "$TMP/l.rec" -- \
+		"$CL" workload threads --seconds 3 2>/dev/null
+	vg "$CL" bill --ledger "$TMP/l.db" -b command >/dev/null
 fi
 # perf script: imported, folded, and written as every format
 S=$FIX/perf-script-sched.txt

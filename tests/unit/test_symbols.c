@@ -46,8 +46,8 @@ static void maps_replace_fork_exec(void **state)
 	(void)state;
 	uint64_t off;
 	setup();
-	assert_int_equal(regions__map(&t, 10, 0x1000, 0x3000, 0, "/bin/a", 6), 0);
-	assert_int_equal(regions__map(&t, 10, 0x10000, 0x1000, 0x2000, "/lib/b.so", 9), 0);
+	assert_int_equal(regions__map(&t, 10, 0x1000, 0x3000, 0, "/bin/a", 6, 100), 0);
+	assert_int_equal(regions__map(&t, 10, 0x10000, 0x1000, 0x2000, "/lib/b.so", 9, 110), 0);
 	assert_string_equal(find(10, 0x1800, &off), "/bin/a");
 	assert_int_equal(off, 0x800);
 	assert_string_equal(find(10, 0x10010, &off), "/lib/b.so");
@@ -55,21 +55,56 @@ static void maps_replace_fork_exec(void **state)
 	assert_null(find(10, 0x5000, &off));
 	assert_null(find(11, 0x1800, &off));
 	/* a mapping over the middle splits the old one */
-	assert_int_equal(regions__map(&t, 10, 0x2000, 0x1000, 0, "//anon", 6), 0);
+	assert_int_equal(regions__map(&t, 10, 0x2000, 0x1000, 0, "//anon", 6, 120), 0);
 	assert_string_equal(find(10, 0x1800, &off), "/bin/a");
 	assert_string_equal(find(10, 0x2800, &off), "[anon]");
 	assert_string_equal(find(10, 0x3800, &off), "/bin/a");
 	assert_int_equal(off, 0x2800);	/* the tail keeps its file offset */
 	/* fork copies, exec empties */
-	assert_int_equal(regions__fork(&t, 20, 10), 0);
+	assert_int_equal(regions__fork(&t, 20, 10, 130), 0);
 	assert_string_equal(find(20, 0x10010, &off), "/lib/b.so");
-	regions__exec(&t, 10);
+	assert_int_equal(regions__exec(&t, 10, 140), 0);
 	assert_null(find(10, 0x1800, &off));
 	assert_string_equal(find(20, 0x1800, &off), "/bin/a");
 	/* kernel addresses are the kernel's, whoever samples them */
 	uint32_t dso;
 	assert_true(regions__find(&t, 99, 0xffffffff81003010ULL, false, &dso, &off));
 	assert_string_equal(strtab__str(&strings, dso), "[kernel.kallsyms]");
+	teardown();
+}
+
+/* Rings are read one CPU after another: a process that moved CPUs while it
+ * exec'd can have its new mappings read before the exec, and its fork after
+ * both. Each change counts at its own time. */
+static void changes_out_of_order(void **state)
+{
+	(void)state;
+	uint64_t off;
+	setup();
+	/* parent 10 runs /bin/sh; child 20 forks at 200, execs /bin/x at 300,
+	 * which maps /bin/x at 310 and libc at 320; read in the order:
+	 * child's maps, its exec, then its fork. */
+	assert_int_equal(regions__map(&t, 10, 0x1000, 0x1000, 0, "/bin/sh", 7, 100), 0);
+	assert_int_equal(regions__map(&t, 20, 0x7000, 0x1000, 0, "/lib/libc.so", 12, 320), 0);
+	assert_int_equal(regions__map(&t, 20, 0x5000, 0x1000, 0, "/bin/x", 6, 310), 0);
+	assert_int_equal(regions__exec(&t, 20, 300), 0);
+	assert_int_equal(regions__fork(&t, 20, 10, 200), 0);
+	assert_string_equal(find(20, 0x7010, &off), "/lib/libc.so");
+	assert_string_equal(find(20, 0x5010, &off), "/bin/x");
+	assert_null(find(20, 0x1010, &off));	/* the shell is not the child's now */
+	assert_string_equal(strtab__str(&strings, regions__exe(&t, 20)), "/bin/x");
+	/* an old program's mapping read after the exec is dropped */
+	assert_int_equal(regions__map(&t, 20, 0x9000, 0x1000, 0, "/lib/old.so", 11, 250), 0);
+	assert_null(find(20, 0x9010, &off));
+	/* a fork read after what the child mapped since keeps those */
+	assert_int_equal(regions__map(&t, 30, 0x8000, 0x1000, 0, "/lib/dl.so", 10, 420), 0);
+	assert_int_equal(regions__fork(&t, 30, 10, 400), 0);
+	assert_string_equal(find(30, 0x8010, &off), "/lib/dl.so");
+	assert_string_equal(find(30, 0x1010, &off), "/bin/sh");
+	assert_string_equal(strtab__str(&strings, regions__exe(&t, 30)), "/bin/sh");
+	/* without times (a maps snapshot, an old recording): as they come */
+	assert_int_equal(regions__exec(&t, 30, 0), 0);
+	assert_null(find(30, 0x8010, &off));
 	teardown();
 }
 
@@ -193,6 +228,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(maps_replace_fork_exec),
+		cmocka_unit_test(changes_out_of_order),
 		cmocka_unit_test(maps_lines),
 		cmocka_unit_test(symbolizes_own_function),
 		cmocka_unit_test(shares_by_build_id),
