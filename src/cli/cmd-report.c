@@ -318,6 +318,7 @@ int cmd_report(int argc, char **argv)
 		.steal_known = r.steal_known,
 		.duration_ns = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0,
 		.bias_ns = r.live.bias_ns, .lost = r.lost,
+		.lossy_stints = r.live.lossy_stints,
 		.bad_records = r.bad_records, .cpus = cpus, .ncpus = n,
 		.clock_samples = r.samples,
 		.stacks = r.has_stacks ? &r.stacks : NULL,

@@ -38,6 +38,7 @@ int live__init(struct live *l, enum steal_method method, uint64_t interval_ns,
 		l->cpus[i].stint = UINT32_MAX;	/* no stint open */
 		l->cpus[i].last_prog = PROG_NONE;
 		l->cpus[i].last_any_prog = PROG_NONE;
+		l->cpus[i].last_stint = UINT32_MAX;
 	}
 	return 0;
 }
@@ -207,7 +208,8 @@ static int open_stint(struct live *l, struct live_cpu *c, uint32_t cpu,
 	th->oncpu = cpu;
 	c->stint = l->nstints++;
 	l->stints[c->stint] = (struct live_stint){ .tid = tid, .cpu = cpu,
-						   .last_prog = PROG_NONE };
+						   .last_prog = PROG_NONE, .start = t,
+						   .prev_on_cpu = c->last_stint };
 	return 0;
 }
 
@@ -246,7 +248,9 @@ static int close_stint(struct live *l, struct live_cpu *c, uint32_t cpu)
 	if (!c->measured)
 		l->unmeasured_stints++;
 	s->last_prog = c->last_prog;
+	s->end = c->ck_time;
 	c->stints++;
+	c->last_stint = c->stint;
 	c->stint = UINT32_MAX;
 	struct live_thread *th = thread(l, c->tid);
 	if (!th)
@@ -370,6 +374,23 @@ static int on_sample(struct live *l, const struct live_event *e)
 	return err;
 }
 
+/* Records of CPU c were dropped between `from` and the kernel saying so at
+ * `to`: any switch, runtime or sample of then may be missing, so the
+ * residual and gaps of a stint that overlaps it say nothing of steal (a
+ * lost switch alone leaves a stint full of another thread's runtime). */
+static void on_lost(struct live *l, const struct live_event *e)
+{
+	struct live_cpu *c = &l->cpus[e->cpu];
+	uint64_t from = e->value;
+	if (c->stint != UINT32_MAX)
+		l->stints[c->stint].lossy = true;	/* open over it */
+	for (uint32_t i = c->last_stint; i != UINT32_MAX; i = l->stints[i].prev_on_cpu) {
+		if (l->stints[i].end < from)
+			break;
+		l->stints[i].lossy = true;
+	}
+}
+
 static int process(struct live *l)
 {
 	int err = 0;
@@ -391,6 +412,9 @@ static int process(struct live *l)
 			break;
 		case LIVE_SAMPLE:
 			err = on_sample(l, e);
+			break;
+		case LIVE_LOST:
+			on_lost(l, e);
 			break;
 		}
 	}
@@ -435,7 +459,7 @@ static int calibrate(struct live *l)
 		return -ENOMEM;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < l->nstints; i++)
-		if (l->stints[i].measured)
+		if (l->stints[i].measured && !l->stints[i].lossy)
 			r[n++] = l->stints[i].residual;
 	if (n >= CALIBRATION_MIN) {
 		qsort(r, n, sizeof(*r), cmp_i64);
@@ -453,7 +477,7 @@ static int calibrate(struct live *l)
 static uint64_t stint_steal(const struct live *l, const struct live_stint *s)
 {
 	int64_t x = s->residual - l->bias_ns;
-	if (!s->measured || x <= l->noise_ns)
+	if (!s->measured || s->lossy || x <= l->noise_ns)
 		return 0;
 	return (uint64_t)x < s->evidence ? (uint64_t)x : s->evidence;
 }
@@ -592,6 +616,8 @@ int live__finish(struct live *l)
 	if (l->nevents)	/* events is NULL when none came */
 		qsort(l->events, l->nevents, sizeof(*l->events), cmp_event);
 	int err = process(l);
+	for (uint32_t i = 0; i < l->nstints; i++)
+		l->lossy_stints += l->stints[i].lossy;
 	if (!err)
 		err = calibrate(l);
 	if (!err)

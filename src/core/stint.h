@@ -27,6 +27,11 @@
  * places as preceding. The stint's steal is shared out in proportion to the
  * gaps placed; what none placed stays with the thread under "[unknown]".
  *
+ * Records the kernel dropped (LIVE_LOST: between a CPU's last record and
+ * the kernel saying so) look just like steal, missing runtime and missing
+ * samples alike: a stint on that CPU overlapping the window is "lossy",
+ * its steal not measured and its residual kept out of the calibration.
+ *
  * A thread's cpu_ns is the sum of its sched_stat_runtime, split among its
  * functions by sample counts.
  *
@@ -50,6 +55,8 @@ enum live_kind {
 	LIVE_SWITCH,	/* a = prev tid, b = next tid (0: idle) */
 	LIVE_RUNTIME,	/* a = tid, value = runtime ns */
 	LIVE_SAMPLE,	/* a = pid, b = tid, function (tid 0: the idle task) */
+	LIVE_LOST,	/* the kernel dropped records of this CPU between
+			 * value (its last record before) and time_ns */
 };
 
 #define LIVE_KERNEL 1		/* the sample was taken in kernel mode */
@@ -88,6 +95,7 @@ struct live_cpu {
 	uint64_t ck_runtime;	/* the stint's runtime up to it */
 	bool measured;		/* the stint has had a runtime event */
 	uint64_t last_sample;	/* time of the stint's last sample, or its start */
+	uint32_t last_stint;	/* the last stint closed on it, or UINT32_MAX */
 };
 
 struct live_stint {
@@ -97,6 +105,9 @@ struct live_stint {
 	uint32_t last_prog;	/* program of its last sample */
 	uint64_t evidence;	/* G: sample gaps beyond the interval */
 	uint64_t given;		/* steal shared out through placed gaps */
+	uint64_t start, end;	/* on the CPU from, to (its last checkpoint) */
+	uint32_t prev_on_cpu;	/* the stint before it on its CPU */
+	bool lossy;		/* records of its time were lost: not measured */
 };
 
 /* Where a sample's long period placed some of a stint's steal. */
@@ -153,6 +164,7 @@ struct live {
 	uint64_t run_ns, samples;
 	uint64_t unmatched_runtime_ns;	/* runtime outside any known stint */
 	uint64_t unmeasured_stints;	/* no runtime event: not a fair-class task */
+	uint64_t lossy_stints;	/* records of their time lost: steal unknown */
 	bool inclusive;		/* call chains were recorded */
 
 };

@@ -70,6 +70,7 @@ struct loader {
 	struct field prev_pid, next_pid, rt_pid, rt_runtime;
 	uint64_t *steal0, *steal1;
 	uint8_t *seen0, *seen1;
+	uint64_t *last_time;	/* per CPU: its latest record's time */
 	uint32_t fn_unknown;
 	uint32_t child;
 	uint32_t *scope_pids;
@@ -298,7 +299,9 @@ static int read_meta(struct loader *ld, const char *text, size_t len,
 	ld->steal1 = calloc(maxcpu, sizeof(uint64_t));
 	ld->seen0 = calloc(maxcpu, 1);
 	ld->seen1 = calloc(maxcpu, 1);
-	if (!r->cpus || !ld->steal0 || !ld->steal1 || !ld->seen0 || !ld->seen1)
+	ld->last_time = calloc(maxcpu, sizeof(uint64_t));
+	if (!r->cpus || !ld->steal0 || !ld->steal1 || !ld->seen0 || !ld->seen1 ||
+	    !ld->last_time)
 		return -ENOMEM;
 	e = live__init(&r->live, ld->method, r->interval_ns, maxcpu,
 		       r->host[0] ? r->host : "localhost");
@@ -437,6 +440,11 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		return rerr;
 	if (rerr)
 		r->bad_records++;
+	if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST) {
+		uint64_t t = perf_record_time(body, blen);
+		if (t)
+			ld->last_time[cpu] = t;
+	}
 
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE: {
@@ -449,6 +457,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		if (kind == K_NONE || !parse_sample(body, end, ld->type[kind], &s))
 			goto bad;
 		e.time_ns = s.time;
+		ld->last_time[cpu] = s.time;
 		if (kind == K_CLOCK) {
 			r->samples++;
 			e.kind = LIVE_SAMPLE;	/* tid 0, the idle task, included */
@@ -528,7 +537,12 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			goto bad;
 		memcpy(v, body, 16);
 		r->cpus[cpu].lost += v[1];
-		return 0;
+		/* What was dropped lies between this CPU's last record and
+		 * now: the stints there cannot be measured. */
+		e.kind = LIVE_LOST;
+		e.time_ns = perf_record_time(body, blen);
+		e.value = ld->last_time[cpu];
+		return e.time_ns ? live__add(&r->live, &e) : 0;
 	}
 	default:
 		return 0;	/* EXIT, MMAP, MMAP2...: not needed yet */
@@ -1111,6 +1125,7 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 	free(ld.steal0);
 	free(ld.steal1);
 	free(ld.seen0);
+	free(ld.last_time);
 	free(ld.seen1);
 	free(ld.scope_pids);
 	free(ld.syms);

@@ -22,9 +22,10 @@ static void write_extras(FILE *out, const struct report_extras *x)
 	fputs(",\"scope\":", out);
 	json_put_string(out, x->scope);
 	fprintf(out, ",\"duration_ns\":%" PRIu64 ",\"bias_ns\":%" PRId64
-		",\"lost\":%" PRIu64 ",\"bad_records\":%" PRIu64
-		",\"clock_samples\":%" PRIu64 ",\"cpus\":[",
-		x->duration_ns, x->bias_ns, x->lost, x->bad_records, x->clock_samples);
+		",\"lost\":%" PRIu64 ",\"lossy_stints\":%" PRIu64
+		",\"bad_records\":%" PRIu64 ",\"clock_samples\":%" PRIu64 ",\"cpus\":[",
+		x->duration_ns, x->bias_ns, x->lost, x->lossy_stints, x->bad_records,
+		x->clock_samples);
 	for (uint32_t i = 0; i < x->ncpus; i++) {
 		const struct report_cpu *c = &x->cpus[i];
 		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"steal_ns\":%" PRIu64

@@ -31,6 +31,7 @@ struct report_extras {
 	uint64_t duration_ns;
 	int64_t bias_ns;
 	uint64_t lost, bad_records;
+	uint64_t lossy_stints;		/* stints over lost records: not measured */
 	uint64_t clock_samples;		/* every cpu-clock sample, idle too */
 	const struct report_cpu *cpus;
 	uint32_t ncpus;

@@ -43,8 +43,12 @@ static void write_cpus(FILE *out, const struct report_extras *x)
 	fprintf(out, "\nsteal source: %s", x->steal_source);
 	if (!strcmp(x->steal_source, "tracepoints"))
 		fprintf(out, "; per-stint bias %" PRId64 " ns", x->bias_ns);
-	fprintf(out, "; %" PRIu64 " records lost%s\n", x->lost,
+	fprintf(out, "; %" PRIu64 " records lost%s", x->lost,
 		x->lost ? " (figures are low by what they held)" : "");
+	if (x->lossy_stints)
+		fprintf(out, "; steal not measured in %" PRIu64 " stints over them",
+			x->lossy_stints);
+	fputc('\n', out);
 	fprintf(out, "%5s %12s %12s\n", "CPU", "STEAL_S", "KERNEL_S");
 	for (uint32_t i = 0; i < x->ncpus; i++) {
 		const struct report_cpu *c = &x->cpus[i];

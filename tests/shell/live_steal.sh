@@ -41,5 +41,11 @@ for t, ran in sorted(kernel.items()):
     ok &= good
     print("thread %d: cpu_ns %.3f s, schedstat %.3f s, error %.2f %% %s" %
           (t, cpu / 1e9, ran / 1e9, 100 * err, "ok" if good else "FAIL"))
+if not ok:	# who holds the steal, to tell a loss from a misreading
+    for row in sorted(r["rows"], key=lambda x: -(x["steal_ns"] or 0))[:5]:
+        print("  steal %.3f ms: %d/%d %s" % ((row["steal_ns"] or 0) / 1e6, row["pid"],
+              row["tid"], row["command"]))
+    print("  lost %d, lossy stints %d, bad records %d" %
+          (r["lost"], r["lossy_stints"], r["bad_records"]))
 sys.exit(0 if ok else 1)
 PY

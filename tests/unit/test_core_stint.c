@@ -240,6 +240,37 @@ static void runtime_from_other_cpu(void **state)
 
 /* Recording began while 10 was running: its stint is measured from its
  * first runtime event, and closed at its last, where runtime is exact. */
+/*
+ * CPU 0: thread 10 runs 0-12 ms, nothing stolen; the kernel drops the
+ * CPU's records from 4 to 8 ms (a runtime event and four samples) and
+ * says so at 8 ms. The 4 ms missing runtime and the 4 ms sample gap look
+ * just like steal, unless the loss is known: then the stint is not
+ * measured at all.
+ */
+static void lost_records_are_not_steal(void **state)
+{
+	(void)state;
+	for (int told = 0; told <= 1; told++) {
+		start(METHOD_PRECEDING, 1);
+		sw(0, 0, 0, 10);
+		for (uint64_t t = 1; t <= 12; t++)
+			if (t <= 4 || t > 8)
+				smp(0, t * MS, 10, 10, MS, fn_f);
+		rt(0, 4 * MS, 10, 4 * MS);
+		rt(0, 12 * MS, 10, 4 * MS);	/* the one at 8 ms was lost */
+		sw(0, 12 * MS, 10, 0);
+		if (told) {
+			struct live_event e = { .time_ns = 8 * MS + 10, .value = 4 * MS,
+						.cpu = 0, .kind = LIVE_LOST };
+			assert_int_equal(live__add(&l, &e), 0);
+		}
+		assert_int_equal(live__finish(&l), 0);
+		assert_int_equal(l.steal_ns, told ? 0 : 4 * MS);
+		assert_int_equal(l.lossy_stints, told ? 1 : 0);
+		live__release(&l);
+	}
+}
+
 static void starts_and_ends_mid_stint(void **state)
 {
 	(void)state;
@@ -262,6 +293,7 @@ int main(void)
 		cmocka_unit_test(runtime_from_other_cpu),
 		cmocka_unit_test(lost_runtime_is_not_steal),
 		cmocka_unit_test(noise_is_not_steal),
+		cmocka_unit_test(lost_records_are_not_steal),
 		cmocka_unit_test(starts_and_ends_mid_stint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
