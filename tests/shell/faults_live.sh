@@ -82,10 +82,16 @@ d = json.load(sys.stdin)
 print("starved: %d records lost, %d stints not measured; steal per CPU %s, kernel %s" %
       (d["lost"], d["lossy_stints"], [c["steal_ns"] for c in d["cpus"]],
        [c["kernel_steal_ns"] for c in d["cpus"]]))
+
 assert d["lost"] > 0 and d["lossy_stints"] > 0, "no losses to test with"
-for c in d["cpus"]:
-    k = c["kernel_steal_ns"]
-    assert k is not None and abs(c["steal_ns"] - k) <= max(20e6, 0.1 * k), c
+# The spinners ran through the loss: before the fix, its time was their
+# steal (0.6 and 0.8 s); now none beyond the noise. (Other threads are not
+# judged: a hypervisor can take time from them that no kernel here sees.)
+spin = sorted((r for r in d["rows"] if "workload threads" in r["command"]),
+              key=lambda r: -r["cpu_ns"])[:2]
+assert len(spin) == 2 and min(r["cpu_ns"] for r in spin) > 1e9, spin
+for r in spin:
+    assert r["steal_ns"] <= 20e6, r
 ' || fail "a starved recorder's losses were taken for steal"
 "$CL" report -i "$TMP/starved.rec" | grep -q "steal not measured in [0-9]* stints" ||
 	fail "the text report does not say which stints went unmeasured"

@@ -13,13 +13,24 @@
 command -v python3 >/dev/null || skip "python3 is not installed"
 SECONDS_=${LIVE_SECONDS:-20}
 need_perf
+# A kernel without a steal clock (no "kvm-stealtime" at boot; /proc/stat's
+# steal 0 on every CPU since boot) cannot see steal at all, so it is no
+# reference: there the per-CPU figures are printed, not compared. Seen on
+# this project's Firecracker/PVM machine: time the hypervisor kept while a
+# thread held the CPU (27 ms on the guest agent's vsock thread, with the
+# timer silent as long) shows in cpuledger and never in /proc/stat.
+blind=0
+if ! dmesg 2>/dev/null | grep -qi "stealtime" &&
+   awk '/^cpu[0-9]/ && $9 != 0 { seen = 1 } END { exit seen }' /proc/stat; then
+	blind=1
+fi
 "$CL" record -a -o "$TMP/live.rec" -- "$CL" workload threads --threads 2 \
 	--seconds "$SECONDS_" --schedstat 2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
 grep "^schedstat " "$TMP/rec.err" >"$TMP/schedstat" || fail "the workload printed no schedstat: $(cat "$TMP/rec.err")"
 "$CL" report -i "$TMP/live.rec" -f json >"$TMP/r.json" || fail "report failed"
-python3 - "$TMP" <<'PY' || fail "live figures out of tolerance"
+python3 - "$TMP" "$blind" <<'PY' || fail "live figures out of tolerance"
 import json, sys
-d = sys.argv[1]
+d, blind = sys.argv[1], sys.argv[2] == "1"
 r = json.load(open(d + "/r.json"))
 assert r["steal_source"] == "tracepoints", r["steal_source"]
 ok = True
@@ -27,10 +38,12 @@ for c in r["cpus"]:
     k, a = c["kernel_steal_ns"], c["steal_ns"]
     tol = max(20e6, 0.1 * k)
     good = k is not None and abs(a - k) <= tol
-    ok &= good
+    if not blind:
+        ok &= good
     print("cpu %d: attributed %.3f ms, kernel %s ms, tolerance %.0f ms %s" %
           (c["cpu"], a / 1e6, "%.3f" % (k / 1e6) if k is not None else "unknown",
-           tol / 1e6, "ok" if good else "FAIL"))
+           tol / 1e6, "not compared: the kernel has no steal clock" if blind else
+           "ok" if good else "FAIL"))
 kernel = {int(l.split()[1]): int(l.split()[2]) for l in open(d + "/schedstat")}
 assert len(kernel) == 2, kernel
 rows = {row["tid"]: row for row in r["rows"]}
