@@ -440,11 +440,10 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		return rerr;
 	if (rerr)
 		r->bad_records++;
-	if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST) {
-		uint64_t t = perf_record_time(body, blen);
-		if (t)
-			ld->last_time[cpu] = t;
-	}
+	/* A non-sample record's time, from its sample_id_all trailer. */
+	uint64_t rec_time = h.type == PERF_RECORD_SAMPLE ? 0 : perf_record_time(body, blen);
+	if (rec_time && h.type != PERF_RECORD_LOST)
+		ld->last_time[cpu] = rec_time;
 
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE: {
@@ -510,7 +509,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			if (err)
 				return err;
 		}
-		return add_task(r, cpu, ids[0], ids[1], perf_record_time(body, blen));
+		return add_task(r, cpu, ids[0], ids[1], rec_time);
 	}
 	case PERF_RECORD_FORK: {
 		uint32_t ids[4];	/* pid, ppid, tid, ptid */
@@ -529,7 +528,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 			if (err)
 				return err;
 		}
-		return add_task(r, cpu, ids[0], ids[2], perf_record_time(body, blen));
+		return add_task(r, cpu, ids[0], ids[2], rec_time);
 	}
 	case PERF_RECORD_LOST: {
 		uint64_t v[2];
@@ -540,7 +539,7 @@ static int on_perf(struct loader *ld, uint32_t cpu, const uint8_t *data,
 		/* What was dropped lies between this CPU's last record and
 		 * now: the stints there cannot be measured. */
 		e.kind = LIVE_LOST;
-		e.time_ns = perf_record_time(body, blen);
+		e.time_ns = rec_time;
 		e.value = ld->last_time[cpu];
 		return e.time_ns ? live__add(&r->live, &e) : 0;
 	}
@@ -1125,8 +1124,8 @@ static int load(int fd, enum steal_method method, const struct account_rules *ru
 	free(ld.steal0);
 	free(ld.steal1);
 	free(ld.seen0);
-	free(ld.last_time);
 	free(ld.seen1);
+	free(ld.last_time);
 	free(ld.scope_pids);
 	free(ld.syms);
 	free(ld.names);
