@@ -190,91 +190,289 @@ static size_t skip_spaces(const char *s, size_t n, size_t i)
 	return i;
 }
 
-/* From i (at a non-space): the optional cpu, time and period, then the
- * event. */
-static bool header_rest(const char *s, size_t n, size_t i, struct ps_header *h)
+/* A header's words: where each starts and ends. */
+enum { PS_MAX_WORDS = 64 };
+struct words {
+	const char *s;
+	size_t n, count;
+	size_t b[PS_MAX_WORDS], e[PS_MAX_WORDS];
+};
+
+static void split_words(const char *s, size_t n, struct words *w)
 {
+	w->s = s;
+	w->n = n;
+	w->count = 0;
+	for (size_t i = skip_spaces(s, n, 0); i < n && w->count < PS_MAX_WORDS;
+	     i = skip_spaces(s, n, i)) {
+		w->b[w->count] = i;
+		while (i < n && !ps_is_space(s[i]))
+			i++;
+		w->e[w->count++] = i;
+	}
+}
+
+static size_t wlen(const struct words *w, size_t k)
+{
+	return w->e[k] - w->b[k];
+}
+
+static const char *wstr(const struct words *w, size_t k)
+{
+	return w->s + w->b[k];
+}
+
+/* "-1" or digits, the whole of s[0..n), as a number up to UINT32_MAX. */
+static bool id_value(const char *s, size_t n, int64_t *out)
+{
+	if (n == 2 && s[0] == '-' && s[1] == '1') {
+		*out = -1;
+		return true;
+	}
+	size_t i = 0;
 	uint64_t v;
-	h->cpu = -1;
-	if (i < n && s[i] == '[') {
-		size_t j = i + 1;
-		if (!digits(s, n, &j, &v) || j >= n || s[j] != ']' || v > INT32_MAX)
-			return false;
-		h->cpu = (int32_t)v;
-		i = skip_spaces(s, n, j + 1);
-	}
-	/* "seconds.fraction:" */
-	size_t j = i;
-	if (digits(s, n, &j, &v) && j < n && s[j] == '.') {
-		uint64_t sec = v, frac = 0;
-		size_t f = ++j;
-		while (j < n && isdigit((unsigned char)s[j])) {
-			if (j - f < 9)
-				frac = frac * 10 + (uint64_t)(s[j] - '0');
-			j++;
-		}
-		if (j == f || j >= n || s[j] != ':' || sec > UINT64_MAX / 1000000000ULL - 1)
-			return false;
-		for (size_t k = j - f; k < 9; k++)
-			frac *= 10;
-		h->has_time = true;
-		h->time_ns = sec * 1000000000ULL + frac;
-		i = skip_spaces(s, n, j + 1);
-	}
-	j = i;
-	if (digits(s, n, &j, &v) && j < n && ps_is_space(s[j])) {
-		h->has_period = true;
-		h->period = v;
-		i = skip_spaces(s, n, j);
-	}
-	/* the event: a word that ends in ':' */
-	size_t e = i;
-	while (e < n && !ps_is_space(s[e]))
-		e++;
-	if (e - i < 2 || s[e - 1] != ':')
+	if (!digits(s, n, &i, &v) || i != n || v > UINT32_MAX)
 		return false;
-	h->event = s + i;
-	h->event_len = e - 1 - i;
-	i = skip_spaces(s, n, e);
-	size_t end = n;
-	while (end > i && ps_is_space(s[end - 1]))
-		end--;
-	h->rest = s + i;
-	h->rest_len = end - i;
+	*out = (int64_t)v;
 	return true;
 }
 
-bool perf_script__header(const char *s, size_t n, struct ps_header *h)
+/* "PID/TID" or one id. */
+static bool id_word(const char *s, size_t n, struct ps_header *h)
 {
-	if (!n || ps_is_space(s[0]) || s[0] == '#')
+	const char *slash = memchr(s, '/', n);
+	if (!slash)
+		return id_value(s, n, &h->tid) && (h->pid = PS_ID_NONE, true);
+	return id_value(s, (size_t)(slash - s), &h->pid) &&
+	       id_value(slash + 1, n - (size_t)(slash - s) - 1, &h->tid);
+}
+
+/* "[CPU]" */
+static bool cpu_word(const char *s, size_t n, struct ps_header *h)
+{
+	size_t i = 1;
+	uint64_t v;
+	if (n < 3 || s[0] != '[' || s[n - 1] != ']' || !digits(s, n - 1, &i, &v) ||
+	    i != n - 1 || v > INT32_MAX)
 		return false;
-	/* comm is the shortest prefix followed by spaces and "[pid/]tid " */
-	for (size_t i = 1; i < n; i++) {
-		if (!ps_is_space(s[i]))
-			continue;
-		memset(h, 0, sizeof(*h));
-		size_t j = skip_spaces(s, n, i);
-		uint64_t a, b;
-		if (!digits(s, n, &j, &a) || a > UINT32_MAX)
-			continue;
-		if (j < n && s[j] == '/') {
-			j++;
-			if (!digits(s, n, &j, &b) || b > UINT32_MAX)
-				continue;
-			h->has_pid = true;
-			h->pid = (uint32_t)a;
-			h->tid = (uint32_t)b;
-		} else {
-			h->pid = h->tid = (uint32_t)a;
-		}
-		if (j >= n || !ps_is_space(s[j]))
-			continue;
-		h->comm = s;
-		h->comm_len = i;
-		if (header_rest(s, n, skip_spaces(s, n, j), h))
-			return true;
+	h->cpu = (int32_t)v;
+	return true;
+}
+
+/* perf's MISC letters: cpu mode, mmap data, exec, switch out, preempted. */
+static bool misc_word(const char *s, size_t n)
+{
+	if (n > 6)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("KUHGgMESp", s[i]))
+			return false;
+	return n > 0;
+}
+
+/* The time of day, "YYYY-MM-DD" "HH:MM:SS[.frac]" (two words). */
+static bool tod_words(const struct words *w, size_t k)
+{
+	if (k + 1 >= w->count || wlen(w, k) != 10 || wlen(w, k + 1) < 8)
+		return false;
+	const char *d = wstr(w, k), *t = wstr(w, k + 1);
+	for (size_t i = 0; i < 10; i++)
+		if (i == 4 || i == 7 ? d[i] != '-' : !isdigit((unsigned char)d[i]))
+			return false;
+	return isdigit((unsigned char)t[0]) && isdigit((unsigned char)t[1]) && t[2] == ':' &&
+	       t[5] == ':' && t[wlen(w, k + 1) - 1] != ':';
+}
+
+/* "seconds.fraction:", microseconds or nanoseconds (any digits). */
+static bool time_word(const char *s, size_t n, struct ps_header *h)
+{
+	size_t i = 0;
+	uint64_t sec;
+	if (n < 4 || s[n - 1] != ':' || !digits(s, n, &i, &sec) || i >= n || s[i] != '.')
+		return false;
+	size_t f = ++i;
+	uint64_t frac = 0;
+	for (; i < n - 1; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+		if (i - f < 9)
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
 	}
-	return false;
+	if (i == f || sec > UINT64_MAX / 1000000000ULL - 1)
+		return false;
+	for (size_t k = i - f; k < 9; k++)
+		frac *= 10;
+	h->has_time = true;
+	h->time_ns = sec * 1000000000ULL + frac;
+	return true;
+}
+
+/* An event: a word that ends in ':' (its modifiers, too, end in one). */
+static bool event_word(const char *s, size_t n)
+{
+	return n >= 2 && s[n - 1] == ':' && s[0] != ':';
+}
+
+/*
+ * The fields after COMM, from word k on, in perf's order. A digit word
+ * right after COMM is the id (want_id), and a digit word before the event
+ * the period. true with h filled when an event ends them.
+ */
+static bool fields_from(const struct words *w, size_t k, bool want_id,
+			struct ps_header *h)
+{
+	if (want_id) {
+		if (k >= w->count || !id_word(wstr(w, k), wlen(w, k), h))
+			return false;
+		h->layout |= h->pid == PS_ID_NONE ? PS_F_ID : PS_F_PAIR;
+		k++;
+	}
+	if (k < w->count && cpu_word(wstr(w, k), wlen(w, k), h)) {
+		h->layout |= PS_F_CPU;
+		k++;
+	}
+	if (k + 1 < w->count && misc_word(wstr(w, k), wlen(w, k))) {
+		h->layout |= PS_F_MISC;
+		k++;
+	}
+	if (tod_words(w, k)) {
+		h->layout |= PS_F_TOD;
+		k += 2;
+	}
+	if (k < w->count && time_word(wstr(w, k), wlen(w, k), h)) {
+		h->layout |= PS_F_TIME;
+		k++;
+	}
+	size_t i = 0;
+	uint64_t v;
+	if (k + 1 < w->count && digits(wstr(w, k), wlen(w, k), &i, &v) &&
+	    i == wlen(w, k)) {
+		h->has_period = true;
+		h->period = v;
+		h->layout |= PS_F_PERIOD;
+		k++;
+	}
+	if (k >= w->count || !event_word(wstr(w, k), wlen(w, k)))
+		return false;
+	h->event = wstr(w, k);
+	h->event_len = wlen(w, k) - 1;
+	size_t end = w->n;
+	while (end > w->e[k] && ps_is_space(w->s[end - 1]))
+		end--;
+	size_t rest = skip_spaces(w->s, end, w->e[k]);
+	h->rest = w->s + rest;
+	h->rest_len = end - rest;
+	return true;
+}
+
+/* "VM:  N " and "VCPU:NNN " before COMM (guest samples of a host). */
+static size_t guest_prefix(const struct words *w, struct ps_header *h)
+{
+	size_t k = 0;
+	int64_t v;
+	if (k < w->count && wlen(w, k) >= 3 && !memcmp(wstr(w, k), "VM:", 3)) {
+		const char *s = wstr(w, k) + 3;
+		size_t n = wlen(w, k) - 3;
+		if (!n && k + 1 < w->count)	/* "VM:%5d": the number apart */
+			s = wstr(w, ++k), n = wlen(w, k);
+		if (!id_value(s, n, &v) || v < 0)
+			return 0;
+		h->vm = (int32_t)v;
+		h->layout |= PS_F_VM;
+		k++;
+	}
+	if (k < w->count && wlen(w, k) > 5 && !memcmp(wstr(w, k), "VCPU:", 5) &&
+	    id_value(wstr(w, k) + 5, wlen(w, k) - 5, &v) && v >= 0) {
+		h->vcpu = (int32_t)v;
+		h->layout |= PS_F_VCPU;
+		k++;
+	}
+	return k;
+}
+
+/* One reading: COMM is words [first, first + ncomm), then the fields. */
+static bool reading(const struct words *w, size_t ncomm, bool want_id,
+		    struct ps_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->pid = h->tid = PS_ID_NONE;
+	h->cpu = h->vm = h->vcpu = -1;
+	size_t first = guest_prefix(w, h);
+	if (first + ncomm > w->count)
+		return false;
+	if (ncomm) {
+		h->comm = wstr(w, first);
+		h->comm_len = w->e[first + ncomm - 1] - w->b[first];
+		h->layout |= PS_F_COMM;
+	}
+	return fields_from(w, first + ncomm, want_id, h);
+}
+
+static uint64_t event_hash(const char *s, size_t n)
+{
+	uint64_t x = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++)
+		x = (x ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return x;
+}
+
+static int hint_of(const struct ps_hints *hints, uint64_t event)
+{
+	for (uint32_t i = 0; hints && i < hints->n; i++)
+		if (hints->v[i].event == event)
+			return (int)hints->v[i].layout;
+	return -1;
+}
+
+static void remember(struct ps_hints *hints, uint64_t event, uint32_t layout)
+{
+	if (!hints)
+		return;
+	for (uint32_t i = 0; i < hints->n; i++)
+		if (hints->v[i].event == event) {
+			hints->v[i].layout = layout;
+			return;
+		}
+	uint32_t slot = hints->n < 16 ? hints->n++ : hints->next++ % 16;
+	hints->v[slot].event = event;
+	hints->v[slot].layout = layout;
+}
+
+bool perf_script__header(const char *s, size_t n, struct ps_hints *hints,
+			 struct ps_header *h)
+{
+	struct words w;
+	struct ps_header cand, first = { 0 };
+	bool have_first = false;
+	if (!n || s[0] == '#')
+		return false;
+	split_words(s, n, &w);
+	/* Readings in order of preference: a comm of 1, 2... words with an
+	 * id after it; no comm, an id; a comm without an id. The first whose
+	 * fields match the event's last header wins, else the first found. */
+	for (int pass = 0; pass < 3; pass++) {
+		size_t lo = pass == 1 ? 0 : 1, hi = pass == 1 ? 0 : w.count;
+		for (size_t k = lo; k <= hi; k++) {
+			if (!reading(&w, k, pass != 2, &cand))
+				continue;
+			uint64_t ev = event_hash(cand.event, cand.event_len);
+			int hint = hint_of(hints, ev);
+			if (hint < 0 || (uint32_t)hint == cand.layout) {
+				*h = cand;
+				remember(hints, ev, h->layout);
+				return true;
+			}
+			if (!have_first) {
+				first = cand;
+				have_first = true;
+			}
+		}
+	}
+	if (!have_first)
+		return false;
+	*h = first;
+	remember(hints, event_hash(h->event, h->event_len), h->layout);
+	return true;
 }
 
 bool perf_script__field(const char *rest, size_t n, const char *key, uint64_t *out)

@@ -67,23 +67,57 @@ bool perf_script__is_noise(const char *s, size_t n);
 uint64_t perf_script__lost_chunks(const char *s, size_t n);
 
 /*
- * A sample's header: "comm [pid/]tid [cpu] [time:] [period] event: rest",
- * the fields in brackets optional, as perf script prints them by default
- * or with -F. comm may hold spaces; rest is what follows the event (a
- * tracepoint's fields, or the one frame of a sample without -g).
+ * A sample's header, as perf script prints it (builtin-script.c
+ * perf_sample__fprintf_start and process_event), the fields in this fixed
+ * order, each of them optional but the event:
+ *
+ *   [VM:N ][VCPU:N ]COMM PID/TID|ID [CPU] [MISC] [TOD] [TIME:] [PERIOD] EVENT: REST
+ *
+ * COMM may hold spaces and digits and is ":-1" for a task perf no longer
+ * knows; ids are -1 for a task that had exited when the kernel wrote the
+ * record; CPU is "[001]"; MISC the letters KUHGgMESp; TOD a date and a
+ * time of day; TIME "seconds.fraction:" in microseconds or nanoseconds;
+ * EVENT the event's name with its modifiers (cycles:u, cpu-clock:ppp,
+ * sched:sched_switch). REST is a tracepoint's fields or, without call
+ * chains, the sample's one frame.
+ *
+ * COMM followed by digits is ambiguous ("Web Content 2 4567 cpu-clock:"
+ * is comm "Web Content 2" and tid 4567, or comm "Web Content", tid 2 and
+ * period 4567). perf prints every header of an event with the same
+ * fields, so the reader prefers the reading whose fields match the last
+ * header of that event (hints); without one, the shortest comm followed
+ * by an id.
  */
+#define PS_ID_NONE INT64_MIN	/* the line shows no such id */
+
 struct ps_header {
 	const char *comm, *event, *rest;
 	size_t comm_len, event_len, rest_len;
-	uint32_t pid, tid;
-	bool has_pid;		/* "pid/tid": otherwise pid is unknown */
+	int64_t pid, tid;	/* -1: an exited task; PS_ID_NONE: not shown */
 	int32_t cpu;		/* -1: not shown */
+	int32_t vm, vcpu;	/* -1: not shown (a host's own samples) */
 	bool has_time, has_period;
 	uint64_t time_ns, period;
+	uint32_t layout;	/* which fields the line has (PS_F_*) */
 };
 
-/* true when line s[0..n) is a sample header; fills h. */
-bool perf_script__header(const char *s, size_t n, struct ps_header *h);
+/* The fields a header line has. */
+enum {
+	PS_F_VM = 1, PS_F_VCPU = 2, PS_F_COMM = 4, PS_F_PAIR = 8, PS_F_ID = 16,
+	PS_F_CPU = 32, PS_F_MISC = 64, PS_F_TOD = 128, PS_F_TIME = 256,
+	PS_F_PERIOD = 512,
+};
+
+/* The layout of the last header of each event seen (a few events). */
+struct ps_hints {
+	struct { uint64_t event; uint32_t layout; } v[16];
+	uint32_t n, next;
+};
+
+/* true when line s[0..n) is a sample header; fills h. hints may be NULL;
+ * when given, it is consulted and updated. */
+bool perf_script__header(const char *s, size_t n, struct ps_hints *hints,
+			 struct ps_header *h);
 
 /* "key=value" in a tracepoint's fields: the value as a number; false when
  * the key is absent or its value is no number. */

@@ -46,6 +46,9 @@ struct rec_frame {
 };
 
 #define REC_NO_NAME UINT32_MAX
+/* The pid and tid of a task that had exited when its record was written
+ * (perf script shows -1): reports show it as -1. */
+#define REC_TASK_EXITED UINT32_MAX
 #define REC_FRAME_KERNEL 1
 #define REC_FRAME_EXECUTABLE 2
 

@@ -32,6 +32,7 @@ struct script_parser {
 	void *emit_ctx;
 	struct script_import_stats *st;
 	struct line_splitter lines;
+	struct ps_hints hints;		/* each event's header layout */
 	struct strtab names;		/* function and file names, REC_NAME ids */
 	struct strtab tids;		/* threads seen: a TASK item each */
 	struct strtab comms;		/* their names */
@@ -306,8 +307,14 @@ static int header_line(struct script_parser *im, const struct ps_header *h)
 		im->st->other_samples++;
 		return 0;
 	}
+	/* A task that had exited shows -1 (comm ":-1"): its samples are run
+	 * time of an unknown thread, TASK_EXITED, never dropped. Without a
+	 * pid, each thread counts as a process of its own. */
+	uint32_t tid = h->tid < 0 ? REC_TASK_EXITED : (uint32_t)h->tid;
+	uint32_t pid = h->pid == PS_ID_NONE ? tid :
+		       h->pid < 0 ? REC_TASK_EXITED : (uint32_t)h->pid;
 	if ((err = see_cpu(im, h->cpu)) ||
-	    (err = see_task(im, h->pid, h->tid, h->comm, h->comm_len)))
+	    (err = see_task(im, pid, tid, h->comm ? h->comm : "", h->comm_len)))
 		return err;
 	uint32_t cpu = h->cpu < 0 ? 0 : (uint32_t)h->cpu;
 	/* without times, samples keep their order */
@@ -321,10 +328,11 @@ static int header_line(struct script_parser *im, const struct ps_header *h)
 	}
 	if (h->has_period && probe(&im->periods, &im->nperiods, h->period))
 		return -ENOMEM;
-	im->head = (struct rec_sample_head){ .pid = h->pid, .tid = h->tid, .cpu = cpu,
+	im->head = (struct rec_sample_head){ .pid = pid, .tid = tid, .cpu = cpu,
 					     .time_ns = t, .period = h->period };
 	im->comm_len = h->comm_len < sizeof(im->comm) ? h->comm_len : sizeof(im->comm);
-	memcpy(im->comm, h->comm, im->comm_len);
+	if (im->comm_len)
+		memcpy(im->comm, h->comm, im->comm_len);
 	im->nframes = 0;
 	im->cut = false;
 	im->in = IN_SAMPLE;
@@ -354,7 +362,7 @@ static int on_line(void *ctx, const char *s, size_t n)
 	 * that starts with spaces may be a header: no frame reads as one,
 	 * a frame's second word being a symbol, never a number */
 	struct ps_header h;
-	if (perf_script__header(s + lead, n - lead, &h))
+	if (perf_script__header(s + lead, n - lead, &im->hints, &h))
 		return header_line(im, &h);
 	if (lead)
 		return add_frame(im, s + lead, n - lead);

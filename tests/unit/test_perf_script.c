@@ -1,0 +1,157 @@
+/*
+ * perf script's sample headers in every shape perf prints them
+ * (builtin-script.c: VM, VCPU, COMM, PID/TID, CPU, MISC, TOD, TIME,
+ * PERIOD, EVENT, in that order, each optional but the event), and lines
+ * that are not headers: frames, which start with spaces too.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "format/perf_script.h"
+
+struct want {
+	const char *comm;	/* NULL: none */
+	int64_t pid, tid;
+	int32_t cpu;
+	int64_t time_ns;	/* -1: none */
+	int64_t period;		/* -1: none */
+	const char *event, *rest;
+};
+
+static void check(const char *line, const struct want *w, struct ps_hints *hints)
+{
+	struct ps_header h;
+	assert_true(perf_script__header(line, strlen(line), hints, &h));
+	if (w->comm) {
+		assert_int_equal(h.comm_len, strlen(w->comm));
+		assert_memory_equal(h.comm, w->comm, h.comm_len);
+	} else {
+		assert_null(h.comm);
+	}
+	assert_true(h.pid == w->pid);
+	assert_true(h.tid == w->tid);
+	assert_int_equal(h.cpu, w->cpu);
+	assert_int_equal(h.has_time, w->time_ns >= 0);
+	if (w->time_ns >= 0)
+		assert_true(h.time_ns == (uint64_t)w->time_ns);
+	assert_int_equal(h.has_period, w->period >= 0);
+	if (w->period >= 0)
+		assert_true(h.period == (uint64_t)w->period);
+	assert_int_equal(h.event_len, strlen(w->event));
+	assert_memory_equal(h.event, w->event, h.event_len);
+	assert_int_equal(h.rest_len, strlen(w->rest));
+	assert_memory_equal(h.rest, w->rest, h.rest_len);
+}
+
+#define NONE PS_ID_NONE
+
+static void default_with_pid(void **state)
+{
+	(void)state;
+	struct want w = { "cpuledger", 4803, 4805, 0, 577850564949LL, 1000000,
+			  "cpu-clock/freq=1000/", "" };
+	check("cpuledger  4803/4805  [000]   577.850564949:    1000000     cpu-clock/freq=1000/: ",
+	      &w, NULL);
+	/* comm right-aligned (no call chains), a tracepoint's text after it */
+	struct want t = { "perf", 4807, 4807, 1, 577849552031LL, -1,
+			  "sched:sched_stat_runtime", "comm=perf pid=4807 runtime=109127 [ns]" };
+	check("            perf  4807/4807  [001]   577.849552031: sched:sched_stat_runtime: comm=perf pid=4807 runtime=109127 [ns]",
+	      &t, NULL);
+}
+
+static void without_time_or_cpu(void **state)
+{
+	(void)state;
+	struct want a = { "java", NONE, 3278, -1, -1, -1, "cpu-clock", "" };
+	check("java  3278 cpu-clock: ", &a, NULL);
+	struct want b = { "dd", NONE, 29776, -1, 666709771979000LL, 10101010, "cpu-clock", "" };
+	check("dd 29776 666709.771979:   10101010 cpu-clock: ", &b, NULL);
+	struct want c = { "java", NONE, 3278, 2, -1, -1, "cpu-clock", "" };
+	check("java  3278 [002] cpu-clock: ", &c, NULL);
+}
+
+static void exited_tasks(void **state)
+{
+	(void)state;
+	struct want a = { ":-1", -1, -1, 0, 12345678000LL, -1, "sched:sched_switch",
+			  "prev_comm=x prev_pid=5 prev_prio=120 prev_state=X ==> next_comm=swapper/0 next_pid=0 next_prio=120" };
+	check(":-1 -1/-1 [000] 12.345678: sched:sched_switch: prev_comm=x prev_pid=5 prev_prio=120 prev_state=X ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+	      &a, NULL);
+	struct want b = { ":-1", 30892, -1, 1, 1000001000LL, -1, "cpu-clock", "" };
+	check("             :-1 30892/-1    [001]     1.000001: cpu-clock: ", &b, NULL);
+}
+
+static void guest_tod_misc_modifiers(void **state)
+{
+	(void)state;
+	struct want a = { "qemu", 1, 2, 0, 1500000000LL, -1, "cycles:u", "" };
+	check("VM:  123 VCPU:001 qemu 1/2 [000] 1.5: cycles:u: ", &a, NULL);
+	struct want b = { "bash", 12, 12, 0, 100000001000LL, -1, "cpu-clock", "" };
+	check("bash 12/12 [000] 2024-06-01 12:34:56.123456 100.000001: cpu-clock: ", &b, NULL);
+	check("bash 12/12 [000] K      100.000001: cpu-clock: ", &b, NULL);
+	struct want c = { "a", NONE, 1, 0, 1000000000LL, -1, "cpu-clock:ppp", "" };
+	check("a 1 [000] 1.0: cpu-clock:ppp: ", &c, NULL);
+	struct want d = { "emulator", NONE, 4152, -1, 75695008865000LL, 1, "cycles:u", "" };
+	check("emulator  4152 75695.008865:          1 cycles:u: ", &d, NULL);
+}
+
+static void one_frame_on_the_line(void **state)
+{
+	(void)state;
+	struct want a = { "perf", 1, 1, 0, 1000000000LL, 1, "cpu-clock",
+			  "ffffffff81000000 foo+0x5 ([kernel.kallsyms])" };
+	check("perf 1/1 [000] 1.000000000: 1 cpu-clock:  ffffffff81000000 foo+0x5 ([kernel.kallsyms])",
+	      &a, NULL);
+}
+
+static void comm_with_spaces_and_digits(void **state)
+{
+	(void)state;
+	struct want a = { "Web Content 2", 4567, 4570, 1, 5500000000LL, -1, "cpu-clock", "" };
+	check("Web Content 2 4567/4570 [001] 5.5: cpu-clock: ", &a, NULL);
+	/* "W C 2 4567 cpu-clock:" reads two ways; the event's last header
+	 * (an id, no period) decides */
+	struct ps_hints hints = { 0 };
+	struct want b = { "W C", NONE, 9, -1, -1, -1, "cpu-clock", "" };
+	check("W C 9 cpu-clock: ", &b, &hints);
+	struct want c = { "W C 2", NONE, 4567, -1, -1, -1, "cpu-clock", "" };
+	check("W C 2 4567 cpu-clock: ", &c, &hints);
+	/* without a hint, the shortest comm followed by an id */
+	struct want d = { "W C", NONE, 2, -1, -1, 4567, "cpu-clock", "" };
+	check("W C 2 4567 cpu-clock: ", &d, NULL);
+}
+
+static void not_headers(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+		"\t    8799 spin_a+0x49 (/work/main/build/cpuledger)",
+		"\tffffffff8133c3e5 pvm_flush_tlb_multi+0x105 ([kernel.kallsyms])",
+		"\t7f00 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+		"# ========",
+		"",
+		"just words here",
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+		struct ps_header h;
+		assert_false(perf_script__header(lines[i], strlen(lines[i]), NULL, &h));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(default_with_pid),
+		cmocka_unit_test(without_time_or_cpu),
+		cmocka_unit_test(exited_tasks),
+		cmocka_unit_test(guest_tod_misc_modifiers),
+		cmocka_unit_test(one_frame_on_the_line),
+		cmocka_unit_test(comm_with_spaces_and_digits),
+		cmocka_unit_test(not_headers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
