@@ -90,6 +90,35 @@ int hindex__insert(struct hindex *h, uint64_t hash, uint32_t id)
 	return 0;
 }
 
+/* Linear probing without tombstones: the entries after the one removed,
+ * up to the next empty slot, move back where a probe for them still
+ * reaches them (each slot keeps its tag, which says where it starts). */
+bool hindex__remove(struct hindex *h, uint64_t hash, uint32_t id)
+{
+	if (!h->slots)
+		return false;
+	uint64_t want = slot_tag(hash) | ((uint64_t)id + 1);
+	size_t i = slot_start(slot_tag(hash), h->mask);
+	while (h->slots[i] != want) {
+		if (!h->slots[i])
+			return false;
+		i = (i + 1) & h->mask;
+	}
+	size_t hole = i;
+	for (size_t j = (i + 1) & h->mask; h->slots[j]; j = (j + 1) & h->mask) {
+		size_t home = slot_start(slot_tag(h->slots[j]), h->mask);
+		/* j may move to the hole unless its home lies in (hole, j] */
+		bool stays = hole <= j ? home > hole && home <= j : home > hole || home <= j;
+		if (stays)
+			continue;
+		h->slots[hole] = h->slots[j];
+		hole = j;
+	}
+	h->slots[hole] = 0;
+	h->count--;
+	return true;
+}
+
 /* The 128-bit product of a and b, folded to 64 bits: one multiply mixes
  * 16 input bytes, where hash_mix would take two rounds for each 8. */
 static uint64_t fold_mul(uint64_t a, uint64_t b)

@@ -34,6 +34,10 @@ uint32_t hindex__find(const struct hindex *h, uint64_t hash, hindex_eq_fn eq,
 /* Adds id under hash; the caller has checked it is absent. 0 or -ENOMEM. */
 int hindex__insert(struct hindex *h, uint64_t hash, uint32_t id);
 
+/* Removes entry id, stored under hash: the index then no longer finds it,
+ * and the id may be given again. Returns whether it was there. */
+bool hindex__remove(struct hindex *h, uint64_t hash, uint32_t id);
+
 /* A fast, well-mixed hash of a byte string (not for adversarial keys). */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 

@@ -1,0 +1,231 @@
+/*
+ * engine: CPU time and steal per thread and function, computed as events
+ * arrive, in memory that follows the live tasks and open stints, never the
+ * length of the recording (design.md, "Running for as long as the machine
+ * does").
+ *
+ * Events come from several per-CPU streams (perf's rings, a recording's
+ * items, perf script text). Each stream is in time order, but a runtime
+ * event may be raised on another CPU than the one its thread runs on, so
+ * the engine keeps events in a reorder queue and processes them in time
+ * order up to a watermark its caller gives: the time up to which every
+ * stream has been read (engine__advance). An event older than what was
+ * already processed is taken at once and counted as late.
+ *
+ * Steal per on-CPU stint (the model is in docs/record.md): for a stay of
+ * a thread on a CPU, from sched_switch in to out,
+ *     residual = wall time - sum of its sched_stat_runtime
+ * is its steal plus a small bias of the switch path plus noise; a
+ * cpu-clock sample later than one interval after the one before it (or
+ * the stint's start) shows where steal fell (its excess is the stint's
+ * evidence). A stint's steal is min(residual - bias, evidence) when
+ * residual - bias is beyond the noise band. Bias (the median residual)
+ * and band (3 interquartile ranges, at least 20 us) are calibrated over a
+ * rolling window: a closed stint waits in a queue of up to
+ * ENGINE_PENDING stints and is judged by the residuals of those behind it
+ * and of the ENGINE_PENDING judged before it, so the window is centred on
+ * it; a recording of fewer stints than the queue holds is judged over all
+ * of them, as a batch would. The stint's steal is then placed among its
+ * functions at the gaps that showed it, by seed 001's methods.
+ *
+ * A thread's cpu_ns is the sum of its runtime events, split among its
+ * functions by their samples. When a thread has exited, is off every CPU
+ * and has no stint waiting, its figures are handed to the sink and it is
+ * forgotten; a process goes when its last thread has gone.
+ *
+ * Nothing here does I/O. Strings are ids of a strtab the caller owns.
+ */
+#ifndef CPULEDGER_CORE_ENGINE_H
+#define CPULEDGER_CORE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attribute.h"
+#include "hindex.h"
+
+#define ENGINE_NONE UINT32_MAX
+
+/* What a recording can measure of steal. */
+enum steal_mode {
+	STEAL_STINTS,	/* sched_switch and sched_stat_runtime: per stint */
+	STEAL_GAPS,	/* samples only, system-wide: each CPU's /proc/stat
+			 * steal shared over the sample gaps on it */
+	STEAL_UNKNOWN,	/* the command's own user-space samples: unknown */
+};
+
+enum eng_kind {
+	EK_SAMPLE,	/* pid, tid (0: idle), function, dso, account, flags,
+			 * stack (ENGINE_NONE: none) */
+	EK_SWITCH,	/* pid: prev tid, tid: next tid (0: idle) */
+	EK_RUNTIME,	/* tid ran value ns */
+	EK_TASK,	/* tid of process pid is alive, named comm */
+	EK_FORK,	/* new thread tid of pid, from ptid of ppid */
+	EK_COMM,	/* thread tid of pid is now named comm (exec: flags) */
+	EK_EXIT,	/* thread tid of pid exited */
+	EK_LOST,	/* records of cpu were dropped between value and time */
+	EK_PROC,	/* process pid runs text (command line), exe, as uid */
+};
+
+#define EF_KERNEL 1		/* sample: taken in kernel mode */
+#define EF_EXECUTABLE 2		/* sample: in the process's main executable */
+#define EF_EXEC 4		/* comm: the thread exec'd */
+
+struct eng_event {
+	uint64_t time;
+	uint64_t value;
+	uint64_t ip;		/* sample: its address (account ranges) */
+	uint32_t pid, tid, ppid, ptid;
+	uint32_t function, dso, account;	/* sample: string ids */
+	uint32_t stack;		/* sample: the caller's stack id */
+	uint32_t comm;		/* task, fork, comm: string id */
+	uint32_t cpu;
+	uint32_t seq;		/* set by the engine: arrival order */
+	uint8_t kind, flags;
+	/* proc: owned strings (NULL: unknown), moved into the engine */
+	char *text, *exe;
+	int64_t uid;
+};
+
+/* What the engine is given at the start. */
+struct engine_config {
+	enum steal_method method;
+	enum steal_mode mode;
+	uint64_t interval_ns;	/* the sampling period */
+	uint32_t ncpus;		/* cpu numbers below this */
+	uint32_t vm;		/* the host's name (string id), for rows */
+	uint32_t unknown_fn;	/* string id of "[unknown]" */
+	bool by_cpu;		/* keep each function's figures per CPU */
+	bool scope_all;		/* every process is in scope (-a) */
+	bool keep_all;		/* hand nothing out before engine__finish
+				 * (a STEAL_GAPS recording needs the end) */
+	uint64_t start_ns;	/* when recording began (0: unknown): a CPU
+				 * whose first switch is from idle was idle
+				 * since then */
+};
+
+/* A process, as the sink sees it. */
+struct eng_proc {
+	uint32_t pid;
+	uint64_t start_ns;	/* its fork, or 0: alive at the start */
+	char *command;		/* command line, or NULL (the caller shows
+				 * [comm]); owned by the engine */
+	bool command_inherited;	/* its parent's, until it execs */
+	char *executable;	/* NULL unknown */
+	int64_t uid;		/* -1 unknown */
+	uint32_t comm;		/* its main thread's name, or ENGINE_NONE */
+	bool in_scope;		/* -p PID or -- CMD and their descendants */
+	bool exited;
+	uint32_t nthreads;
+	bool used, attached;	/* engine's: a slot in use; found by pid */
+	uint32_t hnext;		/* engine's free list */
+};
+
+/* A thread, as the sink sees it. */
+struct eng_thread {
+	uint32_t tid;
+	uint32_t proc;		/* index of its eng_proc */
+	uint32_t comm;		/* its name (string id), or ENGINE_NONE */
+	uint64_t cpu_ns;	/* sum of its runtime (or samples x interval) */
+	uint64_t samples;
+	uint64_t first_ns, last_ns;	/* its first and last event (0: none) */
+	/* engine's own */
+	uint32_t oncpu;		/* CPU it runs on, or ENGINE_NONE */
+	uint32_t refs;		/* stints of it waiting in the queue */
+	bool exited;
+	uint32_t progs;		/* its programs, a list */
+	uint32_t stacks;	/* its stacks, a list */
+	uint32_t unknown_prog;	/* its program of no known function */
+	uint32_t progs_tail;
+	bool used, attached;	/* a slot in use; found by tid */
+	uint32_t hnext;
+};
+
+/* One function of a thread: what the sink is handed. */
+struct eng_figures {
+	uint32_t function, dso, account;	/* string ids (NO_DSO) */
+	uint32_t cpu;		/* with by_cpu; else ENGINE_NONE */
+	uint64_t samples, steal_samples;
+	uint64_t run_ns, steal_ns;	/* corrected cpu time, and steal */
+	uint64_t inclusive_ns;	/* with stacks: time with it on the stack */
+};
+
+/* Time and steal of one call stack of a thread. */
+struct eng_stack_figures {
+	uint32_t stack, account;
+	uint64_t samples, cpu_ns, steal_ns;
+};
+
+struct engine;
+
+/* Where figures go. final says the thread is gone (its last figures);
+ * otherwise they are its cumulative figures so far (engine__walk). */
+struct engine_sink {
+	void *ctx;
+	int (*program)(void *ctx, const struct engine *e, const struct eng_thread *t,
+		       const struct eng_figures *f, bool final);
+	int (*stack)(void *ctx, const struct engine *e, const struct eng_thread *t,
+		     const struct eng_stack_figures *f);	/* may be NULL */
+	/* after a thread's last figures; may be NULL */
+	int (*thread_gone)(void *ctx, const struct engine *e, const struct eng_thread *t);
+};
+
+/* Figures of the whole recording, and of each CPU. */
+struct eng_cpu_stats {
+	uint64_t steal_ns;	/* attributed to threads on it */
+	uint64_t idle_ns;	/* time it ran the idle task (stints mode) */
+	uint64_t samples, idle_samples, stints;
+	uint64_t kernel_steal_ns;	/* STEAL_GAPS: /proc/stat's, shared out */
+	bool seen;		/* it had events */
+};
+
+struct engine_stats {
+	uint64_t run_ns, steal_ns, idle_ns;
+	uint64_t samples, idle_samples;
+	int64_t bias_ns, noise_ns;	/* the last calibration */
+	uint64_t unmatched_runtime_ns;	/* runtime outside any known stint */
+	uint64_t unmeasured_stints;	/* no runtime event: not a fair task */
+	uint64_t lossy_stints;	/* records of their time lost: not judged */
+	uint64_t late_events;	/* older than the watermark already passed */
+	uint64_t threads_live, threads_gone, procs_live;
+	uint64_t queued_events, pending_stints;
+};
+
+/* NULL with errno ENOMEM. */
+struct engine *engine__new(const struct engine_config *c, const struct engine_sink *sink);
+void engine__free(struct engine *e);
+
+/* Puts process pid in scope (a -p PID or the recorded command). */
+int engine__scope(struct engine *e, uint32_t pid);
+
+/* STEAL_GAPS: a CPU's steal by /proc/stat over the recording. */
+void engine__set_kernel_steal(struct engine *e, uint32_t cpu, uint64_t ns);
+
+/* Queues an event; its text and exe become the engine's (freed by it, even
+ * on failure). 0, -EINVAL (cpu out of range) or -ENOMEM. */
+int engine__push(struct engine *e, struct eng_event *ev);
+
+/* Processes the queued events up to time `watermark`: every stream has
+ * been read up to it. 0, or the sink's error, or -ENOMEM. */
+int engine__advance(struct engine *e, uint64_t watermark);
+
+/* The recording ended at end_ns (0: at its last event): processes what is
+ * queued, closes open stints, judges the waiting ones, and hands out
+ * every thread. Call once. 0, the sink's error, or -ENOMEM. */
+int engine__finish(struct engine *e, uint64_t end_ns);
+
+/* Hands the sink every live thread's cumulative figures (final false). */
+int engine__walk(struct engine *e, const struct engine_sink *sink);
+
+const struct engine_stats *engine__stats(const struct engine *e);
+const struct eng_cpu_stats *engine__cpu(const struct engine *e, uint32_t cpu);
+const struct eng_proc *engine__proc(const struct engine *e, uint32_t index);
+/* The live process pid, or NULL. */
+const struct eng_proc *engine__find_proc(const struct engine *e, uint32_t pid);
+const struct engine_config *engine__config(const struct engine *e);
+
+/* How many stints wait to be judged at most, and how many judged stints'
+ * residuals the window keeps beside them. */
+#define ENGINE_PENDING 8192
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * engine_impl: the engine's state, shared by its three files:
+ * engine.c (lifecycle, the reorder queue, dispatch), engine_tasks.c
+ * (processes, threads, functions, stacks, and handing them out) and
+ * engine_stints.c (stints, calibration, steal placement).
+ */
+#ifndef CPULEDGER_CORE_ENGINE_IMPL_H
+#define CPULEDGER_CORE_ENGINE_IMPL_H
+
+#include "engine.h"
+
+/* A function (program) of a thread. */
+struct eng_prog {
+	uint32_t thread;	/* its thread's slot */
+	uint32_t function, dso, account, cpu;
+	uint64_t samples, steal_samples, steal_ns;
+	uint32_t next;		/* the thread's list, in creation order;
+				 * the free list when unused */
+};
+
+/* A call stack of a thread. */
+struct eng_stack {
+	uint32_t thread, stack, leaf;	/* leaf: the program of its samples */
+	uint64_t samples;
+	uint32_t next;
+};
+
+/* Where a sample gap placed some of a stint's steal. */
+struct eng_gap {
+	uint32_t prog;
+	uint64_t ns;
+	uint32_t next;
+};
+
+/* STEAL_GAPS: the gaps after one program's samples on one CPU. */
+struct eng_gap_sum {
+	uint32_t prog, cpu;
+	uint64_t ns, count;
+};
+
+struct eng_stint {
+	uint32_t thread, cpu;
+	uint64_t start, end;
+	int64_t residual;	/* wall - runtime, when measured */
+	uint64_t evidence;	/* sample gaps beyond the interval */
+	uint32_t gaps;		/* list of eng_gap */
+	uint32_t older, newer;	/* closed stints of its CPU still waiting */
+	bool measured, lossy;
+	uint32_t next_free;
+};
+
+struct eng_cpu {
+	struct eng_cpu_stats st;
+	bool known;		/* a switch (or a stint from runtime) seen */
+	uint32_t tid;		/* on it now: 0 idle */
+	uint32_t thread;	/* its slot, or ENGINE_NONE */
+	uint32_t stint;		/* the open stint, or ENGINE_NONE */
+	uint64_t since;		/* the stint's (or idle's) start */
+	uint64_t runtime;	/* the stint's runtime so far */
+	uint64_t ck_time, ck_runtime;	/* its last exact checkpoint */
+	bool measured;		/* it had a runtime event */
+	uint64_t last_sample;	/* its last sample, or its start */
+	uint32_t last_prog;	/* that sample's program */
+	uint32_t newest;	/* newest closed stint still waiting */
+	uint64_t last_any;	/* STEAL_GAPS: its last sample, any task */
+	uint32_t last_any_prog;
+	uint64_t gap_ns;	/* STEAL_GAPS: every gap seen on it */
+};
+
+/* Objects in an array, reused through a free list. */
+#define POOL(type) struct { type *v; uint32_t n, cap, free; }
+
+struct engine {
+	struct engine_config c;
+	struct engine_sink sink;
+	struct engine_stats st;
+	uint64_t gap_min_ns;
+	struct eng_cpu *cpus;
+	/* the reorder queue: a binary heap by (time, seq) */
+	struct eng_event *heap;
+	uint32_t nheap, heap_cap, seq;
+	uint64_t processed;	/* time of the last event processed */
+	POOL(struct eng_proc) procs;
+	POOL(struct eng_thread) threads;
+	POOL(struct eng_prog) progs;
+	POOL(struct eng_stack) stacks;
+	POOL(struct eng_gap) gaps;
+	POOL(struct eng_stint) stints;
+	struct hindex proc_index, thread_index, prog_index, stack_index;
+	/* closed stints waiting to be judged, oldest first (a ring) */
+	uint32_t *fifo;
+	uint32_t fifo_head, fifo_len, fifo_cap;
+	/* residuals of the stints judged last (a ring of ENGINE_PENDING) */
+	int64_t *history;
+	uint32_t history_len, history_next;
+	int64_t *scratch;	/* calibration's working copy */
+	uint32_t judged_since_calibration;
+	bool calibrated;
+	struct eng_gap_sum *gap_sums;	/* STEAL_GAPS */
+	uint32_t ngap_sums, gap_sums_cap;
+	struct hindex gap_sum_index;
+	bool finished;
+};
+
+/* engine_tasks.c */
+uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid);
+uint32_t eng_thread_find(const struct engine *e, uint32_t tid);
+uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function,
+		  uint32_t dso, uint32_t account, uint32_t cpu);
+uint32_t eng_unknown_prog(struct engine *e, uint32_t thread);
+int eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t leaf);
+int eng_on_task(struct engine *e, const struct eng_event *ev);
+int eng_on_fork(struct engine *e, const struct eng_event *ev);
+int eng_on_comm(struct engine *e, const struct eng_event *ev);
+int eng_on_exit(struct engine *e, const struct eng_event *ev);
+int eng_on_proc(struct engine *e, struct eng_event *ev);
+int eng_maybe_gone(struct engine *e, uint32_t thread);
+int eng_hand_out(struct engine *e, const struct engine_sink *sink, uint32_t thread,
+		 bool final);
+int eng_hand_out_all(struct engine *e);
+void eng_tasks_release(struct engine *e);
+
+/* engine_stints.c */
+int eng_on_switch(struct engine *e, const struct eng_event *ev);
+int eng_on_runtime(struct engine *e, const struct eng_event *ev);
+int eng_on_sample(struct engine *e, const struct eng_event *ev);
+void eng_on_lost(struct engine *e, const struct eng_event *ev);
+int eng_close_all(struct engine *e, uint64_t end_ns);
+int eng_judge_waiting(struct engine *e, bool all);
+int eng_place_gap_sums(struct engine *e);
+
+#define POOL_GET(pool, i) (&(pool).v[i])
+
+#endif

@@ -1,0 +1,514 @@
+/*
+ * engine_stints: stints of threads on CPUs, their residuals and sample
+ * gaps, the rolling calibration of bias and noise, and the steal each
+ * judged stint places among its thread's functions (engine.h has the
+ * model). Idle time is the time a CPU ran the idle task, between switches.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+
+#define CALIBRATION_MIN 16	/* fewer measured stints: nothing to go by */
+#define NOISE_MIN_NS 20000
+#define RECALIBRATE_EVERY 64	/* stints judged between two calibrations */
+
+static uint32_t stint_new(struct engine *e)
+{
+	uint32_t i;
+	if (e->stints.free != ENGINE_NONE) {
+		i = e->stints.free;
+		e->stints.free = e->stints.v[i].next_free;
+		return i;
+	}
+	if (grow_array((void **)&e->stints.v, &e->stints.cap, e->stints.n,
+		       sizeof(*e->stints.v), 64))
+		return ENGINE_NONE;
+	return e->stints.n++;
+}
+
+static uint32_t gap_new(struct engine *e)
+{
+	uint32_t i;
+	if (e->gaps.free != ENGINE_NONE) {
+		i = e->gaps.free;
+		e->gaps.free = e->gaps.v[i].next;
+		return i;
+	}
+	if (grow_array((void **)&e->gaps.v, &e->gaps.cap, e->gaps.n, sizeof(*e->gaps.v), 256))
+		return ENGINE_NONE;
+	return e->gaps.n++;
+}
+
+/* Starts a stint of tid on CPU c at time t (tid 0: idle, not measured). */
+static int open_stint(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
+{
+	struct eng_cpu *c = &e->cpus[cpu];
+	c->tid = tid;
+	c->known = true;
+	c->since = t;
+	c->runtime = c->ck_runtime = 0;
+	c->ck_time = t;
+	c->measured = false;
+	c->last_sample = t;
+	c->last_prog = ENGINE_NONE;
+	c->stint = c->thread = ENGINE_NONE;
+	if (!tid)
+		return 0;	/* idle: the kernel keeps no runtime for it */
+	uint32_t th = eng_thread(e, tid, ENGINE_NONE);
+	uint32_t s = th == ENGINE_NONE ? ENGINE_NONE : stint_new(e);
+	if (s == ENGINE_NONE)
+		return -ENOMEM;
+	e->threads.v[th].oncpu = cpu;
+	c->thread = th;
+	c->stint = s;
+	e->stints.v[s] = (struct eng_stint){ .thread = th, .cpu = cpu, .start = t,
+					     .gaps = ENGINE_NONE, .older = ENGINE_NONE,
+					     .newer = ENGINE_NONE };
+	return 0;
+}
+
+/* Evidence of steal between `from` and a sample (or the stint's end) at
+ * `to`: the excess over one interval, beyond the timer's own latency.
+ * owner is the program a method places it on (ENGINE_NONE: nobody). */
+static int gap(struct engine *e, struct eng_cpu *c, uint64_t from, uint64_t to,
+	       uint32_t owner)
+{
+	if (c->stint == ENGINE_NONE || to < from + e->c.interval_ns + e->gap_min_ns)
+		return 0;
+	uint64_t excess = to - from - e->c.interval_ns;
+	struct eng_stint *s = &e->stints.v[c->stint];
+	s->evidence += excess;
+	if (owner == ENGINE_NONE)
+		return 0;
+	uint32_t g = gap_new(e);
+	if (g == ENGINE_NONE)
+		return -ENOMEM;
+	s = &e->stints.v[c->stint];
+	e->gaps.v[g] = (struct eng_gap){ owner, excess, s->gaps };
+	s->gaps = g;
+	return 0;
+}
+
+static int fifo_push(struct engine *e, uint32_t s)
+{
+	if (e->fifo_len == e->fifo_cap) {
+		uint32_t cap = e->fifo_cap ? e->fifo_cap * 2 : 1024;
+		uint32_t *v = malloc((size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < e->fifo_len; i++)
+			v[i] = e->fifo[(e->fifo_head + i) % e->fifo_cap];
+		free(e->fifo);
+		e->fifo = v;
+		e->fifo_cap = cap;
+		e->fifo_head = 0;
+	}
+	e->fifo[(e->fifo_head + e->fifo_len++) % e->fifo_cap] = s;
+	return 0;
+}
+
+/* Ends CPU c's stint at its last checkpoint (a switch, or a runtime event
+ * of its thread, where its runtime is known exactly); it waits to be
+ * judged. */
+static int close_stint(struct engine *e, uint32_t cpu)
+{
+	struct eng_cpu *c = &e->cpus[cpu];
+	if (c->stint == ENGINE_NONE)
+		return 0;
+	uint32_t i = c->stint;
+	struct eng_stint *s = &e->stints.v[i];
+	/* Only CFS tasks raise sched_stat_runtime, and a CFS task always does
+	 * when it leaves the CPU: a stint without one is of another class
+	 * (RT, deadline) and cannot be measured this way. */
+	s->measured = c->measured;
+	s->residual = c->measured ?
+		(int64_t)(c->ck_time - c->since) - (int64_t)c->ck_runtime : 0;
+	if (!c->measured)
+		e->st.unmeasured_stints++;
+	s->end = c->ck_time;
+	s->older = c->newest;
+	if (c->newest != ENGINE_NONE)
+		e->stints.v[c->newest].newer = i;
+	c->newest = i;
+	c->st.stints++;
+	c->stint = ENGINE_NONE;
+	struct eng_thread *th = &e->threads.v[s->thread];
+	if (th->oncpu == cpu)
+		th->oncpu = ENGINE_NONE;
+	th->refs++;
+	e->st.pending_stints++;
+	int err = fifo_push(e, i);
+	return err ? err : eng_judge_waiting(e, false);
+}
+
+/* The CPU ran the idle task from its stint's start to t. */
+static void idle_until(struct engine *e, struct eng_cpu *c, uint64_t t)
+{
+	if (!c->known || c->tid || t <= c->since)
+		return;
+	c->st.idle_ns += t - c->since;
+	e->st.idle_ns += t - c->since;
+	c->since = t;
+}
+
+int eng_on_switch(struct engine *e, const struct eng_event *ev)
+{
+	struct eng_cpu *c = &e->cpus[ev->cpu];
+	int err = 0;
+	c->st.seen = true;
+	if (!c->known && !ev->pid) {
+		/* the first switch, from idle: idle since the recording began */
+		c->known = true;
+		c->tid = 0;
+		c->since = e->c.start_ns && e->c.start_ns < ev->time ? e->c.start_ns : ev->time;
+	}
+	if (c->known && c->tid) {
+		c->ck_time = ev->time;	/* the switch closes it */
+		c->ck_runtime = c->runtime;
+		/* after the last sample: nobody samples after it, so only
+		 * preceding-like methods place it */
+		err = gap(e, c, c->last_sample, ev->time,
+			  e->c.method == METHOD_BRACKETED ? ENGINE_NONE : c->last_prog);
+		if (!err)
+			err = close_stint(e, ev->cpu);
+	} else {
+		idle_until(e, c, ev->time);
+	}
+	return err ? err : open_stint(e, ev->cpu, ev->tid, ev->time);
+}
+
+static void seen(struct eng_thread *th, uint64_t t)
+{
+	if (!th->first_ns || t < th->first_ns)
+		th->first_ns = t;
+	if (t > th->last_ns)
+		th->last_ns = t;
+}
+
+int eng_on_runtime(struct engine *e, const struct eng_event *ev)
+{
+	struct eng_cpu *c = &e->cpus[ev->cpu];
+	uint32_t t = eng_thread(e, ev->tid, ENGINE_NONE);
+	if (t == ENGINE_NONE)
+		return -ENOMEM;
+	struct eng_thread *th = &e->threads.v[t];
+	c->st.seen = true;
+	seen(th, ev->time);
+	th->cpu_ns += ev->value;
+	e->st.run_ns += ev->value;
+	if (th->oncpu == ENGINE_NONE && !c->known) {
+		/* Recording began mid-stint: measure from here on (this
+		 * delta belongs to the time before). */
+		return open_stint(e, ev->cpu, ev->tid, ev->time);
+	}
+	if (th->oncpu == ENGINE_NONE || e->cpus[th->oncpu].tid != ev->tid) {
+		e->st.unmatched_runtime_ns += ev->value;
+		return 0;
+	}
+	struct eng_cpu *rc = &e->cpus[th->oncpu];
+	rc->measured = true;
+	rc->runtime += ev->value;
+	rc->ck_time = ev->time;
+	rc->ck_runtime = rc->runtime;
+	return 0;
+}
+
+struct sum_key {
+	const struct engine *e;
+	uint32_t prog, cpu;
+};
+
+static bool sum_eq(const void *ctx, uint32_t i)
+{
+	const struct sum_key *k = ctx;
+	return k->e->gap_sums[i].prog == k->prog && k->e->gap_sums[i].cpu == k->cpu;
+}
+
+/* STEAL_GAPS: a gap between any two samples of a CPU beyond the interval
+ * is a place that CPU's steal may have fallen; whose it is, the method
+ * says (the idle task's: nobody's). */
+static int cpu_gap(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t,
+		   uint32_t p)
+{
+	uint64_t from = c->last_any;
+	uint32_t owner = c->last_any_prog;
+	c->last_any = t;
+	c->last_any_prog = p;
+	if (!from || t < from + e->c.interval_ns + e->gap_min_ns)
+		return 0;
+	uint64_t excess = t - from - e->c.interval_ns;
+	c->gap_ns += excess;
+	if (e->c.method == METHOD_BRACKETED && owner != p)
+		owner = ENGINE_NONE;
+	if (owner == ENGINE_NONE)
+		return 0;
+	struct sum_key k = { e, owner, cpu };
+	uint64_t h = hash_mix((uint64_t)owner << 32 | cpu);
+	uint32_t i = hindex__find(&e->gap_sum_index, h, sum_eq, &k);
+	if (i == ENGINE_NONE) {
+		if (grow_array((void **)&e->gap_sums, &e->gap_sums_cap, e->ngap_sums,
+			       sizeof(*e->gap_sums), 64) ||
+		    hindex__insert(&e->gap_sum_index, h, e->ngap_sums))
+			return -ENOMEM;
+		i = e->ngap_sums++;
+		e->gap_sums[i] = (struct eng_gap_sum){ .prog = owner, .cpu = cpu };
+	}
+	e->gap_sums[i].ns += excess;
+	e->gap_sums[i].count++;
+	return 0;
+}
+
+static int idle_sample(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t)
+{
+	c->st.idle_samples++;
+	e->st.idle_samples++;
+	if (e->c.mode == STEAL_STINTS)
+		return 0;
+	c->st.idle_ns += e->c.interval_ns;
+	e->st.idle_ns += e->c.interval_ns;
+	return e->c.mode == STEAL_GAPS ? cpu_gap(e, c, cpu, t, ENGINE_NONE) : 0;
+}
+
+int eng_on_sample(struct engine *e, const struct eng_event *ev)
+{
+	struct eng_cpu *c = &e->cpus[ev->cpu];
+	c->st.seen = true;
+	c->st.samples++;
+	if (!ev->tid)
+		return idle_sample(e, c, ev->cpu, ev->time);
+	uint32_t t = eng_thread(e, ev->tid, ev->pid);
+	uint32_t p = t == ENGINE_NONE ? ENGINE_NONE :
+		     eng_prog(e, t, ev->function, ev->dso, ev->account, ev->cpu);
+	if (p == ENGINE_NONE)
+		return -ENOMEM;
+	struct eng_thread *th = &e->threads.v[t];
+	th->samples++;
+	seen(th, ev->time);
+	e->progs.v[p].samples++;
+	e->st.samples++;
+	if (ev->stack != ENGINE_NONE && eng_stack_sample(e, t, ev->stack, p))
+		return -ENOMEM;
+	if (e->c.mode != STEAL_STINTS) {
+		/* without runtime events, a thread's time is its samples
+		 * times the interval, as any sampling profiler has it */
+		th->cpu_ns += e->c.interval_ns;
+		e->st.run_ns += e->c.interval_ns;
+		return e->c.mode == STEAL_GAPS ? cpu_gap(e, c, ev->cpu, ev->time, p) : 0;
+	}
+	if (!c->known || c->tid != ev->tid || c->stint == ENGINE_NONE)
+		return 0;
+	/* Whose the gap before this sample is, the method says. */
+	uint32_t owner = c->last_prog;
+	if (e->c.method == METHOD_BRACKETED && owner != p)
+		owner = ENGINE_NONE;
+	int err = gap(e, c, c->last_sample, ev->time, owner);
+	c->last_sample = ev->time;
+	c->last_prog = p;
+	return err;
+}
+
+/* Records of a CPU were dropped between value (its last record before)
+ * and the kernel saying so: any switch, runtime or sample of then may be
+ * missing, so a stint overlapping it says nothing of steal (a lost switch
+ * alone leaves a stint full of another thread's runtime). */
+void eng_on_lost(struct engine *e, const struct eng_event *ev)
+{
+	struct eng_cpu *c = &e->cpus[ev->cpu];
+	if (c->stint != ENGINE_NONE)
+		e->stints.v[c->stint].lossy = true;	/* open over it */
+	for (uint32_t i = c->newest; i != ENGINE_NONE; i = e->stints.v[i].older) {
+		if (e->stints.v[i].end < ev->value)
+			break;
+		e->stints.v[i].lossy = true;
+	}
+}
+
+/* The k-th smallest of v[0..n) (Wirth's selection; v is reordered). */
+static int64_t select_kth(int64_t *v, uint32_t n, uint32_t k)
+{
+	int64_t lo = 0, hi = (int64_t)n - 1;
+	while (lo < hi) {
+		int64_t pivot = v[k], i = lo, j = hi;
+		do {
+			while (v[i] < pivot)
+				i++;
+			while (pivot < v[j])
+				j--;
+			if (i <= j) {
+				int64_t x = v[i];
+				v[i] = v[j];
+				v[j] = x;
+				i++;
+				j--;
+			}
+		} while (i <= j);
+		if (j < (int64_t)k)
+			lo = i;
+		if ((int64_t)k < i)
+			hi = j;
+	}
+	return v[k];
+}
+
+/*
+ * The bias of the switch path and the noise around it, from the residuals
+ * of the stints waiting and of those judged last (a window centred on the
+ * stint judged next). Measured on this project's KVM guests: residuals sit
+ * in a symmetric band of about +-12 us around a median under 1 us, with a
+ * tail of real steal above ~100 us. So the bias is the median, and a
+ * stint's excess over it counts as steal only beyond 3 times the
+ * interquartile range (at least NOISE_MIN_NS).
+ */
+static int calibrate(struct engine *e)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < e->history_len; i++)
+		e->scratch[n++] = e->history[i];
+	for (uint32_t i = 0; i < e->fifo_len; i++) {
+		const struct eng_stint *s = &e->stints.v[e->fifo[(e->fifo_head + i) % e->fifo_cap]];
+		if (s->measured && !s->lossy)
+			e->scratch[n++] = s->residual;
+	}
+	e->st.noise_ns = NOISE_MIN_NS;
+	e->st.bias_ns = 0;
+	if (n >= CALIBRATION_MIN) {
+		/* the same order statistics a sort would give */
+		int64_t q1 = select_kth(e->scratch, n, n / 4);
+		int64_t q2 = select_kth(e->scratch, n, n / 2);
+		int64_t q3 = select_kth(e->scratch, n, n * 3 / 4);
+		e->st.bias_ns = q2;
+		if (3 * (q3 - q1) > e->st.noise_ns)
+			e->st.noise_ns = 3 * (q3 - q1);
+	}
+	e->calibrated = true;
+	e->judged_since_calibration = 0;
+	return 0;
+}
+
+/* The steal of stint s: its residual's excess over the bias, if beyond
+ * the noise, and no more than its sample gaps show. */
+static uint64_t stint_steal(const struct engine *e, const struct eng_stint *s)
+{
+	int64_t x = s->residual - e->st.bias_ns;
+	if (!s->measured || s->lossy || x <= e->st.noise_ns)
+		return 0;
+	return (uint64_t)x < s->evidence ? (uint64_t)x : s->evidence;
+}
+
+/* Gives a stint's steal to the programs its gaps were placed on, each in
+ * proportion to its part of the evidence; what no gap placed (left by
+ * bracketed, or rounding) stays with the thread as "[unknown]". */
+static int place(struct engine *e, struct eng_stint *s, uint64_t steal)
+{
+	uint64_t given = 0;
+	for (uint32_t g = s->gaps; g != ENGINE_NONE; g = e->gaps.v[g].next) {
+		const struct eng_gap *gp = &e->gaps.v[g];
+		uint64_t part = (uint64_t)((unsigned __int128)steal * gp->ns / s->evidence);
+		e->progs.v[gp->prog].steal_ns += part;
+		e->progs.v[gp->prog].steal_samples++;
+		given += part;
+	}
+	e->cpus[s->cpu].st.steal_ns += steal;
+	e->st.steal_ns += steal;
+	if (steal > given) {
+		uint32_t thread = s->thread;
+		uint32_t p = eng_unknown_prog(e, thread);
+		if (p == ENGINE_NONE)
+			return -ENOMEM;
+		e->progs.v[p].steal_ns += steal - given;
+	}
+	return 0;
+}
+
+/* Judges the oldest waiting stint, then lets it go. */
+static int judge_oldest(struct engine *e)
+{
+	uint32_t i = e->fifo[e->fifo_head];
+	e->fifo_head = (e->fifo_head + 1) % e->fifo_cap;
+	e->fifo_len--;
+	e->st.pending_stints--;
+	struct eng_stint *s = &e->stints.v[i];
+	uint64_t steal = stint_steal(e, s);
+	int err = steal ? place(e, s, steal) : 0;
+	s = &e->stints.v[i];
+	if (s->measured && !s->lossy) {
+		e->history[e->history_next] = s->residual;
+		e->history_next = (e->history_next + 1) % ENGINE_PENDING;
+		if (e->history_len < ENGINE_PENDING)
+			e->history_len++;
+	}
+	e->st.lossy_stints += s->lossy;
+	for (uint32_t g = s->gaps; g != ENGINE_NONE;) {
+		uint32_t next = e->gaps.v[g].next;
+		e->gaps.v[g].next = e->gaps.free;
+		e->gaps.free = g;
+		g = next;
+	}
+	/* the oldest of its CPU: its newer one becomes the oldest */
+	if (s->newer != ENGINE_NONE)
+		e->stints.v[s->newer].older = ENGINE_NONE;
+	else if (e->cpus[s->cpu].newest == i)
+		e->cpus[s->cpu].newest = ENGINE_NONE;
+	uint32_t thread = s->thread;
+	s->next_free = e->stints.free;
+	e->stints.free = i;
+	e->threads.v[thread].refs--;
+	e->judged_since_calibration++;
+	return err ? err : eng_maybe_gone(e, thread);
+}
+
+int eng_judge_waiting(struct engine *e, bool all)
+{
+	if (all && e->fifo_len)
+		calibrate(e);
+	while (e->fifo_len > (all ? 0 : ENGINE_PENDING)) {
+		if (!all && (!e->calibrated || e->judged_since_calibration >= RECALIBRATE_EVERY))
+			calibrate(e);
+		int err = judge_oldest(e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* At the end: stints still open close at their last checkpoint; idle
+ * CPUs were idle to the end. */
+int eng_close_all(struct engine *e, uint64_t end_ns)
+{
+	for (uint32_t cpu = 0; cpu < e->c.ncpus; cpu++) {
+		struct eng_cpu *c = &e->cpus[cpu];
+		int err = 0;
+		if (c->stint != ENGINE_NONE && c->ck_time > c->last_sample)
+			err = gap(e, c, c->last_sample, c->ck_time,
+				  e->c.method == METHOD_BRACKETED ? ENGINE_NONE : c->last_prog);
+		if (!err)
+			err = close_stint(e, cpu);
+		if (err)
+			return err;
+		if (c->known && !c->tid && end_ns)
+			idle_until(e, c, end_ns);
+	}
+	return 0;
+}
+
+/* STEAL_GAPS: each CPU's kernel steal shared over its gaps in proportion;
+ * the part in gaps nobody owned (idle, or left by bracketed) stays
+ * unattributed. */
+int eng_place_gap_sums(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->ngap_sums; i++) {
+		const struct eng_gap_sum *g = &e->gap_sums[i];
+		struct eng_cpu *c = &e->cpus[g->cpu];
+		uint64_t part = (uint64_t)((unsigned __int128)c->st.kernel_steal_ns * g->ns /
+					   c->gap_ns);
+		e->progs.v[g->prog].steal_ns += part;
+		e->progs.v[g->prog].steal_samples += g->count;
+		c->st.steal_ns += part;
+		e->st.steal_ns += part;
+	}
+	return 0;
+}

@@ -1,0 +1,580 @@
+/*
+ * engine_tasks: the engine's processes, threads, functions and stacks,
+ * created as events name them and handed to the sink, then freed, when a
+ * thread is gone (see engine.h). A pid or tid the kernel gives again while
+ * the old task still has stints waiting is detached from the index: both
+ * live until the old one is handed out.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+
+/* An object from a pool: a freed one, or a new one at the end. */
+static uint32_t pool_alloc(void **v, uint32_t *n, uint32_t *cap, uint32_t *free_head,
+			   size_t elem, size_t link)
+{
+	if (*free_head != ENGINE_NONE) {
+		uint32_t id = *free_head;
+		memcpy(free_head, (char *)*v + (size_t)id * elem + link, sizeof(uint32_t));
+		return id;
+	}
+	if (grow_array(v, cap, *n, elem, 64))
+		return ENGINE_NONE;
+	return (*n)++;
+}
+
+static void pool_free(void *v, uint32_t *free_head, size_t elem, size_t link, uint32_t id)
+{
+	memcpy((char *)v + (size_t)id * elem + link, free_head, sizeof(uint32_t));
+	*free_head = id;
+}
+
+#define ALLOC(pool, link) pool_alloc((void **)&(pool).v, &(pool).n, &(pool).cap, \
+				     &(pool).free, sizeof(*(pool).v), \
+				     offsetof(__typeof__(*(pool).v), link))
+#define FREE(pool, link, id) pool_free((pool).v, &(pool).free, sizeof(*(pool).v), \
+				       offsetof(__typeof__(*(pool).v), link), id)
+
+static uint64_t pid_hash(uint32_t pid)
+{
+	return hash_mix(pid ^ 0x51ed270b27a5cb1dULL);
+}
+
+static uint64_t tid_hash(uint32_t tid)
+{
+	return hash_mix(tid ^ 0x9e3779b97f4a7c15ULL);
+}
+
+struct id_key {
+	const struct engine *e;
+	uint32_t id;
+};
+
+static bool proc_eq(const void *ctx, uint32_t i)
+{
+	const struct id_key *k = ctx;
+	return k->e->procs.v[i].pid == k->id;
+}
+
+static bool thread_eq(const void *ctx, uint32_t i)
+{
+	const struct id_key *k = ctx;
+	return k->e->threads.v[i].tid == k->id;
+}
+
+static uint32_t proc_find(const struct engine *e, uint32_t pid)
+{
+	struct id_key k = { e, pid };
+	return hindex__find(&e->proc_index, pid_hash(pid), proc_eq, &k);
+}
+
+uint32_t eng_thread_find(const struct engine *e, uint32_t tid)
+{
+	struct id_key k = { e, tid };
+	return hindex__find(&e->thread_index, tid_hash(tid), thread_eq, &k);
+}
+
+static void detach_proc(struct engine *e, uint32_t i)
+{
+	struct eng_proc *p = &e->procs.v[i];
+	if (p->attached)
+		hindex__remove(&e->proc_index, pid_hash(p->pid), i);
+	p->attached = false;
+}
+
+static void detach_thread(struct engine *e, uint32_t i)
+{
+	struct eng_thread *t = &e->threads.v[i];
+	if (t->attached)
+		hindex__remove(&e->thread_index, tid_hash(t->tid), i);
+	t->attached = false;
+}
+
+/* Process pid, created on first sight (start: its fork, or 0). */
+static uint32_t proc_get(struct engine *e, uint32_t pid, uint64_t start)
+{
+	uint32_t i = proc_find(e, pid);
+	if (i != ENGINE_NONE)
+		return i;
+	i = ALLOC(e->procs, hnext);
+	if (i == ENGINE_NONE || hindex__insert(&e->proc_index, pid_hash(pid), i))
+		return ENGINE_NONE;
+	e->procs.v[i] = (struct eng_proc){ .pid = pid, .start_ns = start, .uid = -1,
+					   .comm = ENGINE_NONE, .used = true,
+					   .attached = true,
+					   .in_scope = e->c.scope_all };
+	e->st.procs_live++;
+	return i;
+}
+
+static void proc_release(struct engine *e, uint32_t i)
+{
+	struct eng_proc *p = &e->procs.v[i];
+	detach_proc(e, i);
+	free(p->command);
+	free(p->executable);
+	*p = (struct eng_proc){ 0 };
+	FREE(e->procs, hnext, i);
+	e->st.procs_live--;
+}
+
+/* Moves thread t into process i. */
+static void join_proc(struct engine *e, uint32_t t, uint32_t i)
+{
+	struct eng_thread *th = &e->threads.v[t];
+	if (th->proc == i)
+		return;
+	if (th->proc != ENGINE_NONE) {
+		struct eng_proc *old = &e->procs.v[th->proc];
+		old->nthreads--;
+		/* a process known only through this thread's tid */
+		if (!old->nthreads && !old->command && old->pid == th->tid)
+			proc_release(e, th->proc);
+	}
+	th->proc = i;
+	e->procs.v[i].nthreads++;
+}
+
+/* Thread tid, created on first sight; pid (ENGINE_NONE: not known, then
+ * a process of its own until told) moves it to its process. */
+uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
+{
+	uint32_t t = eng_thread_find(e, tid);
+	if (t == ENGINE_NONE) {
+		t = ALLOC(e->threads, hnext);
+		if (t == ENGINE_NONE || hindex__insert(&e->thread_index, tid_hash(tid), t))
+			return ENGINE_NONE;
+		e->threads.v[t] = (struct eng_thread){
+			.tid = tid, .proc = ENGINE_NONE, .comm = ENGINE_NONE,
+			.oncpu = ENGINE_NONE, .progs = ENGINE_NONE, .progs_tail = ENGINE_NONE,
+			.stacks = ENGINE_NONE, .unknown_prog = ENGINE_NONE,
+			.used = true, .attached = true };
+		e->st.threads_live++;
+		if (pid == ENGINE_NONE)
+			pid = tid;
+	}
+	if (pid != ENGINE_NONE && (e->threads.v[t].proc == ENGINE_NONE ||
+				   e->procs.v[e->threads.v[t].proc].pid != pid)) {
+		uint32_t p = proc_get(e, pid, 0);
+		if (p == ENGINE_NONE)
+			return ENGINE_NONE;
+		join_proc(e, t, p);
+	}
+	return t;
+}
+
+struct prog_key {
+	const struct engine *e;
+	uint32_t thread, function, dso, account, cpu;
+};
+
+static uint64_t prog_hash(const struct prog_key *k)
+{
+	return hash_mix(((uint64_t)k->thread << 32 | k->function) ^
+			hash_mix((uint64_t)k->dso << 32 | k->account) ^ k->cpu);
+}
+
+static bool prog_eq(const void *ctx, uint32_t i)
+{
+	const struct prog_key *k = ctx;
+	const struct eng_prog *p = &k->e->progs.v[i];
+	return p->thread == k->thread && p->function == k->function && p->dso == k->dso &&
+	       p->account == k->account && p->cpu == k->cpu;
+}
+
+uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t dso,
+		  uint32_t account, uint32_t cpu)
+{
+	struct prog_key k = { e, thread, function, dso, account, e->c.by_cpu ? cpu : ENGINE_NONE };
+	uint64_t h = prog_hash(&k);
+	uint32_t i = hindex__find(&e->prog_index, h, prog_eq, &k);
+	if (i != ENGINE_NONE)
+		return i;
+	i = ALLOC(e->progs, next);
+	if (i == ENGINE_NONE || hindex__insert(&e->prog_index, h, i))
+		return ENGINE_NONE;
+	e->progs.v[i] = (struct eng_prog){ .thread = thread, .function = function,
+					   .dso = dso, .account = account, .cpu = k.cpu,
+					   .next = ENGINE_NONE };
+	/* appended: rounding leftovers go to the last of the busiest, as
+	 * they always have */
+	struct eng_thread *t = &e->threads.v[thread];
+	if (t->progs_tail == ENGINE_NONE)
+		t->progs = i;
+	else
+		e->progs.v[t->progs_tail].next = i;
+	t->progs_tail = i;
+	return i;
+}
+
+uint32_t eng_unknown_prog(struct engine *e, uint32_t thread)
+{
+	struct eng_thread *t = &e->threads.v[thread];
+	if (t->unknown_prog == ENGINE_NONE) {
+		uint32_t p = eng_prog(e, thread, e->c.unknown_fn, NO_DSO, NO_DSO, ENGINE_NONE);
+		e->threads.v[thread].unknown_prog = p;
+	}
+	return e->threads.v[thread].unknown_prog;
+}
+
+struct stack_key {
+	const struct engine *e;
+	uint32_t thread, stack, leaf;
+};
+
+static bool stack_eq(const void *ctx, uint32_t i)
+{
+	const struct stack_key *k = ctx;
+	const struct eng_stack *s = &k->e->stacks.v[i];
+	return s->thread == k->thread && s->stack == k->stack && s->leaf == k->leaf;
+}
+
+int eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t leaf)
+{
+	struct stack_key k = { e, thread, stack, leaf };
+	uint64_t h = hash_mix(((uint64_t)thread << 32 | stack) ^ hash_mix(leaf));
+	uint32_t i = hindex__find(&e->stack_index, h, stack_eq, &k);
+	if (i == ENGINE_NONE) {
+		i = ALLOC(e->stacks, next);
+		if (i == ENGINE_NONE || hindex__insert(&e->stack_index, h, i))
+			return -ENOMEM;
+		struct eng_thread *t = &e->threads.v[thread];
+		e->stacks.v[i] = (struct eng_stack){ .thread = thread, .stack = stack,
+						     .leaf = leaf, .next = t->stacks };
+		t->stacks = i;
+	}
+	e->stacks.v[i].samples++;
+	return 0;
+}
+
+int eng_on_task(struct engine *e, const struct eng_event *ev)
+{
+	uint32_t t = eng_thread(e, ev->tid, ev->pid);
+	if (t == ENGINE_NONE)
+		return -ENOMEM;
+	struct eng_thread *th = &e->threads.v[t];
+	if (ev->comm != ENGINE_NONE) {
+		th->comm = ev->comm;
+		if (ev->pid == ev->tid)
+			e->procs.v[th->proc].comm = ev->comm;
+	}
+	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* A new process runs its parent's program, as its user, until it execs
+ * (perf shows the parent's comm too). */
+static int inherit(struct engine *e, uint32_t child, uint32_t parent)
+{
+	struct eng_proc *c = &e->procs.v[child];
+	const struct eng_proc *p = &e->procs.v[parent];
+	c->in_scope |= p->in_scope;
+	c->uid = p->uid;
+	c->comm = p->comm;
+	c->command = dup_or_null(p->command);
+	c->command_inherited = p->command != NULL;
+	c->executable = dup_or_null(p->executable);
+	return (p->command && !c->command) || (p->executable && !c->executable) ?
+	       -ENOMEM : 0;
+}
+
+/* The kernel gave tid (and, for a process, pid) again: what held it
+ * before is gone, though stints of it may still wait. */
+static int reused(struct engine *e, const struct eng_event *ev)
+{
+	uint32_t t = eng_thread_find(e, ev->tid);
+	if (t != ENGINE_NONE) {
+		e->threads.v[t].exited = true;
+		detach_thread(e, t);
+		int err = eng_maybe_gone(e, t);
+		if (err)
+			return err;
+	}
+	uint32_t p = ev->pid == ev->tid ? proc_find(e, ev->pid) : ENGINE_NONE;
+	if (p != ENGINE_NONE) {
+		e->procs.v[p].exited = true;
+		detach_proc(e, p);
+		if (!e->procs.v[p].nthreads)
+			proc_release(e, p);
+	}
+	return 0;
+}
+
+int eng_on_fork(struct engine *e, const struct eng_event *ev)
+{
+	int err = reused(e, ev);
+	if (err)
+		return err;
+	bool process = ev->pid == ev->tid;
+	uint32_t parent = ev->ppid != ev->pid || process ? proc_find(e, ev->ppid) : ENGINE_NONE;
+	uint32_t p = proc_get(e, ev->pid, process ? ev->time : 0);
+	if (p == ENGINE_NONE)
+		return -ENOMEM;
+	if (process && parent != ENGINE_NONE && parent != p) {
+		err = inherit(e, p, parent);
+		if (err)
+			return err;
+	}
+	uint32_t t = eng_thread(e, ev->tid, ev->pid);
+	if (t == ENGINE_NONE)
+		return -ENOMEM;
+	/* its name is its parent thread's until it says otherwise */
+	uint32_t pt = eng_thread_find(e, ev->ptid);
+	if (pt != ENGINE_NONE)
+		e->threads.v[t].comm = e->threads.v[pt].comm;
+	return 0;
+}
+
+int eng_on_comm(struct engine *e, const struct eng_event *ev)
+{
+	uint32_t t = eng_thread(e, ev->tid, ev->pid);
+	if (t == ENGINE_NONE)
+		return -ENOMEM;
+	struct eng_thread *th = &e->threads.v[t];
+	th->comm = ev->comm;
+	struct eng_proc *p = &e->procs.v[th->proc];
+	if (ev->pid == ev->tid)
+		p->comm = ev->comm;
+	/* an exec: the parent's command line no longer says what it runs */
+	if ((ev->flags & EF_EXEC) && p->command_inherited) {
+		free(p->command);
+		p->command = NULL;
+		p->command_inherited = false;
+	}
+	return 0;
+}
+
+int eng_on_exit(struct engine *e, const struct eng_event *ev)
+{
+	uint32_t t = eng_thread_find(e, ev->tid);
+	if (t == ENGINE_NONE)
+		return 0;	/* never seen doing anything */
+	struct eng_thread *th = &e->threads.v[t];
+	th->exited = true;
+	if (ev->pid == ev->tid && th->proc != ENGINE_NONE)
+		e->procs.v[th->proc].exited = true;
+	return eng_maybe_gone(e, t);
+}
+
+int eng_on_proc(struct engine *e, struct eng_event *ev)
+{
+	uint32_t p = proc_get(e, ev->pid, 0);
+	if (p == ENGINE_NONE)
+		return -ENOMEM;
+	struct eng_proc *pr = &e->procs.v[p];
+	if (ev->text) {
+		free(pr->command);
+		pr->command = ev->text;
+		pr->command_inherited = false;
+		ev->text = NULL;
+	}
+	if (ev->exe) {
+		free(pr->executable);
+		pr->executable = ev->exe;
+		ev->exe = NULL;
+	}
+	if (ev->uid >= 0)
+		pr->uid = ev->uid;
+	return 0;
+}
+
+/* The share of a thread's time that n of its d samples stand for. */
+static uint64_t share(uint64_t total, uint64_t n, uint64_t d)
+{
+	return d ? (uint64_t)((unsigned __int128)total * n / d) : 0;
+}
+
+/* A thread's figures, function by function: its runtime split by samples,
+ * the rounding leftover to the last of its busiest functions. */
+static int hand_out_progs(struct engine *e, const struct engine_sink *sink,
+			  const struct eng_thread *t, bool final)
+{
+	uint64_t given = 0, best = 0;
+	uint32_t busiest = ENGINE_NONE;
+	for (uint32_t p = t->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
+		const struct eng_prog *pr = &e->progs.v[p];
+		given += t->samples ? share(t->cpu_ns, pr->samples, t->samples) :
+			 p == t->unknown_prog ? t->cpu_ns : 0;
+		if (busiest == ENGINE_NONE || pr->samples >= best) {
+			busiest = p;
+			best = pr->samples;
+		}
+	}
+	for (uint32_t p = t->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
+		const struct eng_prog *pr = &e->progs.v[p];
+		struct eng_figures f = {
+			.function = pr->function, .dso = pr->dso, .account = pr->account,
+			.cpu = pr->cpu, .samples = pr->samples,
+			.steal_samples = pr->steal_samples, .steal_ns = pr->steal_ns,
+			.run_ns = t->samples ? share(t->cpu_ns, pr->samples, t->samples) :
+				  p == t->unknown_prog ? t->cpu_ns : 0,
+		};
+		if (p == busiest)
+			f.run_ns += t->cpu_ns - given;
+		if (!f.run_ns && !f.steal_ns && !f.samples && !f.steal_samples)
+			continue;
+		int err = sink->program(sink->ctx, e, t, &f, final);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int hand_out_stacks(struct engine *e, const struct engine_sink *sink,
+			   const struct eng_thread *t)
+{
+	for (uint32_t s = t->stacks; s != ENGINE_NONE; s = e->stacks.v[s].next) {
+		const struct eng_stack *st = &e->stacks.v[s];
+		const struct eng_prog *leaf = &e->progs.v[st->leaf];
+		struct eng_stack_figures f = {
+			.stack = st->stack, .account = leaf->account, .samples = st->samples,
+			.cpu_ns = share(t->cpu_ns, st->samples, t->samples),
+			.steal_ns = share(leaf->steal_ns, st->samples, leaf->samples),
+		};
+		int err = sink->stack(sink->ctx, e, t, &f);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int eng_hand_out(struct engine *e, const struct engine_sink *sink, uint32_t thread,
+		 bool final)
+{
+	struct eng_thread *t = &e->threads.v[thread];
+	/* a thread that ran and was never sampled: one program of its own */
+	if (t->cpu_ns && !t->samples && eng_unknown_prog(e, thread) == ENGINE_NONE)
+		return -ENOMEM;
+	t = &e->threads.v[thread];
+	if (t->proc == ENGINE_NONE) {
+		uint32_t p = proc_get(e, t->tid, 0);
+		if (p == ENGINE_NONE)
+			return -ENOMEM;
+		join_proc(e, thread, p);
+	}
+	int err = hand_out_progs(e, sink, t, final);
+	if (!err && sink->stack)
+		err = hand_out_stacks(e, sink, t);
+	if (!err && final && sink->thread_gone)
+		err = sink->thread_gone(sink->ctx, e, t);
+	return err;
+}
+
+/* Frees a thread handed out for the last time, and its process when it
+ * was the last of it. */
+static void thread_release(struct engine *e, uint32_t thread)
+{
+	struct eng_thread *t = &e->threads.v[thread];
+	for (uint32_t p = t->progs; p != ENGINE_NONE;) {
+		struct eng_prog *pr = &e->progs.v[p];
+		struct prog_key k = { e, pr->thread, pr->function, pr->dso, pr->account, pr->cpu };
+		uint32_t next = pr->next;
+		hindex__remove(&e->prog_index, prog_hash(&k), p);
+		FREE(e->progs, next, p);
+		p = next;
+	}
+	for (uint32_t s = t->stacks; s != ENGINE_NONE;) {
+		struct eng_stack *st = &e->stacks.v[s];
+		uint32_t next = st->next;
+		hindex__remove(&e->stack_index, hash_mix(((uint64_t)st->thread << 32 | st->stack) ^
+							 hash_mix(st->leaf)), s);
+		FREE(e->stacks, next, s);
+		s = next;
+	}
+	uint32_t proc = t->proc;
+	detach_thread(e, thread);
+	*t = (struct eng_thread){ 0 };
+	FREE(e->threads, hnext, thread);
+	e->st.threads_live--;
+	e->st.threads_gone++;
+	if (proc != ENGINE_NONE) {
+		struct eng_proc *p = &e->procs.v[proc];
+		p->nthreads--;
+		if (!p->nthreads && (p->exited || !p->attached || e->finished))
+			proc_release(e, proc);
+	}
+}
+
+int eng_maybe_gone(struct engine *e, uint32_t thread)
+{
+	struct eng_thread *t = &e->threads.v[thread];
+	if (!t->exited || t->refs || t->oncpu != ENGINE_NONE || e->c.keep_all)
+		return 0;
+	int err = eng_hand_out(e, &e->sink, thread, true);
+	if (!err)
+		thread_release(e, thread);
+	return err;
+}
+
+int eng_hand_out_all(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->threads.n; i++) {
+		if (!e->threads.v[i].used)
+			continue;
+		int err = eng_hand_out(e, &e->sink, i, true);
+		if (err)
+			return err;
+		thread_release(e, i);
+	}
+	for (uint32_t i = 0; i < e->procs.n; i++)
+		if (e->procs.v[i].used)
+			proc_release(e, i);
+	return 0;
+}
+
+int engine__walk(struct engine *e, const struct engine_sink *sink)
+{
+	for (uint32_t i = 0; i < e->threads.n; i++) {
+		if (!e->threads.v[i].used)
+			continue;
+		int err = eng_hand_out(e, sink, i, false);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+const struct eng_proc *engine__proc(const struct engine *e, uint32_t index)
+{
+	return index < e->procs.n && e->procs.v[index].used ? &e->procs.v[index] : NULL;
+}
+
+const struct eng_proc *engine__find_proc(const struct engine *e, uint32_t pid)
+{
+	uint32_t i = proc_find(e, pid);
+	return i == ENGINE_NONE ? NULL : &e->procs.v[i];
+}
+
+int engine__scope(struct engine *e, uint32_t pid)
+{
+	uint32_t p = proc_get(e, pid, 0);
+	if (p == ENGINE_NONE)
+		return -ENOMEM;
+	e->procs.v[p].in_scope = true;
+	return 0;
+}
+
+void eng_tasks_release(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->procs.n; i++) {
+		free(e->procs.v[i].command);
+		free(e->procs.v[i].executable);
+	}
+	free(e->procs.v);
+	free(e->threads.v);
+	free(e->progs.v);
+	free(e->stacks.v);
+	hindex__release(&e->proc_index);
+	hindex__release(&e->thread_index);
+	hindex__release(&e->prog_index);
+	hindex__release(&e->stack_index);
+}

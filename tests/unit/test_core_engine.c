@@ -1,0 +1,548 @@
+/*
+ * The streaming engine (core/engine.h) on synthetic events: exact steal
+ * per stint, bias calibration, runtime raised on another CPU, placement
+ * among functions by method, a recording that starts mid-stint, lost
+ * records; and what streaming adds: any interleaving of the per-CPU
+ * streams gives the same result, an exited thread is handed out and
+ * forgotten, a tid given again is a new thread, idle time is the idle
+ * task's, and the rolling calibration of a long run.
+ * Times in ms below; the engine works in ns.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/engine.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+
+enum { FN_UNKNOWN = 100, FN_F, FN_G };
+
+/* What the sink was handed. */
+struct got {
+	uint32_t pid, tid, function, account;
+	uint64_t samples, steal_samples, run_ns, steal_ns;
+	bool final;
+};
+
+static struct got got[256];
+static uint32_t ngot, ngone;
+static struct eng_event evs[32768];
+static uint32_t nevs;
+
+static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+		      const struct eng_figures *f, bool final)
+{
+	(void)ctx;
+	assert_true(ngot < 256);
+	got[ngot++] = (struct got){ engine__proc(e, t->proc)->pid, t->tid, f->function,
+				    f->account, f->samples, f->steal_samples, f->run_ns,
+				    f->steal_ns, final };
+	return 0;
+}
+
+static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	(void)ctx;
+	(void)e;
+	(void)t;
+	ngone++;
+	return 0;
+}
+
+static const struct engine_sink sink = { NULL, on_program, NULL, on_gone };
+
+static struct engine *start(enum steal_method m, uint32_t ncpus)
+{
+	struct engine_config c = { .method = m, .mode = STEAL_STINTS, .interval_ns = MS,
+				   .ncpus = ncpus, .unknown_fn = FN_UNKNOWN,
+				   .scope_all = true };
+	ngot = ngone = nevs = 0;
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	return e;
+}
+
+static void add(struct eng_event ev)
+{
+	assert_true(nevs < 32768);
+	evs[nevs++] = ev;
+}
+
+static void sw(uint32_t cpu, uint64_t t, uint32_t prev, uint32_t next)
+{
+	add((struct eng_event){ .kind = EK_SWITCH, .time = t, .cpu = cpu, .pid = prev,
+				.tid = next });
+}
+
+static void rt(uint32_t cpu, uint64_t t, uint32_t tid, uint64_t ns)
+{
+	add((struct eng_event){ .kind = EK_RUNTIME, .time = t, .cpu = cpu, .tid = tid,
+				.value = ns });
+}
+
+static void smp(uint32_t cpu, uint64_t t, uint32_t pid, uint32_t tid, uint32_t fn)
+{
+	add((struct eng_event){ .kind = EK_SAMPLE, .time = t, .cpu = cpu, .pid = pid,
+				.tid = tid, .function = fn, .dso = NO_DSO,
+				.account = NO_DSO, .stack = ENGINE_NONE });
+}
+
+static void ex(uint32_t cpu, uint64_t t, uint32_t pid, uint32_t tid)
+{
+	add((struct eng_event){ .kind = EK_EXIT, .time = t, .cpu = cpu, .pid = pid, .tid = tid });
+}
+
+/* Pushes the events in the order added and finishes. */
+static void run_all(struct engine *e, uint64_t end)
+{
+	for (uint32_t i = 0; i < nevs; i++)
+		assert_int_equal(engine__push(e, &evs[i]), 0);
+	assert_int_equal(engine__finish(e, end), 0);
+}
+
+static const struct got *prog(uint32_t tid, uint32_t fn)
+{
+	for (uint32_t i = 0; i < ngot; i++)
+		if (got[i].tid == tid && got[i].function == fn)
+			return &got[i];
+	fail_msg("no program of tid %u function %u", tid, fn);
+	return NULL;
+}
+
+static uint64_t thread_cpu(uint32_t tid)
+{
+	uint64_t ns = 0;
+	for (uint32_t i = 0; i < ngot; i++)
+		if (got[i].tid == tid)
+			ns += got[i].run_ns;
+	return ns;
+}
+
+/*
+ * CPU 0: thread 10 (pid 10) runs 0-12 ms, with 3 ms stolen between 8 and
+ * 11 ms; thread 20 runs 12-14; 10 again 14-16.
+ *   stints: 10 [0,12) runtime 9 ms -> residual 3 ms
+ *           20 [12,14) runtime 2 ms -> 0;   10 [14,16) runtime 2 ms -> 0
+ *   bias: too few stints to calibrate, so 0
+ * Samples of 10: F at 1..8 ms, F at 12 ms (a 3 ms gap beyond the interval:
+ * preceding puts it on F), G at 15 ms. Residual and gaps agree: 3 ms.
+ * Expected: thread 10 cpu 11 ms, steal 3 ms, all on F; thread 20 cpu 2 ms.
+ *
+ *   tid function samples   run_ns  steal_ns
+ *    10 F             9    9.9 ms      3 ms
+ *    10 G             1    1.1 ms      0
+ *    20 [unknown]     0      2 ms      0
+ */
+static void exact_stint_steal(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	sw(0, 0, 0, 10);
+	for (uint64_t t = 1; t <= 8; t++)
+		smp(0, t * MS, 10, 10, FN_F);
+	rt(0, 4 * MS, 10, 4 * MS);
+	rt(0, 8 * MS, 10, 4 * MS);
+	smp(0, 12 * MS, 10, 10, FN_F);
+	rt(0, 12 * MS - 1, 10, 1 * MS);
+	sw(0, 12 * MS, 10, 20);
+	rt(0, 14 * MS - 1, 20, 2 * MS);
+	sw(0, 14 * MS, 20, 10);
+	smp(0, 15 * MS, 10, 10, FN_G);
+	rt(0, 16 * MS - 1, 10, 2 * MS);
+	sw(0, 16 * MS, 10, 0);
+	run_all(e, 16 * MS);
+
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->bias_ns, 0);
+	assert_int_equal(st->steal_ns, 3 * MS);
+	assert_int_equal(engine__cpu(e, 0)->steal_ns, 3 * MS);
+	assert_int_equal(st->run_ns, 13 * MS);
+	assert_int_equal(prog(10, FN_F)->run_ns, 9900 * US);
+	assert_int_equal(prog(10, FN_G)->run_ns, 1100 * US);
+	assert_int_equal(prog(10, FN_F)->steal_ns, 3 * MS);
+	assert_int_equal(prog(10, FN_F)->steal_samples, 1);
+	assert_int_equal(prog(10, FN_G)->steal_ns, 0);
+	assert_int_equal(prog(20, FN_UNKNOWN)->run_ns, 2 * MS);
+	assert_int_equal(ngot, 3);
+	assert_int_equal(ngone, 2);
+	engine__free(e);
+}
+
+/* Bracketed places the gap only when the same function is sampled on
+ * both sides; here G follows F, so the 3 ms stays "[unknown]". */
+static void bracketed_leaves_switch(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_BRACKETED, 1);
+	sw(0, 0, 0, 10);
+	smp(0, 1 * MS, 10, 10, FN_F);
+	smp(0, 5 * MS, 10, 10, FN_G);
+	rt(0, 5 * MS, 10, 2 * MS);
+	sw(0, 5 * MS, 10, 0);
+	run_all(e, 5 * MS);
+	assert_int_equal(engine__stats(e)->steal_ns, 3 * MS);
+	assert_int_equal(prog(10, FN_F)->steal_ns, 0);
+	assert_int_equal(prog(10, FN_G)->steal_ns, 0);
+	assert_int_equal(prog(10, FN_UNKNOWN)->steal_ns, 3 * MS);
+	engine__free(e);
+}
+
+/*
+ * The switch path adds 5 us to every stint: 20 stints of 1 ms with
+ * runtime 995 us, one of which also lost 2 ms. The median of the
+ * residuals is the bias; the steal is exactly 2 ms, no other stint charged.
+ */
+static void bias_calibrated(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	uint64_t t = 0;
+	for (uint32_t i = 0; i < 20; i++) {
+		uint32_t tid = 100 + i % 2;
+		uint64_t len = i == 7 ? 3 * MS : MS;
+		sw(0, t, i ? 100 + (i - 1) % 2 : 0, tid);
+		rt(0, t + len - 1, tid, 995 * US);
+		t += len;
+	}
+	sw(0, t, 101, 0);
+	run_all(e, t);
+	assert_int_equal(engine__stats(e)->bias_ns, 5 * US);
+	assert_int_equal(engine__stats(e)->steal_ns, 2 * MS);
+	assert_int_equal(thread_cpu(101), 10 * 995 * US);
+	assert_int_equal(prog(101, FN_UNKNOWN)->steal_ns, 2 * MS);
+	engine__free(e);
+}
+
+/*
+ * Runtime the tracepoint did not report: the residual says 2 ms, but the
+ * samples came every millisecond, so there was no steal.
+ */
+static void lost_runtime_is_not_steal(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	sw(0, 0, 0, 10);
+	for (uint64_t t = 1; t <= 10; t++)
+		smp(0, t * MS, 10, 10, FN_F);
+	rt(0, 4 * MS, 10, 4 * MS);
+	rt(0, 8 * MS, 10, 4 * MS);
+	sw(0, 10 * MS, 10, 0);
+	run_all(e, 10 * MS);
+	assert_int_equal(engine__stats(e)->steal_ns, 0);
+	engine__free(e);
+}
+
+/*
+ * Noise: 40 stints of 1 ms whose residuals scatter +-12 us around 0, and
+ * one stint that lost 500 us, with its sample 500 us late. Only the
+ * 500 us is steal.
+ */
+static void noise_is_not_steal(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	uint64_t t = 0;
+	for (uint32_t i = 0; i < 41; i++) {
+		uint32_t tid = 100 + i % 2;
+		bool stolen = i == 20;
+		uint64_t len = stolen ? 1500 * US : MS;
+		uint64_t runtime = stolen ? MS : (i % 2 ? MS + 12 * US : MS - 12 * US);
+		sw(0, t, i ? 100 + (i - 1) % 2 : 0, tid);
+		smp(0, t + len - 1, tid, tid, FN_F);
+		rt(0, t + len - 1, tid, runtime);
+		t += len;
+	}
+	sw(0, t, 100, 0);
+	run_all(e, t);
+	const struct engine_stats *st = engine__stats(e);
+	assert_true(st->noise_ns >= (int64_t)(20 * US));
+	assert_int_equal(st->steal_ns, 500 * US - (uint64_t)st->bias_ns);
+	assert_true(st->bias_ns >= -12 * (int64_t)US && st->bias_ns <= 12 * (int64_t)US);
+	engine__free(e);
+}
+
+/* A runtime event for thread 10 raised on CPU 1 while 10 runs on CPU 0
+ * still counts in 10's stint: no false steal on CPU 0, none on CPU 1. */
+static void runtime_from_other_cpu(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 2);
+	sw(0, 0, 0, 10);
+	sw(1, 0, 0, 20);
+	rt(0, 3 * MS, 10, 3 * MS);
+	rt(1, 4 * MS, 10, 1 * MS);	/* raised on CPU 1 */
+	rt(1, 5 * MS, 20, 5 * MS);
+	rt(0, 6 * MS, 10, 2 * MS);
+	sw(0, 6 * MS, 10, 0);
+	sw(1, 5 * MS, 20, 0);
+	run_all(e, 6 * MS);
+	assert_int_equal(engine__stats(e)->steal_ns, 0);
+	assert_int_equal(engine__stats(e)->unmatched_runtime_ns, 0);
+	assert_int_equal(engine__cpu(e, 0)->stints, 1);
+	assert_int_equal(engine__cpu(e, 1)->stints, 1);
+	/* idle: CPU 1 from 5 to 6 ms; both idle before their first switch
+	 * from idle at 0 */
+	assert_int_equal(engine__cpu(e, 1)->idle_ns, 1 * MS);
+	assert_int_equal(engine__cpu(e, 0)->idle_ns, 0);
+	engine__free(e);
+}
+
+/* The kernel drops the CPU's records from 4 to 8 ms and says so: the 4 ms
+ * missing runtime and sample gap are not taken for steal. */
+static void lost_records_are_not_steal(void **state)
+{
+	(void)state;
+	for (int told = 0; told <= 1; told++) {
+		struct engine *e = start(METHOD_PRECEDING, 1);
+		sw(0, 0, 0, 10);
+		for (uint64_t t = 1; t <= 12; t++)
+			if (t <= 4 || t > 8)
+				smp(0, t * MS, 10, 10, FN_F);
+		rt(0, 4 * MS, 10, 4 * MS);
+		rt(0, 12 * MS, 10, 4 * MS);	/* the one at 8 ms was lost */
+		sw(0, 12 * MS, 10, 0);
+		if (told)
+			add((struct eng_event){ .kind = EK_LOST, .time = 8 * MS + 10,
+						.value = 4 * MS, .cpu = 0 });
+		run_all(e, 12 * MS);
+		assert_int_equal(engine__stats(e)->steal_ns, told ? 0 : 4 * MS);
+		assert_int_equal(engine__stats(e)->lossy_stints, told ? 1 : 0);
+		engine__free(e);
+	}
+}
+
+/* Recording began while 10 was running: its stint is measured from its
+ * first runtime event, and closed at its last, where runtime is exact. */
+static void starts_and_ends_mid_stint(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	rt(0, 2 * MS, 10, 4 * MS);	/* covers time before the recording */
+	rt(0, 6 * MS, 10, 4 * MS);
+	rt(0, 12 * MS, 10, 4 * MS);	/* 6 to 12: 2 ms stolen */
+	run_all(e, 12 * MS);
+	assert_int_equal(engine__stats(e)->steal_ns, 2 * MS);
+	assert_int_equal(engine__stats(e)->run_ns, 12 * MS);
+	engine__free(e);
+}
+
+/* A busy two-CPU scenario, for comparing orders of arrival: stints of
+ * 1-1.3 ms, every 7th on CPU 1 holding 1.5 ms of steal (runtime 1 ms of
+ * 2.5), a sample in the middle of each; some runtime events come from the
+ * other CPU's ring. */
+static void two_cpu_scenario(void)
+{
+	uint64_t t = 0;
+	for (uint32_t i = 0; i < 60; i++) {
+		for (uint32_t cpu = 0; cpu < 2; cpu++) {
+			uint32_t tid = 10 + cpu * 10 + i % 3;
+			bool stolen = i % 7 == 3 && cpu;
+			uint64_t len = stolen ? 2500 * US : MS + 100 * US * (i % 4);
+			uint64_t ran = stolen ? MS : len - 3 * US;
+			uint64_t base = t + cpu * 7 * US;
+			sw(cpu, base, 0, tid);
+			smp(cpu, base + len / 2, 1000 + cpu, tid, i % 2 ? FN_F : FN_G);
+			rt(i % 5 == 1 ? !cpu : cpu, base + len - 1, tid, ran);
+			sw(cpu, base + len, tid, 0);
+		}
+		t += 3 * MS;
+	}
+}
+
+static int cmp_got(const void *a, const void *b)
+{
+	const struct got *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->function > y->function) - (x->function < y->function);
+}
+
+/* The per-CPU streams, each in time order, drained in rounds (CPU 0's
+ * events of a round, then CPU 1's, as rings are read; or the other way
+ * round), with the watermark after each round at the latest time of the
+ * round before: the same figures as one sorted stream. */
+static void any_interleaving_same_result(void **state)
+{
+	(void)state;
+	struct got want[256];
+	uint32_t nwant;
+	struct engine *e = start(METHOD_PRECEDING, 2);
+	two_cpu_scenario();
+	run_all(e, 0);
+	memcpy(want, got, sizeof(got));
+	nwant = ngot;
+	uint64_t steal = engine__stats(e)->steal_ns;
+	assert_true(steal > 0);
+	engine__free(e);
+	qsort(want, nwant, sizeof(*want), cmp_got);
+
+	for (uint32_t round_ms = 2; round_ms <= 20; round_ms += 9) {
+		for (int first = 0; first < 2; first++) {
+			e = start(METHOD_PRECEDING, 2);
+			two_cpu_scenario();
+			uint64_t prev_max = 0, end = 200 * MS;
+			for (uint64_t from = 0; from < end; from += round_ms * MS) {
+				uint64_t max = prev_max;
+				for (int k = 0; k < 2; k++) {
+					uint32_t cpu = (uint32_t)(k ^ first);
+					for (uint32_t i = 0; i < nevs; i++) {
+						struct eng_event ev = evs[i];
+						if (ev.cpu != cpu || ev.time < from ||
+						    ev.time >= from + round_ms * MS)
+							continue;
+						assert_int_equal(engine__push(e, &ev), 0);
+						if (ev.time > max)
+							max = ev.time;
+					}
+				}
+				assert_int_equal(engine__advance(e, prev_max), 0);
+				prev_max = max;
+			}
+			assert_int_equal(engine__finish(e, 0), 0);
+			assert_int_equal(engine__stats(e)->late_events, 0);
+			assert_int_equal(engine__stats(e)->steal_ns, steal);
+			qsort(got, ngot, sizeof(*got), cmp_got);
+			assert_int_equal(ngot, nwant);
+			for (uint32_t i = 0; i < ngot; i++) {
+				assert_int_equal(got[i].tid, want[i].tid);
+				assert_int_equal(got[i].function, want[i].function);
+				assert_int_equal(got[i].run_ns, want[i].run_ns);
+				assert_int_equal(got[i].steal_ns, want[i].steal_ns);
+				assert_int_equal(got[i].samples, want[i].samples);
+			}
+			engine__free(e);
+		}
+	}
+}
+
+/* A thread that exited and left its CPU, with no stint waiting once the
+ * rest are judged, is handed out before the end and forgotten; its tid
+ * given again later is a new thread, handed out on its own. */
+static void exited_threads_are_forgotten(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	sw(0, 0, 0, 10);
+	smp(0, 1 * MS, 10, 10, FN_F);
+	rt(0, 2 * MS, 10, 2 * MS);
+	ex(0, 2 * MS, 10, 10);
+	sw(0, 2 * MS, 10, 0);
+	for (uint32_t i = 0; i <= ENGINE_PENDING; i++) {	/* push it out of the queue */
+		uint64_t t = 10 * MS + i * 2 * MS;
+		sw(0, t, 0, 30);
+		rt(0, t + MS, 30, MS);
+		sw(0, t + MS, 30, 0);
+	}
+	uint64_t again = 10 * MS + (ENGINE_PENDING + 1) * 2 * MS + 5 * MS;
+	add((struct eng_event){ .kind = EK_FORK, .time = again, .pid = 10, .tid = 10,
+				.ppid = 1, .ptid = 1 });
+	sw(0, again + MS, 0, 10);
+	smp(0, again + 2 * MS, 10, 10, FN_G);
+	rt(0, again + 3 * MS, 10, 2 * MS);
+	sw(0, again + 3 * MS, 10, 0);
+	for (uint32_t i = 0; i < nevs; i++)
+		assert_int_equal(engine__push(e, &evs[i]), 0);
+	assert_int_equal(engine__advance(e, again), 0);
+	/* the first 10 is out, as a final figure, before the end */
+	assert_int_equal(ngot, 1);
+	assert_true(got[0].final);
+	assert_int_equal(got[0].tid, 10);
+	assert_int_equal(got[0].function, FN_F);
+	assert_int_equal(got[0].run_ns, 2 * MS);
+	assert_int_equal(engine__stats(e)->threads_gone, 1);
+	assert_int_equal(engine__stats(e)->threads_live, 2);	/* 30, the new 10 */
+	assert_int_equal(engine__finish(e, 0), 0);
+	assert_int_equal(prog(10, FN_G)->run_ns, 2 * MS);
+	assert_int_equal(engine__stats(e)->threads_live, 0);
+	engine__free(e);
+}
+
+/* Idle time is the time between a switch to the idle task and the next
+ * switch; with run and steal it covers the CPU's time. */
+static void idle_time(void **state)
+{
+	(void)state;
+	const uint64_t s = 1000 * MS;	/* recording began */
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 1, .unknown_fn = FN_UNKNOWN,
+				   .scope_all = true, .start_ns = s };
+	ngot = ngone = nevs = 0;
+	struct engine *e = engine__new(&c, &sink);
+	sw(0, s + 3 * MS, 0, 10);	/* idle 0-3 */
+	rt(0, s + 5 * MS, 10, 2 * MS);
+	sw(0, s + 5 * MS, 10, 0);	/* idle 5-9 */
+	add((struct eng_event){ .kind = EK_SAMPLE, .time = s + 6 * MS, .cpu = 0,
+				.stack = ENGINE_NONE });
+	sw(0, s + 9 * MS, 0, 10);
+	rt(0, s + 10 * MS, 10, 1 * MS);
+	sw(0, s + 10 * MS, 10, 0);	/* idle 10-12 */
+	run_all(e, s + 12 * MS);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->idle_ns, 9 * MS);
+	assert_int_equal(st->run_ns, 3 * MS);
+	assert_int_equal(st->idle_samples, 1);
+	assert_int_equal(st->run_ns + st->steal_ns + st->idle_ns, 12 * MS);
+	engine__free(e);
+}
+
+/*
+ * A long run: more stints than the queue holds, each 1 ms with a residual
+ * of 5 us (the bias), and every 1000th stint 400 us stolen (its sample
+ * 400 us late). The rolling window finds the same bias as a batch would,
+ * and exactly the stolen time; memory holds no more than the window.
+ */
+static void rolling_calibration(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	uint64_t t = 0, stolen = 0;
+	for (uint32_t i = 0; i < 3 * ENGINE_PENDING; i++) {
+		uint32_t tid = 100 + i % 2;
+		bool steal = i % 1000 == 500;
+		uint64_t len = steal ? 1400 * US + 5 * US : MS + 5 * US;
+		struct eng_event ev[3] = {
+			{ .kind = EK_SWITCH, .time = t, .pid = i ? 100 + (i - 1) % 2 : 0, .tid = tid },
+			{ .kind = EK_SAMPLE, .time = t + len - 2 * US, .pid = tid, .tid = tid,
+			  .function = FN_F, .dso = NO_DSO, .account = NO_DSO, .stack = ENGINE_NONE },
+			{ .kind = EK_RUNTIME, .time = t + len, .tid = tid, .value = MS },
+		};
+		for (int k = 0; k < 3; k++)
+			assert_int_equal(engine__push(e, &ev[k]), 0);
+		assert_int_equal(engine__advance(e, t + len), 0);
+		stolen += steal ? 400 * US : 0;
+		t += len;
+		assert_true(engine__stats(e)->pending_stints <= ENGINE_PENDING);
+	}
+	struct eng_event last = { .kind = EK_SWITCH, .time = t, .pid = 100 + (3 * ENGINE_PENDING - 1) % 2 };
+	assert_int_equal(engine__push(e, &last), 0);
+	assert_int_equal(engine__finish(e, t), 0);
+	assert_int_equal(engine__stats(e)->bias_ns, 5 * US);
+	assert_int_equal(engine__stats(e)->steal_ns, stolen);
+	engine__free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exact_stint_steal),
+		cmocka_unit_test(bracketed_leaves_switch),
+		cmocka_unit_test(bias_calibrated),
+		cmocka_unit_test(runtime_from_other_cpu),
+		cmocka_unit_test(lost_runtime_is_not_steal),
+		cmocka_unit_test(noise_is_not_steal),
+		cmocka_unit_test(lost_records_are_not_steal),
+		cmocka_unit_test(starts_and_ends_mid_stint),
+		cmocka_unit_test(any_interleaving_same_result),
+		cmocka_unit_test(exited_threads_are_forgotten),
+		cmocka_unit_test(idle_time),
+		cmocka_unit_test(rolling_calibration),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,68 @@
+/*
+ * hindex: ids found by their keys after any mix of inserts and removals
+ * (removal shifts later entries of a probe run back; it must never lose
+ * one), with keys chosen so that many share a start slot.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "core/hindex.h"
+
+enum { N = 5000 };
+static uint64_t keys[N];
+static bool present[N];
+
+static bool eq(const void *ctx, uint32_t id)
+{
+	return keys[id] == *(const uint64_t *)ctx;
+}
+
+/* Few distinct start slots: long runs to shift through. */
+static uint64_t hash_of(uint64_t key)
+{
+	return hash_mix(key % 97) << 32 | hash_mix(key);
+}
+
+static void check_all(const struct hindex *h)
+{
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t got = hindex__find(h, hash_of(keys[i]), eq, &keys[i]);
+		assert_int_equal(got, present[i] ? i : HINDEX_NONE);
+	}
+}
+
+static void insert_remove_find(void **state)
+{
+	(void)state;
+	struct hindex h;
+	hindex__init(&h);
+	srand(7);
+	for (uint32_t i = 0; i < N; i++)
+		keys[i] = (uint64_t)i * 7919 + 13;
+	for (int round = 0; round < 6; round++) {
+		for (uint32_t i = 0; i < N; i++) {
+			bool want = rand() % 3 != 0;
+			if (want && !present[i])
+				assert_int_equal(hindex__insert(&h, hash_of(keys[i]), i), 0);
+			else if (!want && present[i])
+				assert_true(hindex__remove(&h, hash_of(keys[i]), i));
+			present[i] = want;
+		}
+		check_all(&h);
+	}
+	assert_false(hindex__remove(&h, hash_of(12345678), 4999 + 1));
+	hindex__release(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(insert_remove_find),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
