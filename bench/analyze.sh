@@ -33,10 +33,10 @@ big=$out/samples-$n.csv small=$out/samples-$((n / 10)).csv
 bytes=$(stat -c %s "$big")
 
 runs=()
-for i in 1 2 3; do runs+=("$(timed cpuledger "$big" $cl analyze --timestamps -f json)"); done
+for i in 1 2 3; do runs+=("$(timed cpuledger "$big" $cl analyze --timestamps --format json)"); done
 cl_s=$(printf '%s\n' "${runs[@]}" | awk '{print $2}' | median)
 cl_kb=$(printf '%s\n' "${runs[@]}" | awk '{print $3}' | sort -n | tail -1)
-small_kb=$(timed small "$small" $cl analyze --timestamps -f json | awk '{print $3}')
+small_kb=$(timed small "$small" $cl analyze --timestamps --format json | awk '{print $3}')
 ref=$(timed reference "$big" python3 bench/ref_analyze.py --timestamps)
 ref_s=$(echo "$ref" | awk '{print $2}') ref_kb=$(echo "$ref" | awk '{print $3}')
 

@@ -48,7 +48,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 runs=()
 for i in 1 2 3; do
-	runs+=("$(timed cpuledger $cl report -i "perf-script:$f" -f folded)")
+	runs+=("$(timed cpuledger $cl report -i "perf-script:$f" --format folded)")
 done
 cl_s=$(printf '%s\n' "${runs[@]}" | awk '{print $2}' | median)
 cl_kb=$(printf '%s\n' "${runs[@]}" | awk '{print $3}' | sort -n | tail -1)
@@ -67,7 +67,7 @@ imp_s=$(printf '%s\n' "${imp[@]}" | awk '{print $1}' | median)
 imp_kb=$(printf '%s\n' "${imp[@]}" | awk '{print $2}' | sort -n | tail -1)
 rec_bytes=$(stat -c %s "$out/import.rec")
 /usr/bin/time -f "%e %M" -o "$out/time" taskset -c "$cpu" \
-	$cl report -i "$out/import.rec" -f pprof -o "$out/import.pb.gz"
+	$cl report -i "$out/import.rec" --format pprof -o "$out/import.pb.gz"
 read -r pp_s pp_kb <"$out/time"
 
 cmp -s "$out/cpuledger.folded" "$out/reference.folded" ||
@@ -79,11 +79,11 @@ awk -v b="$bytes" -v l="$lines" -v s="$stacks" -v cs="$cl_s" -v ck="$cl_kb" \
 	-v ps="$pp_s" -v pk="$pp_kb" 'BEGIN {
 	printf "bench/import: perf script text, %.2f GB, %d lines, %d distinct stacks, one core\n", b / 1e9, l, s
 	printf "%-32s %10s %12s %12s\n", "", "seconds", "MB/s", "peak RSS"
-	printf "%-32s %10.2f %12.1f %9.1f MB\n", "cpuledger report -f folded (med 3)", cs, b / cs / 1e6, ck / 1024
+	printf "%-32s %10.2f %12.1f %9.1f MB\n", "cpuledger report --format folded (med 3)", cs, b / cs / 1e6, ck / 1024
 	printf "%-32s %10.2f %12.1f %9.1f MB\n", "stackcollapse-perf.pl", rs, b / rs / 1e6, rk / 1024
 	printf "ratio cpuledger/reference: speed %.1fx, peak RSS %.2f\n", rs / cs, ck / rk
 	printf "outputs identical: yes\n"
 	printf "%-32s %10.2f %12.1f %9.1f MB\n", "cpuledger import -o REC (med 3)", is, b / is / 1e6, ik / 1024
-	printf "%-32s %10.2f %12s %9.1f MB\n", "cpuledger report -i REC -f pprof", ps, "", pk / 1024
+	printf "%-32s %10.2f %12s %9.1f MB\n", "cpuledger report -i REC --format pprof", ps, "", pk / 1024
 	printf "recording %.1f MB (%.1f%% of the text)\n", rb / 1e6, 100 * rb / b
 }' | tee "$out/import.txt"

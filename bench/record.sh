@@ -35,7 +35,7 @@ under() {
 	local cpu; cpu=$(tail -n 1 "$out/$name.rtime" | awk '{print $1 + $2}')
 	local samples
 	if [ "$name" = cpuledger ]; then
-		samples=$("$cl" report -i "$file" -f json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clock_samples"])')
+		samples=$("$cl" report -i "$file" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clock_samples"])')
 	else
 		samples=$(perf report -i "$file" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
 	fi

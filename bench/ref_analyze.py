@@ -121,7 +121,7 @@ def main():
     rows.sort(key=lambda kr: (-kr[1]["apparent_ns"], kr[0]))
 
     out = {
-        "version": 1, "method": args.method, "by": args.by,
+        "version": 2, "method": args.method, "by": args.by,
         "interval_ns": interval, "timestamps": args.timestamps,
         "totals": {
             "run_ns": totals["run_ns"], "steal_ns": totals["steal_ns"],

@@ -40,10 +40,10 @@ sym_s=$(sed -n 's/.* \([0-9]*\) functions named in \([0-9.]*\) s.*/\2/p' "$out/c
 nfun=$(sed -n 's/.* \([0-9]*\) functions named in .*/\1/p' "$out/cl.err")
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 t() { /usr/bin/time -f "%e" -o "$out/t" "$@" >/dev/null 2>&1; cat "$out/t"; }
-cl_rep=$(for i in 1 2 3; do t "$cl" report -i "$out/cl.rec" -b function; done | median)
+cl_rep=$(for i in 1 2 3; do t "$cl" report -i "$out/cl.rec" --by function; done | median)
 perf_rep=$(for i in 1 2 3; do t perf report -i "$out/perf.data" --stdio --sort dso,sym; done | median)
 perf_samples=$(perf report -i "$out/perf.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
-cl_samples=$("$cl" report -i "$out/cl.rec" -f json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clock_samples"])')
+cl_samples=$("$cl" report -i "$out/cl.rec" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clock_samples"])')
 
 python3 - "$secs" "$nfun" "$sym_s" "$cl_rep" "$perf_rep" "$cl_samples" "$perf_samples" <<'PY' | tee "$out/symbols.txt"
 import sys

@@ -29,7 +29,7 @@ echo "== cpuledger analyze --by process $out/samples.csv (a simulated VM host)"
 echo
 echo "== the three methods against the simulator's truth (steal, seconds)"
 for m in preceding bracketed ratio; do
-	"$cl" analyze -f json --method "$m" --timestamps -o "$out/report-$m.json" "$out/samples.csv"
+	"$cl" analyze --format json --method "$m" --timestamps -o "$out/report-$m.json" "$out/samples.csv"
 done
 python3 - "$out" <<'PY'
 import json, sys

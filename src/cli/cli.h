@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../core/table.h"
+#include "../core/attribute.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -29,12 +29,38 @@ bool cli_parse_double(const char *opt, const char *arg, double *out);
  * YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS (UTC); false if none of these. */
 bool cli_parse_time(const char *s, int64_t *out);
 
-/* --method, --by and --format values, shared by analyze, report and run;
+/* --method and --format values, shared by analyze, report and run;
  * false, having named the option at fault, on an unknown value. */
 struct report_writer;
 bool cli_parse_method(const char *arg, enum steal_method *out);
-bool cli_parse_by(const char *arg, enum group_by *out);
 bool cli_parse_format(const char *arg, const struct report_writer **out);
+
+/* A comma-separated list of names (--comm, --control): 0, or -1 having
+ * named the option at fault (an empty name). Appends to l. */
+struct cli_list {
+	char **v;
+	size_t n;
+};
+int cli_parse_list(const char *opt, const char *arg, struct cli_list *l);
+void cli_list__release(struct cli_list *l);
+
+/* A comma-separated list of process or thread ids (--pid, --tid). */
+struct cli_ids {
+	uint32_t *v;
+	size_t n;
+};
+int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids);
+
+/* The accounts named in --control must be ones the rules (or the
+ * defaults) define: 0, or EXIT_USAGE having said which is not. */
+struct account_rules;
+int cli_check_control(const char *const *control, size_t n,
+		      const struct account_rules *rules);
+
+/* A file a recording was asked of and is not: says where it went wrong,
+ * and what the file is when it is something else cpuledger reads. */
+struct rec_error;
+void cli_not_a_recording(const char *path, const struct rec_error *e, bool salvage);
 
 /*
  * Reads and parses an --accounts rules file. Returns 0, with *text (the
@@ -46,23 +72,35 @@ int cli_load_accounts(const char *path, struct account_rules *rules,
 		      char **text);
 
 /*
- * An output file that appears whole or not at all: written under a
- * temporary name beside it and renamed by outfile__commit(). A path of
- * NULL or "-" is standard output.
+ * An output file (reports, exports, recordings) that appears whole or not
+ * at all: written under a temporary name beside it, created 0600 (or the
+ * octal mode in $CPULEDGER_FILE_MODE), and renamed into place by
+ * outfile__commit(). Never through a symbolic link; never over a file of
+ * another user (under sudo, a root file at the path stays untouched); a
+ * device or FIFO at the path is written in place, never replaced. A path
+ * of NULL or "-" is standard output.
  */
 struct outfile {
 	const char *path;
-	char *tmp;
+	char *tmp;		/* the temporary name, or NULL */
 	FILE *f;
+	int fd;
+	bool in_place;		/* a device or FIFO */
 };
 
 /* 0, or -errno with a message printed. */
 int outfile__open(struct outfile *o, const char *path);
+/* A recording's file: PATH.part, locked so that a second recorder into
+ * the same path is refused while the first runs (-EBUSY, said). A .part
+ * a killed recorder left is kept as PATH.killed. */
+int outfile__open_recording(struct outfile *o, const char *path);
 /* Flushes, checks for write errors, renames into place. 0 or -errno, with a
  * message printed; the temporary file is gone either way. */
 int outfile__commit(struct outfile *o);
 /* Removes the temporary file; accepts a never-opened outfile. */
 void outfile__abort(struct outfile *o);
+/* EXIT_USAGE, having said so, when out is the same file as in. */
+int outfile__not_input(const char *out, const char *in);
 
 /* Progress on stderr while reading a big input, only on a terminal. */
 struct progress {

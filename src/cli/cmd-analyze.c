@@ -9,41 +9,41 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "../core/attribute.h"
 #include "../core/table.h"
 #include "../format/sampling_csv.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
-static const char usage[] =
-	"usage: cpuledger analyze [options] FILE\n"
-	"\n"
+enum { A_METHOD = 1, A_BY, A_PERIOD, A_TIMESTAMPS, A_FORMAT, A_OUTPUT };
+
+static const struct cli_option analyze_options[] = {
+	{ "method", 0, "METHOD", A_METHOD, "preceding|bracketed|ratio (default preceding)",
+	  "preceding bracketed ratio" },
+	{ "by", 0, "KEY", A_BY, "process|thread|function (default thread)",
+	  "process thread function" },
+	{ "period-ns", 0, "N", A_PERIOD, "the sampling period in ns: what one sample stands\n"
+	  "for (default 1000000)" },
+	{ "timestamps", 0, NULL, A_TIMESTAMPS, "a sample lasts until the next of its stream" },
+	{ "format", 0, "FORMAT", A_FORMAT, "text|csv|json (default text)", "text csv json" },
+	{ "output", 'o', "FILE", A_OUTPUT, "write the report to FILE (default standard output)" },
+	{ 0 },
+};
+
+static const struct cli_option *const analyze_tables[] = { analyze_options, NULL };
+
+const struct cli_command analyze_command = {
+	"analyze", "[options] FILE",
 	"Reads sampling data (CSV: vm,vcpu,time_ns,pid,tid,function,state; FILE -\n"
 	"is standard input) and reports CPU time with the hypervisor's steal taken\n"
-	"out, per process, thread or function.\n"
-	"\n"
-	"  -m, --method METHOD    preceding|bracketed|ratio (default preceding)\n"
-	"  -b, --by KEY           process|thread|function (default thread)\n"
-	"  -I, --interval-ns N    sampling interval in ns (default 1000000)\n"
-	"  -t, --timestamps       a sample lasts until the next of its stream\n"
-	"  -f, --format FORMAT    text|csv|json (default text)\n"
-	"  -o, --output FILE      write the report to FILE (default stdout)\n"
-	"  -h, --help             show this help\n";
-
-static const struct option options[] = {
-	{ "method", required_argument, NULL, 'm' },
-	{ "by", required_argument, NULL, 'b' },
-	{ "interval-ns", required_argument, NULL, 'I' },
-	{ "timestamps", no_argument, NULL, 't' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	"out, per process, thread or function (seed 001's methods).",
+	analyze_tables, NULL, false,
 };
 
 struct analyze_opts {
 	enum steal_method method;
-	enum group_by by;
+	const char *by;		/* process, thread or function */
 	uint64_t interval_ns;
 	bool timestamps;
 	const struct report_writer *writer;
@@ -51,53 +51,61 @@ struct analyze_opts {
 	const char *input;
 };
 
+static int set_by(struct analyze_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "dso") || !strcmp(arg, "account")) {
+		cli_error("--by: sampling data has no code regions: process, thread or function");
+		return -1;
+	}
+	if (strcmp(arg, "process") && strcmp(arg, "thread") && strcmp(arg, "function")) {
+		cli_error("--by: unknown key '%s' (process, thread or function)", arg);
+		return -1;
+	}
+	o->by = arg;
+	return 0;
+}
+
+static int one_option(struct analyze_opts *o, int id, const char *arg)
+{
+	switch (id) {
+	case A_METHOD: return cli_parse_method(arg, &o->method) ? 0 : -1;
+	case A_BY: return set_by(o, arg);
+	case A_PERIOD:
+		return cli_parse_u64("--period-ns", arg, 1, UINT64_MAX / 4, &o->interval_ns) ? 0 : -1;
+	case A_TIMESTAMPS: o->timestamps = true; return 0;
+	case A_FORMAT:
+		if (!cli_parse_format(arg, &o->writer))
+			return -1;
+		if (o->writer != &report_text && o->writer != &report_csv &&
+		    o->writer != &report_json) {
+			cli_error("--format: sampling data is reported as text, csv or json, not %s",
+				  arg);
+			return -1;
+		}
+		return 0;
+	case A_OUTPUT: o->output = arg; return 0;
+	}
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct analyze_opts *o)
 {
-	int c;
-	*o = (struct analyze_opts){ METHOD_PRECEDING, BY_THREAD, 1000000, false,
+	int id;
+	const char *arg;
+	*o = (struct analyze_opts){ METHOD_PRECEDING, "thread", 1000000, false,
 				    &report_text, NULL, NULL };
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:b:I:tf:o:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (!cli_parse_method(optarg, &o->method))
-				return -EINVAL;
-			break;
-		case 'b':
-			if (!cli_parse_by(optarg, &o->by))
-				return -EINVAL;
-			if (o->by == BY_DSO || o->by == BY_ACCOUNT) {
-				cli_error("--by: sampling data has no code regions: process, thread or function");
-				return -EINVAL;
-			}
-			break;
-		case 'I':
-			if (!cli_parse_u64("--interval-ns", optarg, 1,
-					   UINT64_MAX / 4, &o->interval_ns))
-				return -EINVAL;
-			break;
-		case 't':
-			o->timestamps = true;
-			break;
-		case 'f':
-			if (!cli_parse_format(optarg, &o->writer))
-				return -EINVAL;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
+	cli_begin();
+	while ((id = cli_next(&analyze_command, argc, argv, &arg)) != CLI_END) {
+		if (id == CLI_HELP) {
+			cli_usage(stdout, &analyze_command);
 			return 1;
-		default:
-			fputs(usage, stderr);
-			return -EINVAL;
 		}
+		if (id == CLI_BAD || one_option(o, id, arg))
+			return -EINVAL;
 	}
 	if (argc - optind != 1) {
-		cli_error(argc == optind ? "no input FILE given (- for stdin)"
+		cli_error(argc == optind ? "no input FILE given (- for standard input)"
 					 : "only one input FILE is read");
-		fputs(usage, stderr);
 		return -EINVAL;
 	}
 	o->input = argv[optind];
@@ -155,13 +163,22 @@ int cmd_analyze(int argc, char **argv)
 		goto out_release;
 	attributor__finish(&a);
 
-	struct table *t = table__new(&a, o.by);
+	/* sampling data's rows: each VM's processes, threads, functions */
+	struct row_keys keys;
+	size_t bad;
+	row_keys__parse(&keys, !strcmp(o.by, "process") ? "vm,process" :
+			!strcmp(o.by, "thread") ? "vm,thread" : "vm,thread,function", &bad);
+	struct table *t = table__new(&a, &keys);
+	if (t)
+		snprintf(t->by, sizeof(t->by), "%s", o.by);
 	if (!t) {
 		cli_error("out of memory");
 		status = EXIT_RUNTIME;
 		goto out_release;
 	}
 	struct outfile out;
+	if ((status = outfile__not_input(o.output, o.input)))
+		goto out_free_table;
 	if (outfile__open(&out, o.output)) {
 		status = EXIT_RUNTIME;
 		goto out_free_table;

@@ -1,7 +1,8 @@
 /*
  * cpuledger collect PID: asks a recorder (record or run with --ledger) to
  * add a collection to its ledger now, seed 000's collection at the user's
- * request. It sends SIGUSR1, after making sure PID is a cpuledger.
+ * request. It sends SIGUSR1, after making sure, by its command line, that
+ * PID is a cpuledger recording with a ledger.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,16 +12,53 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "../collect/procfs.h"
 #include "../core/banned.h"
+
+static const struct cli_option collect_options[] = { { 0 } };
+static const struct cli_option *const collect_tables[] = { collect_options, NULL };
+
+const struct cli_command collect_command = {
+	"collect", "PID",
+	"Asks the recorder PID (cpuledger record or run with --ledger) to add a\n"
+	"collection to its ledger now.",
+	collect_tables, NULL, false,
+};
+
+enum target { NOT_OURS, NO_LEDGER, RECORDER };
+
+/* What PID is, by its command line: cpuledger record or run, with
+ * --ledger. */
+static enum target what_is(long pid)
+{
+	char rel[64];
+	size_t n;
+	snprintf(rel, sizeof(rel), "proc/%ld/cmdline", pid);
+	char *c = procfs_read("/", rel, &n);
+	if (!c)
+		return NOT_OURS;
+	enum target t = NOT_OURS;
+	const char *arg0 = c, *end = c + n;
+	const char *base = strrchr(arg0, '/');
+	base = base ? base + 1 : arg0;
+	const char *cmd = arg0 + strlen(arg0) + 1;
+	if (!strcmp(base, "cpuledger") && cmd < end &&
+	    (!strcmp(cmd, "record") || !strcmp(cmd, "run") || !strcmp(cmd, "agent"))) {
+		t = NO_LEDGER;
+		for (const char *a = cmd; a < end && strcmp(a, "--"); a += strlen(a) + 1)
+			if (!strcmp(a, "--ledger") || !strncmp(a, "--ledger=", 9) ||
+			    !strcmp(cmd, "agent"))
+				t = RECORDER;
+	}
+	free(c);
+	return t;
+}
 
 int cmd_collect(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("usage: cpuledger collect PID\n\n"
-		      "Asks the recorder PID (cpuledger record or run with --ledger) to add a\n"
-		      "collection to its ledger now.\n\n"
-		      "  -h, --help             show this help\n", stdout);
+		cli_usage(stdout, &collect_command);
 		return 0;
 	}
 	if (argc != 2) {
@@ -33,14 +71,15 @@ int cmd_collect(int argc, char **argv)
 		cli_error("'%s' is not a process id", argv[1]);
 		return EXIT_USAGE;
 	}
-	char rel[64];
-	snprintf(rel, sizeof(rel), "proc/%ld/comm", pid);
-	char *comm = procfs_read("/", rel, NULL);
-	bool ours = comm && !strncmp(comm, "cpuledger", 9);
-	free(comm);
-	if (!ours) {
+	switch (what_is(pid)) {
+	case NOT_OURS:
 		cli_error("process %ld is not a cpuledger recorder", pid);
 		return EXIT_USAGE;
+	case NO_LEDGER:
+		cli_error("the recorder %ld has no ledger (--ledger): nothing to collect into", pid);
+		return EXIT_RUNTIME;
+	case RECORDER:
+		break;
 	}
 	if (kill((pid_t)pid, SIGUSR1)) {
 		cli_error("cannot signal %ld: %s", pid, strerror(errno));

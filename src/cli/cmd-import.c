@@ -11,18 +11,26 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "../format/script_import.h"
 #include "../core/banned.h"
 
-static const char usage[] =
-	"usage: cpuledger import perf-script FILE|- [-o REC]\n"
-	"\n"
+enum { I_OUTPUT = 1 };
+
+static const struct cli_option import_options[] = {
+	{ "output", 'o', "REC", I_OUTPUT, "the recording to write (default cpuledger.rec)" },
+	{ 0 },
+};
+
+static const struct cli_option *const import_tables[] = { import_options, NULL };
+
+const struct cli_command import_command = {
+	"import", "perf-script FILE|- [-o REC]",
 	"Reads the text of 'perf script' (any event; with or without -g; with\n"
 	"sched:sched_switch and sched:sched_stat_runtime lines, steal per\n"
-	"on-CPU stint) and writes a recording for 'cpuledger report'.\n"
-	"\n"
-	"  -o, --output REC   the recording to write (default cpuledger.rec)\n"
-	"  -h, --help         show this help\n";
+	"on-CPU stint) and writes a recording for 'cpuledger report'.",
+	import_tables, NULL, false,
+};
 
 int cli_import_script(const char *path, int out_fd, bool quiet)
 {
@@ -71,40 +79,34 @@ int cli_import_script(const char *path, int out_fd, bool quiet)
 
 int cmd_import(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *output = "cpuledger.rec";
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
+	int id;
+	const char *arg;
+	cli_begin();
+	while ((id = cli_next(&import_command, argc, argv, &arg)) != CLI_END) {
+		if (id == CLI_HELP) {
+			cli_usage(stdout, &import_command);
 			return 0;
-		default:
-			fputs(usage, stderr);
-			return EXIT_USAGE;
 		}
+		if (id != I_OUTPUT)
+			return EXIT_USAGE;
+		output = arg;
 	}
 	if (argc - optind != 2 || strcmp(argv[optind], "perf-script")) {
 		cli_error("expected 'perf-script FILE' (or '-' for standard input)");
-		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(output, "-")) {
 		cli_error("-o: a recording is binary; name a file");
 		return EXIT_USAGE;
 	}
+	int status = outfile__not_input(output, argv[optind + 1]);
+	if (status)
+		return status;
 	struct outfile out;
 	if (outfile__open(&out, output))
 		return EXIT_RUNTIME;
-	int status = cli_import_script(argv[optind + 1], fileno(out.f), false);
+	status = cli_import_script(argv[optind + 1], out.fd, false);
 	if (status) {
 		outfile__abort(&out);
 		return status;

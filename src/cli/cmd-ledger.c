@@ -1,112 +1,245 @@
 /*
- * cpuledger ledger add REC: a recording made earlier, into the ledger, as
- * one collection; the same recording twice is refused.
+ * cpuledger ledger add REC...: recordings made earlier, into the ledger.
+ * A recording none of which is there becomes one collection; one whose
+ * collections are there in part (a recorder whose ledger was locked at the
+ * end, or killed) gets one more collection with what is missing, so the
+ * ledger then holds exactly its report. Each file is added or refused on
+ * its own, and each refusal is named.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "ledger_write.h"
+#include "options.h"
+#include "../analysis/collector.h"
+#include "../format/rec_source.h"
 #include "../ledger/ledger.h"
+#include "../ledger/writer.h"
 #include "../core/banned.h"
 
-static const char usage[] =
-	"usage: cpuledger ledger add [options] RECORDING...\n"
-	"\n"
-	"Adds recordings of 'cpuledger record' to the ledger, each as one\n"
-	"collection; a recording added before is refused.\n"
-	"\n"
-	"  -l, --ledger PATH      the ledger (default ./cpuledger.db)\n"
-	"  -A, --accounts FILE    charge accounts by these rules instead of those recorded\n"
-	"  -w, --wait SEC         wait this long for another writer to let go of\n"
-	"                         the ledger before giving up (default 30)\n"
-	"  -h, --help             show this help\n";
+enum { G_LEDGER = 1, G_ACCOUNTS, G_WAIT };
 
-int cmd_ledger(int argc, char **argv)
+static const struct cli_option ledger_options[] = {
+	{ "ledger", 0, "PATH", G_LEDGER, "the ledger (default ./cpuledger.db)" },
+	{ "accounts", 0, "FILE", G_ACCOUNTS, "charge accounts by these rules instead of those recorded" },
+	{ "wait", 0, "SEC", G_WAIT, "wait this long for another writer to let go of\n"
+	  "the ledger before giving up (default 30)" },
+	{ 0 },
+};
+
+static const struct cli_option *const ledger_tables[] = { ledger_options, NULL };
+
+const struct cli_command ledger_command = {
+	"ledger", "add [options] RECORDING...",
+	"Adds recordings of 'cpuledger record' to the ledger: each as one\n"
+	"collection, or, when some of it is there already (collected while it\n"
+	"was recorded), what of it is not.",
+	ledger_tables, NULL, false,
+};
+
+static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+		      const struct eng_figures *f, bool final)
 {
-	static const struct option options[] = {
-		{ "ledger", required_argument, NULL, 'l' },
-		{ "accounts", required_argument, NULL, 'A' },
-		{ "wait", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = "cpuledger.db", *accounts = NULL;
-	int c;
-	optind = 1;
-	if (argc < 2 || strcmp(argv[1], "add")) {
-		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-			fputs(usage, stdout);
+	return collector__program(ctx, e, t, f, final);
+}
+
+static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	return collector__thread_gone(ctx, e, t);
+}
+
+/* What a recording's rows already sum to in the ledger, subtracted. */
+struct have {
+	struct batch *b;
+};
+
+static int subtract(void *ctx, const struct ledger_sum *s)
+{
+	struct batch *b = ((struct have *)ctx)->b;
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct batch_row *r = &b->rows[i];
+		/* the command may have changed (an exec): not part of the match */
+		if (r->t.pid == s->pid && r->t.tid == s->tid &&
+		    r->t.proc_start_ns == s->proc_start_ns && !strcmp(r->u.account, s->account)) {
+			r->u.cpu_ns -= s->cpu_ns;
+			r->u.steal_ns -= s->steal_ns;
+			r->u.samples -= s->samples;
 			return 0;
 		}
-		cli_error("give a subcommand: add");
-		fputs(usage, stderr);
+	}
+	return 0;
+}
+
+/* The recording's whole usage, as collections of it would sum to. */
+static struct batch *whole(int fd, const struct account_rules *rules, struct rec_error *e,
+			   int *err)
+{
+	struct rec_source_opts so = { .rules = rules };
+	struct rec_source *src = rec_source__open(fd, &so, e);
+	struct engine *eng = NULL;
+	struct batch *b = NULL;
+	struct collector c;
+	bool have_c = false;
+	*err = src ? 0 : -errno;
+	if (!*err) {
+		const struct rec_meta *m = rec_source__meta(src);
+		struct engine_config cfg;
+		rec_source__config(src, METHOD_PRECEDING, &cfg);
+		*err = collector__init(&c, rec_source__names(src), m->host[0] ? m->host : "unknown",
+				       m->boot_id, m->start_ns, m->realtime_start_ns,
+				       m->source != SRC_UNKNOWN);
+		have_c = !*err;
+		struct engine_sink sink = { &c, on_program, NULL, on_gone };
+		if (!*err && !(eng = engine__new(&cfg, &sink)))
+			*err = -ENOMEM;
+		if (!*err)
+			*err = rec_source__feed(src, eng, e);
+		if (!*err)
+			*err = engine__finish(eng, m->end_ns);
+		if (!*err && !(b = collector__collect(&c, eng, "import", m->realtime_end_ns)))
+			*err = -ENOMEM;
+		if (b)
+			b->c.start_ns = m->realtime_start_ns;
+	}
+	if (have_c)
+		collector__release(&c);
+	engine__free(eng);
+	rec_source__free(src);
+	return b;
+}
+
+/* The rows left once what the ledger has is taken out. */
+static int complete(const char *path, struct batch *b, bool *nothing, char *msg, size_t size)
+{
+	struct ledger *l;
+	int err = ledger__open(path, LEDGER_WRITE, &l, msg, size);
+	if (err)
+		return err;
+	int64_t next = 0;
+	struct have h = { b };
+	err = ledger__recording(l, b->c.recording, &next, subtract, &h, msg, size);
+	ledger__close(l);
+	if (err)
+		return err;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct batch_row *r = &b->rows[i];
+		if (r->u.cpu_ns || r->u.steal_ns || r->u.samples)
+			b->rows[n++] = *r;
+		else {
+			free((char *)r->t.command);
+			free((char *)r->t.executable);
+			free((char *)r->t.comm);
+			free((char *)r->u.account);
+		}
+	}
+	b->n = n;
+	b->c.seq = next ? next : -1;
+	free((char *)b->c.reason);
+	b->c.reason = strdup(next ? "complete" : "import");
+	*nothing = next && !n;
+	return b->c.reason ? 0 : -ENOMEM;
+}
+
+static int add_one(const char *ledger, const char *rec, const struct account_rules *rules)
+{
+	int fd = open(rec, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("cannot open '%s': %s", rec, strerror(errno));
 		return EXIT_USAGE;
 	}
-	argc--;
-	argv++;
+	struct rec_error e = { 0 };
+	int err;
+	struct batch *b = whole(fd, rules, &e, &err);
+	close(fd);
+	if (err == -EINVAL) {
+		cli_not_a_recording(rec, &e, true);
+		return EXIT_USAGE;
+	}
+	if (err) {
+		cli_error("cannot read '%s': %s", rec, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	char msg[512];
+	bool nothing = false;
+	err = complete(ledger, b, &nothing, msg, sizeof(msg));
+	if (!err && nothing) {
+		cli_error("'%s' is in the ledger already, whole: nothing added", rec);
+		batch__free(b);
+		return EXIT_USAGE;
+	}
+	if (!err)
+		err = batch__write(ledger, b, msg, sizeof(msg));
+	int64_t seq = b->c.seq;
+	batch__free(b);
+	if (err) {
+		cli_error("cannot add '%s' to '%s': %s", rec, ledger, msg);
+		return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	if (seq > 0)
+		fprintf(stderr, "%s: '%s': what was missing added (collection %lld)\n",
+			cli_progname, rec, (long long)seq);
+	return 0;
+}
+
+static int parse(int argc, char **argv, const char **path, const char **accounts)
+{
+	int id;
+	const char *arg;
 	double wait;
-	while ((c = getopt_long(argc, argv, "l:A:w:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'w':
-			if (!cli_parse_double("--wait", optarg, &wait))
-				return EXIT_USAGE;
-			if (wait < 0 || wait > 86400) {
-				cli_error("--wait: '%s' is not 0 to 86400 seconds", optarg);
-				return EXIT_USAGE;
+	cli_begin();
+	while ((id = cli_next(&ledger_command, argc, argv, &arg)) != CLI_END) {
+		switch (id) {
+		case CLI_HELP:
+			cli_usage(stdout, &ledger_command);
+			return 1;
+		case G_LEDGER: *path = arg; break;
+		case G_ACCOUNTS: *accounts = arg; break;
+		case G_WAIT:
+			if (!cli_parse_double("--wait", arg, &wait) || wait < 0 || wait > 86400) {
+				cli_error("--wait: '%s' is not 0 to 86400 seconds", arg);
+				return -1;
 			}
 			ledger__set_wait((int)(wait * 1000));
 			break;
-		case 'l':
-			path = optarg;
-			break;
-		case 'A':
-			accounts = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
 		default:
-			fputs(usage, stderr);
-			return EXIT_USAGE;
+			return -1;
 		}
 	}
 	if (optind >= argc) {
 		cli_error("no recording given");
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_ledger(int argc, char **argv)
+{
+	const char *path = "cpuledger.db", *accounts = NULL;
+	if (argc < 2 || strcmp(argv[1], "add")) {
+		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			cli_usage(stdout, &ledger_command);
+			return 0;
+		}
+		cli_error("give a subcommand: add");
+		cli_usage(stderr, &ledger_command);
 		return EXIT_USAGE;
 	}
+	int r = parse(argc - 1, argv + 1, &path, &accounts);
+	if (r)
+		return r > 0 ? 0 : EXIT_USAGE;
 	struct account_rules rules = { 0 };
-	if (accounts) {
-		int st = cli_load_accounts(accounts, &rules, NULL);
-		if (st)
-			return st;
-	}
+	if (accounts && cli_load_accounts(accounts, &rules, NULL))
+		return EXIT_USAGE;
 	int status = 0;
-	for (int i = optind; i < argc && !status; i++) {
-		int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			cli_error("cannot open '%s': %s", argv[i], strerror(errno));
-			status = EXIT_USAGE;
-			break;
-		}
-		struct loaded_recording r;
-		struct rec_error e;
-		int err = recording__load(fd, METHOD_PRECEDING, accounts ? &rules : NULL, &r, &e);
-		close(fd);
-		if (err == -EINVAL) {
-			fprintf(stderr, "%s: offset %llu: %s\n", argv[i],
-				(unsigned long long)e.offset, e.msg);
-			status = EXIT_USAGE;
-		} else if (err) {
-			cli_error("cannot read '%s': %s", argv[i], strerror(-err));
-			status = EXIT_RUNTIME;
-		} else {
-			status = ledger_write_recording(path, &r, "import");
-		}
-		loaded_recording__release(&r);
+	/* each file on its own: one refused does not keep the rest out */
+	for (int i = optind + 1; i < argc; i++) {
+		int st = add_one(path, argv[i], accounts ? &rules : NULL);
+		if (st && (!status || st == EXIT_RUNTIME))
+			status = st;
 	}
 	account_rules__release(&rules);
 	return status;

@@ -1,64 +1,57 @@
 /*
  * cpuledger record: sample a running system, some processes, or a command,
- * into a recording file (docs/recording-format.md) for `report`.
+ * into a recording file (docs/recording-format.md) for `report`, and with
+ * --ledger into the ledger as it goes.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include "cli.h"
-#include "recorder.h"
+#include "live.h"
 #include "../core/banned.h"
 
-static const char usage[] =
-	"usage: cpuledger record [options] [-- COMMAND [ARGS]]\n"
-	"\n"
+static const struct cli_option *const record_tables[] = { live_record_options, NULL };
+
+const struct cli_command record_command = {
+	"record", "[options] [-- COMMAND [ARGS]]",
 	"Samples CPU time with perf_event_open (cpu-clock), and the scheduler's\n"
 	"sched_switch and sched_stat_runtime tracepoints that measure steal\n"
-	"exactly, into a recording for 'cpuledger report'.\n"
-	"\n"
-	RECORD_USAGE
-	"  -o, --output FILE      the recording (default cpuledger.rec)\n"
-	"  -h, --help             show this help\n"
-	"\n"
+	"exactly, into a recording for 'cpuledger report'.",
+	record_tables,
 	"With a COMMAND, recording stops when it exits, and cpuledger exits with\n"
-	"its status. SIGINT or SIGTERM stops recording and keeps what it holds.\n";
-
-static const struct option options[] = {
-	RECORD_LONGOPTS,
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	"its status (127 when it cannot be run; no recording is then written).\n"
+	"SIGINT, SIGTERM, SIGHUP or SIGPIPE stops recording and keeps what it\n"
+	"holds. The recording is written as FILE.part and renamed when whole;\n"
+	"a second recorder into the same FILE is refused while one runs.\n",
+	true,
 };
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o;
-	int c, status;
-	record_opts__init(&o);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" RECORD_SHORTOPTS "h", options, NULL)) != -1) {
-		int r = record_opts__parse(&o, c, optarg);
-		if (r < 0)
-			goto usage;
-		if (r > 0)
-			continue;
-		if (c == 'h') {
-			fputs(usage, stdout);
-			record_opts__release(&o);
-			return 0;
+	struct live_opts o;
+	int id, status = EXIT_USAGE;
+	const char *arg;
+	live_opts__init(&o);
+	o.output = "cpuledger.rec";
+	cli_begin();
+	while ((id = cli_next(&record_command, argc, argv, &arg)) != CLI_END) {
+		if (id == CLI_HELP) {
+			cli_usage(stdout, &record_command);
+			status = 0;
+			goto out;
 		}
-		fputs(usage, stderr);
-		goto usage;
+		if (id == CLI_BAD || live_opts__parse(&o, id, arg) <= 0)
+			goto out;
 	}
 	if (optind < argc)
 		o.command = argv + optind;
-	int child;
-	status = record_run(&o, &child);
-	record_opts__release(&o);
-	if (!status && child != -1)
-		status = WIFEXITED(child) ? WEXITSTATUS(child) : 128 + WTERMSIG(child);
+	struct live_result res;
+	status = live_run(&o, &res);
+	if (!status && res.child_status != -1)
+		status = WIFEXITED(res.child_status) ? WEXITSTATUS(res.child_status) :
+			 128 + WTERMSIG(res.child_status);
+	live_result__release(&res);
+out:
+	live_opts__release(&o);
 	return status;
-usage:
-	record_opts__release(&o);
-	return EXIT_USAGE;
 }

@@ -1,174 +1,217 @@
 /*
- * cpuledger report: the rows and totals of a recording, as analyze gives
- * them for sampling data, with per CPU the attributed steal beside the
+ * cpuledger report: the rows and totals of a recording, keyed as perf's
+ * --sort keys compose (--by), with per CPU the attributed steal beside the
  * kernel's, the records lost, the steal source and the command lines.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "live_table.h"
+#include "options.h"
+#include "../analysis/analysis.h"
 #include "../core/accounts.h"
-#include "../core/stint.h"
-#include "../core/table.h"
 #include "../format/fold.h"
 #include "../format/perf_script.h"
-#include "../format/live_load.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
-static const char usage[] =
-	"usage: cpuledger report [options]\n"
-	"\n"
-	"Reports a recording of 'cpuledger record': CPU time and the steal\n"
-	"measured per on-CPU stint, per process, thread or function.\n"
-	"\n"
-	"  -i, --input FILE       the recording (default cpuledger.rec), or\n"
-	"                         perf-script:FILE, the text of perf script\n"
-	"                         ('-' for standard input; docs/import.md)\n"
-	"  -m, --method METHOD    how steal is placed among functions:\n"
-	"                         preceding|bracketed|ratio (default preceding)\n"
-	"  -b, --by KEY           process|thread|function|dso|account (default thread)\n"
-	"  -A, --accounts FILE    charge accounts by these rules (docs/accounts.md)\n"
-	"                         instead of those recorded, or the defaults\n"
-	"  -c, --control LIST     accounts that count as control program\n"
-	"                         (comma-separated; default kernel)\n"
-	"  -f, --format FORMAT    text|csv|json|openmetrics|pprof|folded\n"
-	"                         (default text); folded of perf-script:FILE\n"
-	"                         as the reference collapser folds it\n"
-	"      --folded OPTS      pid,tid,kernel,jit,all,addrs: as the reference\n"
-	"                         collapser's options of those names\n"
-	"  -o, --output FILE      write the report to FILE (default stdout)\n"
-	"      --salvage          report a damaged or cut-short recording up to\n"
-	"                         the damage (said on standard error)\n"
-	"  -h, --help             show this help\n";
+enum { O_INPUT = 1, O_OUTPUT, O_BY, O_METHOD, O_ACCOUNTS, O_CONTROL, O_FORMAT,
+       O_FOLDED, O_SALVAGE, O_SORT, O_COMM, O_PID, O_TID, O_DSO, O_PERCENT, O_TOP,
+       O_WIDE };
 
-static const struct option options[] = {
-	{ "input", required_argument, NULL, 'i' },
-	{ "method", required_argument, NULL, 'm' },
-	{ "by", required_argument, NULL, 'b' },
-	{ "accounts", required_argument, NULL, 'A' },
-	{ "control", required_argument, NULL, 'c' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "folded", required_argument, NULL, 'F' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "salvage", no_argument, NULL, 'S' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const struct cli_option report_options[] = {
+	{ "input", 'i', "FILE", O_INPUT, "the recording (default cpuledger.rec), or\n"
+	  "perf-script:FILE, the text of perf script\n('-' for standard input; docs/import.md)" },
+	{ "output", 'o', "FILE", O_OUTPUT, "write the report to FILE (default standard output)" },
+	{ "by", 0, "KEY[,KEY]", O_BY, "rows by these keys, composed as perf's --sort\n"
+	  "composes them: vm, process, thread, comm, command,\nexecutable, user, dso, "
+	  "function, account, cpu\n(default thread)", NULL },
+	{ "method", 0, "METHOD", O_METHOD, "how steal is placed among functions:\n"
+	  "preceding|bracketed|ratio (default preceding)", "preceding bracketed ratio" },
+	{ "accounts", 0, "FILE", O_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)\n"
+	  "instead of those recorded, or the defaults" },
+	{ "control", 0, "LIST", O_CONTROL, "accounts that count as control program\n"
+	  "(comma-separated; default kernel)" },
+	{ "format", 0, "FORMAT", O_FORMAT, "text|csv|json|openmetrics|pprof|folded\n"
+	  "(default text); folded of perf-script:FILE\nas the reference collapser folds it",
+	  "text csv json openmetrics pprof folded" },
+	{ "folded", 0, "OPTS", O_FOLDED, "with --format folded of perf-script:FILE:\n"
+	  "pid,tid,kernel,jit,all,addrs, as the reference\ncollapser's options of those names",
+	  "pid tid kernel jit all addrs" },
+	{ "salvage", 0, NULL, O_SALVAGE, "report a damaged or cut-short recording up to\n"
+	  "the damage (said on standard error)" },
+	{ "sort", 0, "COL[,COL]", O_SORT, "rows by these, largest first: cpu, steal,\n"
+	  "steal-share, apparent, samples (default apparent)",
+	  "cpu steal steal-share apparent samples" },
+	{ "comm", 0, "LIST", O_COMM, "only threads of these names (comma-separated)" },
+	{ "pid", 0, "LIST", O_PID, "only these processes" },
+	{ "tid", 0, "LIST", O_TID, "only these threads" },
+	{ "dso", 0, "LIST", O_DSO, "only code of these files" },
+	{ "percent-limit", 0, "PCT", O_PERCENT, "leave out rows under PCT % of the cpu time" },
+	{ "top", 0, "N", O_TOP, "text: the first N rows, then one line for the rest\n"
+	  "(default 50; 0 for all); CSV and JSON have every row" },
+	{ "wide", 0, NULL, O_WIDE, "text: do not cut the last column to the\nterminal's width" },
+	{ 0 },
+};
+
+static const struct cli_option *const report_tables[] = { report_options, NULL };
+
+const struct cli_command report_command = {
+	"report", "[options]",
+	"Reports a recording of 'cpuledger record' (or perf's, imported): CPU time\n"
+	"and the steal measured per on-CPU stint, by the keys given.",
+	report_tables, NULL, false,
 };
 
 struct report_opts {
-	const char *input, *output;
-	enum steal_method method;
-	enum group_by by;
+	const char *input, *output, *folded, *accounts;
 	const struct report_writer *writer;
-	const char *accounts;
-	const char *folded;	/* --folded options */
-	bool folded_format;	/* --format folded */
-	bool salvage;
-	const char *control[16];
-	size_t ncontrol;
-	char control_buf[512];
+	bool folded_format, by_given, wide;
+	size_t top;
+	struct analysis_opts a;
+	struct cli_list control, comms, dsos;
+	struct cli_ids pids, tids;
 };
 
-/* Splits a comma-separated --control list into o->control. */
-static bool parse_control(struct report_opts *o, const char *arg)
+static int set_keys(struct report_opts *o, const char *arg)
 {
-	snprintf(o->control_buf, sizeof(o->control_buf), "%s", arg);
-	o->ncontrol = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(o->control_buf, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (o->ncontrol == 16) {
-			cli_error("--control: at most 16 accounts");
-			return false;
+	size_t bad;
+	if (row_keys__parse(&o->a.keys, arg, &bad)) {
+		cli_error("--by: '%.*s' is not a key (vm, process, thread, comm, command, "
+			  "executable, user, dso, function, account, cpu), or is given twice",
+			  (int)strcspn(arg + bad, ","), arg + bad);
+		return -1;
+	}
+	o->by_given = true;
+	return 0;
+}
+
+static int set_format(struct report_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "folded")) {
+		o->folded_format = true;
+		o->writer = &report_folded;
+		return 0;
+	}
+	return cli_parse_format(arg, &o->writer) ? 0 : -1;
+}
+
+static int one_option(struct report_opts *o, int id, const char *arg)
+{
+	size_t bad;
+	switch (id) {
+	case O_INPUT: o->input = arg; return 0;
+	case O_OUTPUT: o->output = arg; return 0;
+	case O_BY: return set_keys(o, arg);
+	case O_METHOD: return cli_parse_method(arg, &o->a.method) ? 0 : -1;
+	case O_ACCOUNTS: o->accounts = arg; return 0;
+	case O_CONTROL: return cli_parse_list("--control", arg, &o->control);
+	case O_FORMAT: return set_format(o, arg);
+	case O_FOLDED: o->folded = arg; return 0;
+	case O_SALVAGE: o->a.salvage = true; return 0;
+	case O_SORT:
+		if (!sort_spec__parse(&o->a.sort, arg, &bad))
+			return 0;
+		cli_error("--sort: '%.*s' is not cpu, steal, steal-share, apparent or samples",
+			  (int)strcspn(arg + bad, ","), arg + bad);
+		return -1;
+	case O_COMM: return cli_parse_list("--comm", arg, &o->comms);
+	case O_DSO: return cli_parse_list("--dso", arg, &o->dsos);
+	case O_PID: return cli_parse_ids("--pid", arg, &o->pids);
+	case O_TID: return cli_parse_ids("--tid", arg, &o->tids);
+	case O_PERCENT:
+		if (cli_parse_double("--percent-limit", arg, &o->a.percent_limit) &&
+		    o->a.percent_limit >= 0 && o->a.percent_limit <= 100)
+			return 0;
+		cli_error("--percent-limit: '%s' is not a share from 0 to 100", arg);
+		return -1;
+	case O_TOP: {
+		uint64_t v;
+		if (!cli_parse_u64("--top", arg, 0, 100000000, &v))
+			return -1;
+		o->top = (size_t)v;
+		return 0;
+	}
+	case O_WIDE: o->wide = true; return 0;
+	}
+	return -1;
+}
+
+/* Checks what the options say together. */
+static int check(struct report_opts *o)
+{
+	bool script = !strncmp(o->input, "perf-script:", 12);
+	if (o->folded && !(script && o->folded_format)) {
+		cli_error("--folded: only with --format folded of perf-script:FILE (a recording's "
+			  "own stacks are folded by --format folded alone)");
+		return -1;
+	}
+	if (o->writer == &report_pprof || o->writer == &report_folded) {
+		if (o->by_given && !row_keys__has(&o->a.keys, RF_FUNCTION)) {
+			cli_error("--format %s: a profile is of functions: give --by with function",
+				  o->writer->name);
+			return -1;
 		}
-		o->control[o->ncontrol++] = t;
+		o->a.stacks = true;
 	}
-	if (!o->ncontrol) {
-		cli_error("--control: '%s' names no account", arg);
-		return false;
+	if (!o->by_given) {
+		/* counters by account; profiles by function; else by thread */
+		const char *keys = o->writer == &report_openmetrics ? "vm,account" :
+				   o->a.stacks ? "thread,function,account" : "thread";
+		size_t bad;
+		row_keys__parse(&o->a.keys, keys, &bad);
 	}
-	return true;
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	int c;
-	bool by_given = false;
-	*o = (struct report_opts){ .input = "cpuledger.rec", .method = METHOD_PRECEDING,
-				   .by = BY_THREAD, .writer = &report_text,
-				   .control = { "kernel" }, .ncontrol = 1 };
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:m:b:A:c:f:F:o:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->input = optarg;
-			break;
-		case 'm':
-			if (!cli_parse_method(optarg, &o->method))
-				return -EINVAL;
-			break;
-		case 'b':
-			if (!cli_parse_by(optarg, &o->by))
-				return -EINVAL;
-			by_given = true;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "folded")) {
-				o->folded_format = true;
-				break;
-			}
-			if (!cli_parse_format(optarg, &o->writer))
-				return -EINVAL;
-			break;
-		case 'F':
-			o->folded = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'S':
-			o->salvage = true;
-			break;
-		case 'A':
-			o->accounts = optarg;
-			break;
-		case 'c':
-			if (!parse_control(o, optarg))
-				return -EINVAL;
-			break;
-		case 'h':
-			fputs(usage, stdout);
+	*o = (struct report_opts){ .input = "cpuledger.rec", .writer = &report_text,
+				   .top = 50 };
+	o->a.method = METHOD_PRECEDING;
+	int id;
+	const char *arg;
+	cli_begin();
+	while ((id = cli_next(&report_command, argc, argv, &arg)) != CLI_END) {
+		if (id == CLI_HELP) {
+			cli_usage(stdout, &report_command);
 			return 1;
-		default:
-			fputs(usage, stderr);
-			return -EINVAL;
 		}
-	}
-	/* counters are per process and account unless asked otherwise */
-	if (o->writer == &report_openmetrics && !by_given)
-		o->by = BY_ACCOUNT;
-	/* a profile's samples are at functions */
-	if (o->writer == &report_pprof) {
-		if (by_given && o->by != BY_FUNCTION) {
-			cli_error("--format pprof: a profile is by function, not --by %s",
-				  group_by__name(o->by));
+		if (id == CLI_BAD || one_option(o, id, arg))
 			return -EINVAL;
-		}
-		o->by = BY_FUNCTION;
 	}
 	if (optind != argc) {
 		cli_error("unexpected argument '%s' (the recording is given with -i)",
 			  argv[optind]);
 		return -EINVAL;
 	}
-	return 0;
+	if (!o->control.n && cli_parse_list("--control", "kernel", &o->control))
+		return -EINVAL;
+	o->a.control = (const char *const *)o->control.v;
+	o->a.ncontrol = o->control.n;
+	o->a.comms = (const char *const *)o->comms.v;
+	o->a.ncomms = o->comms.n;
+	o->a.dsos = (const char *const *)o->dsos.v;
+	o->a.ndsos = o->dsos.n;
+	o->a.pids = o->pids.v;
+	o->a.npids = o->pids.n;
+	o->a.tids = o->tids.v;
+	o->a.ntids = o->tids.n;
+	return check(o) ? -EINVAL : 0;
+}
+
+static void release_opts(struct report_opts *o)
+{
+	cli_list__release(&o->control);
+	cli_list__release(&o->comms);
+	cli_list__release(&o->dsos);
+	free(o->pids.v);
+	free(o->tids.v);
 }
 
 static int feed_folder(void *ctx, const char *buf, size_t n)
@@ -244,104 +287,93 @@ static int open_imported(const char *path)
 	return fd;
 }
 
+/* The terminal's width, when the report goes to one. */
+static unsigned terminal_width(const struct report_opts *o)
+{
+	struct winsize ws;
+	if (o->wide || (o->output && strcmp(o->output, "-")) || !isatty(STDOUT_FILENO) ||
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_col < 40)
+		return 0;
+	return ws.ws_col;
+}
+
+static int write_report(const struct report_opts *o, struct analysis *a)
+{
+	a->x.top = o->top;
+	a->x.width = terminal_width(o);
+	struct outfile out;
+	if (outfile__open(&out, o->output))
+		return EXIT_RUNTIME;
+	int err = o->writer->write(out.f, a->table, &a->x);
+	if (err) {
+		cli_error("cannot write the report%s%s%s: %s", o->output ? " '" : "",
+			  o->output ? o->output : "", o->output ? "'" : "", strerror(-err));
+		outfile__abort(&out);
+		return EXIT_RUNTIME;
+	}
+	return outfile__commit(&out) ? EXIT_RUNTIME : 0;
+}
+
+/* What was found at the end, said on standard error. */
+static void say_damage(const struct report_opts *o, struct analysis *a)
+{
+	struct rec_error d;
+	if (a->src && rec_source__damage(a->src, &d))
+		fprintf(stderr, "%s: offset %llu: %s; reported up to there (--salvage)\n",
+			o->input, (unsigned long long)d.offset, d.msg);
+}
+
+static int report_recording(struct report_opts *o, int fd)
+{
+	struct analysis a;
+	struct rec_error e = { 0 };
+	int err = analysis__run_file(&a, fd, &o->a, &e);
+	int status = 0;
+	if (err == -EINVAL) {
+		cli_not_a_recording(o->input, &e, o->a.salvage);
+		status = EXIT_USAGE;
+	} else if (err) {
+		cli_error("cannot read '%s': %s", o->input, strerror(-err));
+		status = EXIT_RUNTIME;
+	} else if (!(status = cli_check_control(o->a.control, o->a.ncontrol,
+						rec_source__rules(a.src)))) {
+		say_damage(o, &a);
+		status = write_report(o, &a);
+	}
+	analysis__release(&a);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o;
 	int err = parse_args(argc, argv, &o);
-	if (err)
+	if (err) {
+		release_opts(&o);
 		return err > 0 ? 0 : EXIT_USAGE;
-	bool script = !strncmp(o.input, "perf-script:", 12);
-	if (script && o.folded_format)
-		return fold_perf_script(o.input + 12, o.folded, o.output);
-	if (o.folded_format)	/* a recording's own stacks */
-		o.writer = &report_folded;
-
-	struct account_rules rules = { 0 };
-	if (o.accounts) {
-		int st = cli_load_accounts(o.accounts, &rules, NULL);
-		if (st)
-			return st;
 	}
-	int fd = script ? open_imported(o.input + 12) :
-		 open(o.input, O_RDONLY | O_CLOEXEC);
+	bool script = !strncmp(o.input, "perf-script:", 12);
+	int status = 0;
+	struct account_rules rules = { 0 };
+	if (script && o.folded_format) {
+		status = fold_perf_script(o.input + 12, o.folded, o.output);
+		goto out;
+	}
+	if (o.accounts && (status = cli_load_accounts(o.accounts, &rules, NULL)))
+		goto out;
+	if (o.accounts)
+		o.a.rules = &rules;
+	int fd = script ? open_imported(o.input + 12) : open(o.input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (fd == -1)
 			cli_error("cannot open '%s': %s", o.input, strerror(errno));
-		account_rules__release(&rules);
-		return fd == -1 ? EXIT_USAGE : -fd;
+		status = fd == -1 ? EXIT_USAGE : -fd;
+		goto out;
 	}
-	struct loaded_recording r;
-	struct rec_error e;
-	int status = 0;
-	err = recording__load_with(fd, o.method, o.accounts ? &rules : NULL,
-				   (o.writer == &report_pprof || o.writer == &report_folded ?
-				    LOAD_STACKS : 0) |
-				   (o.salvage ? LOAD_SALVAGE : 0), &r, &e);
+	status = report_recording(&o, fd);
 	close(fd);
-	if (err == -EINVAL) {
-		fprintf(stderr, "%s: offset %llu: %s%s\n", o.input,
-			(unsigned long long)e.offset, e.msg, o.salvage ? "" :
-			" (--salvage reports what comes before it)");
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (err) {
-		cli_error("cannot read '%s': %s", o.input, strerror(-err));
-		status = EXIT_RUNTIME;
-		goto out;
-	}
-	if (r.damaged)
-		fprintf(stderr, "%s: offset %llu: %s; reported up to there (--salvage)\n",
-			o.input, (unsigned long long)r.damage.offset, r.damage.msg);
-
-	struct program *kept = NULL;
-	struct table *t = live_table(&r, o.by, o.control, o.ncontrol, &kept);
-	struct report_cpu *cpus = calloc(r.ncpus ? r.ncpus : 1, sizeof(*cpus));
-	if (!t || !cpus) {
-		cli_error("out of memory");
-		status = EXIT_RUNTIME;
-		goto out_free;
-	}
-	uint32_t n = 0;
-	for (uint32_t c = 0; c < r.ncpus; c++) {
-		if (!r.cpus[c].present)
-			continue;
-		cpus[n++] = (struct report_cpu){
-			.cpu = c, .steal_ns = r.live.cpus[c].steal_ns,
-			.kernel_known = r.cpus[c].kernel_known,
-			.kernel_steal_ns = r.cpus[c].kernel_steal_ns,
-			.lost = r.cpus[c].lost,
-		};
-	}
-	struct report_extras x = {
-		.host = r.host, .steal_source = r.steal_source, .scope = r.scope,
-		.steal_known = r.steal_known,
-		.duration_ns = r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0,
-		.bias_ns = r.live.bias_ns, .lost = r.lost,
-		.lossy_stints = r.live.lossy_stints,
-		.bad_records = r.bad_records, .cpus = cpus, .ncpus = n,
-		.clock_samples = r.samples,
-		.stacks = r.has_stacks ? &r.stacks : NULL,
-	};
-	struct outfile out;
-	if (outfile__open(&out, o.output)) {
-		status = EXIT_RUNTIME;
-		goto out_free;
-	}
-	err = o.writer->write(out.f, t, &x);
-	if (err) {
-		cli_error("cannot write the report: %s", strerror(-err));
-		outfile__abort(&out);
-		status = EXIT_RUNTIME;
-	} else if (outfile__commit(&out)) {
-		status = EXIT_RUNTIME;
-	}
-out_free:
-	free(cpus);
-	table__free(t);
-	free(kept);
 out:
-	loaded_recording__release(&r);
 	account_rules__release(&rules);
+	release_opts(&o);
 	return status;
 }

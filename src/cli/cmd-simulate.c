@@ -9,102 +9,83 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "../core/sim.h"
 #include "../format/sampling_csv.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
-static const char usage[] =
-	"usage: cpuledger simulate [options] [-o FILE] [--truth FILE]\n"
-	"\n"
+enum { S_SEED = 1, S_VMS, S_VCPUS, S_DURATION, S_STEAL, S_JITTER, S_PERIOD, S_OUTPUT,
+       S_TRUTH };
+
+static const struct cli_option simulate_options[] = {
+	{ "seed", 0, "N", S_SEED, "random seed (default 1)" },
+	{ "vms", 0, "N", S_VMS, "virtual machines (default 1)" },
+	{ "vcpus", 0, "N", S_VCPUS, "vCPUs per VM (default 2)" },
+	{ "duration-ms", 0, "N", S_DURATION, "simulated time in ms (default 10000)" },
+	{ "steal-pct", 0, "P", S_STEAL, "share of time stolen, 0 to 90 (default 5)" },
+	{ "jitter-ns", 0, "N", S_JITTER, "sample times vary by up to N ns (default 0)" },
+	{ "period-ns", 0, "N", S_PERIOD, "the sampling period in ns (default 1000000)" },
+	{ "output", 'o', "FILE", S_OUTPUT, "samples CSV (default standard output)" },
+	{ "truth", 0, "FILE", S_TRUTH, "the true cpu and steal time per program, JSON" },
+	{ 0 },
+};
+
+static const struct cli_option *const simulate_tables[] = { simulate_options, NULL };
+
+const struct cli_command simulate_command = {
+	"simulate", "[options] [-o FILE] [--truth FILE]",
 	"Writes the sampling data of a deterministic simulated host: VMs whose\n"
 	"threads run functions on vCPUs, idle, and lose the vCPU to the hypervisor\n"
-	"in bursts; every vCPU is sampled once an interval.\n"
-	"\n"
-	"  -s, --seed N           random seed (default 1)\n"
-	"      --vms N            virtual machines (default 1)\n"
-	"      --vcpus N          vCPUs per VM (default 2)\n"
-	"  -d, --duration-ms N    simulated time in ms (default 10000)\n"
-	"      --steal-pct P      share of time stolen, 0 to 90 (default 5)\n"
-	"      --jitter-ns N      sample times vary by up to N ns (default 0)\n"
-	"  -I, --interval-ns N    sampling interval in ns (default 1000000)\n"
-	"  -o, --output FILE      samples CSV (default stdout)\n"
-	"      --truth FILE       the true cpu and steal time per program, JSON\n"
-	"  -h, --help             show this help\n";
-
-enum { OPT_VMS = 256, OPT_VCPUS, OPT_STEAL, OPT_JITTER, OPT_TRUTH };
-
-static const struct option options[] = {
-	{ "seed", required_argument, NULL, 's' },
-	{ "vms", required_argument, NULL, OPT_VMS },
-	{ "vcpus", required_argument, NULL, OPT_VCPUS },
-	{ "duration-ms", required_argument, NULL, 'd' },
-	{ "steal-pct", required_argument, NULL, OPT_STEAL },
-	{ "jitter-ns", required_argument, NULL, OPT_JITTER },
-	{ "interval-ns", required_argument, NULL, 'I' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "truth", required_argument, NULL, OPT_TRUTH },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	"in bursts; every vCPU is sampled once a period.",
+	simulate_tables, NULL, false,
 };
+
+static int one_option(struct sim_config *c, int id, const char *arg, const char **out,
+		      const char **truth)
+{
+	uint64_t v;
+	switch (id) {
+	case S_SEED: return cli_parse_u64("--seed", arg, 0, UINT64_MAX, &c->seed) ? 0 : -1;
+	case S_VMS:
+		if (!cli_parse_u64("--vms", arg, 1, 1000, &v))
+			return -1;
+		c->vms = (uint32_t)v;
+		return 0;
+	case S_VCPUS:
+		if (!cli_parse_u64("--vcpus", arg, 1, 1024, &v))
+			return -1;
+		c->vcpus = (uint32_t)v;
+		return 0;
+	case S_DURATION:
+		return cli_parse_u64("--duration-ms", arg, 1, UINT32_MAX, &c->duration_ms) ? 0 : -1;
+	case S_STEAL: return cli_parse_double("--steal-pct", arg, &c->steal_pct) ? 0 : -1;
+	case S_JITTER:
+		return cli_parse_u64("--jitter-ns", arg, 0, UINT32_MAX, &c->jitter_ns) ? 0 : -1;
+	case S_PERIOD:
+		return cli_parse_u64("--period-ns", arg, 1, UINT32_MAX, &c->interval_ns) ? 0 : -1;
+	case S_OUTPUT: *out = arg; return 0;
+	case S_TRUTH: *truth = arg; return 0;
+	}
+	return -1;
+}
 
 static int parse_args(int argc, char **argv, struct sim_config *c,
 		      const char **out, const char **truth)
 {
-	uint64_t v;
-	int ch;
+	int id;
+	const char *arg;
 	*c = (struct sim_config){ .seed = 1, .vms = 1, .vcpus = 2,
 				  .duration_ms = 10000, .steal_pct = 5,
 				  .jitter_ns = 0, .interval_ns = 1000000 };
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "s:d:I:o:h", options, NULL)) != -1) {
-		switch (ch) {
-		case 's':
-			if (!cli_parse_u64("--seed", optarg, 0, UINT64_MAX, &c->seed))
-				return -EINVAL;
-			break;
-		case OPT_VMS:
-			if (!cli_parse_u64("--vms", optarg, 1, 1000, &v))
-				return -EINVAL;
-			c->vms = (uint32_t)v;
-			break;
-		case OPT_VCPUS:
-			if (!cli_parse_u64("--vcpus", optarg, 1, 1024, &v))
-				return -EINVAL;
-			c->vcpus = (uint32_t)v;
-			break;
-		case 'd':
-			if (!cli_parse_u64("--duration-ms", optarg, 1,
-					   UINT32_MAX, &c->duration_ms))
-				return -EINVAL;
-			break;
-		case OPT_STEAL:
-			if (!cli_parse_double("--steal-pct", optarg, &c->steal_pct))
-				return -EINVAL;
-			break;
-		case OPT_JITTER:
-			if (!cli_parse_u64("--jitter-ns", optarg, 0, UINT32_MAX,
-					   &c->jitter_ns))
-				return -EINVAL;
-			break;
-		case 'I':
-			if (!cli_parse_u64("--interval-ns", optarg, 1,
-					   UINT32_MAX, &c->interval_ns))
-				return -EINVAL;
-			break;
-		case 'o':
-			*out = optarg;
-			break;
-		case OPT_TRUTH:
-			*truth = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
+	cli_begin();
+	while ((id = cli_next(&simulate_command, argc, argv, &arg)) != CLI_END) {
+		if (id == CLI_HELP) {
+			cli_usage(stdout, &simulate_command);
 			return 1;
-		default:
-			fputs(usage, stderr);
-			return -EINVAL;
 		}
+		if (id == CLI_BAD || one_option(c, id, arg, out, truth))
+			return -EINVAL;
 	}
 	if (optind != argc) {
 		cli_error("unexpected argument '%s'", argv[optind]);

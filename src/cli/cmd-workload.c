@@ -16,28 +16,38 @@
 #include <sys/wait.h>
 
 #include "cli.h"
+#include "options.h"
 #include "../core/banned.h"
 
-static const char usage[] =
-	"usage: cpuledger workload NAME [--seconds N] [--threads N]\n"
-	"\n"
+enum { W_SECONDS = 1, W_THREADS, W_RATE, W_DUTY, W_ITERATIONS, W_SCHEDSTAT, W_EXEC };
+
+static const struct cli_option workload_options[] = {
+	{ "seconds", 0, "N", W_SECONDS, "run for N seconds (default 5)" },
+	{ "threads", 0, "N", W_THREADS, "threads for 'threads' (default 2)" },
+	{ "rate", 0, "N", W_RATE, "processes a second for 'spawn' (default 2000)" },
+	{ "exec", 0, NULL, W_EXEC, "'spawn': each process execs /bin/true" },
+	{ "duty", 0, "F", W_DUTY, "'threads': each spins this part of every 10 ms\n"
+	  "and sleeps the rest (default 1: always spins)" },
+	{ "iterations", 0, "N", W_ITERATIONS, "spin and threads: each thread does N thousand\n"
+	  "loop iterations and stops (fixed work, for timing)" },
+	{ "schedstat", 0, NULL, W_SCHEDSTAT, "'threads': each thread, as it ends, prints\n"
+	  "'schedstat TID NS', the kernel's run time of it" },
+	{ 0 },
+};
+
+static const struct cli_option *const workload_tables[] = { workload_options, NULL };
+
+const struct cli_command workload_command = {
+	"workload", "NAME [options]",
+	"Built-in programs to record, so that tests need nothing installed:\n"
 	"  spin      one thread spinning in user code\n"
-	"  threads   --threads threads (default 2), each spinning in a function of its own\n"
+	"  threads   --threads threads, each spinning in a function of its own\n"
 	"  syscall   a loop of cheap system calls (time in the kernel)\n"
 	"  libcall   a loop of C library calls (time in libc)\n"
 	"  spawn     --rate short processes a second (forks that exit at once;\n"
-	"            with --exec, /bin/true), reaped; says how many it managed\n"
-	"\n"
-	"  -s, --seconds N        run for N seconds (default 5)\n"
-	"  -t, --threads N        threads for 'threads' (default 2)\n"
-	"  -r, --rate N           processes a second for 'spawn' (default 2000)\n"
-	"  -d, --duty F           'threads': each spins this part of every 10 ms\n"
-	"                         and sleeps the rest (default 1: always spins)\n"
-	"  -n, --iterations N     spin and threads: each thread does N thousand\n"
-	"                         loop iterations and stops (fixed work, for timing)\n"
-	"  -S, --schedstat        'threads': each thread, as it ends, prints\n"
-	"                         'schedstat TID NS', the kernel's run time of it\n"
-	"  -h, --help             show this help\n";
+	"            with --exec, /bin/true), reaped; says how many it managed",
+	workload_tables, NULL, false,
+};
 
 static atomic_bool stop;
 static uint64_t iterations;	/* --iterations: fixed work, then stop */
@@ -216,59 +226,43 @@ static void *timer(void *arg)
 
 int cmd_workload(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "exec", no_argument, NULL, 'x' },
-		{ "duty", required_argument, NULL, 'd' },
-		{ "schedstat", no_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	uint64_t seconds = 5, nthreads = 2, rate = 2000;
 	bool exec_spawn = false;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:t:n:r:xd:Sh", options, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (!cli_parse_double("--duty", optarg, &duty))
+	int id;
+	const char *arg;
+	cli_begin();
+	while ((id = cli_next(&workload_command, argc, argv, &arg)) != CLI_END) {
+		switch (id) {
+		case W_DUTY:
+			if (!cli_parse_double("--duty", arg, &duty))
 				return EXIT_USAGE;
 			if (!(duty > 0 && duty <= 1)) {
-				cli_error("--duty: '%s' is not a fraction above 0, at most 1", optarg);
+				cli_error("--duty: '%s' is not a fraction above 0, at most 1", arg);
 				return EXIT_USAGE;
 			}
 			break;
-		case 'x':
-			exec_spawn = true;
-			break;
-		case 'S':
-			print_schedstat = true;
-			break;
-		case 'r':
-			if (!cli_parse_u64("--rate", optarg, 1, 100000, &rate))
+		case W_EXEC: exec_spawn = true; break;
+		case W_SCHEDSTAT: print_schedstat = true; break;
+		case W_RATE:
+			if (!cli_parse_u64("--rate", arg, 1, 100000, &rate))
 				return EXIT_USAGE;
 			break;
-		case 's':
-			if (!cli_parse_u64("--seconds", optarg, 1, 86400, &seconds))
+		case W_SECONDS:
+			if (!cli_parse_u64("--seconds", arg, 1, 86400, &seconds))
 				return EXIT_USAGE;
 			break;
-		case 't':
-			if (!cli_parse_u64("--threads", optarg, 1, 1024, &nthreads))
+		case W_THREADS:
+			if (!cli_parse_u64("--threads", arg, 1, 1024, &nthreads))
 				return EXIT_USAGE;
 			break;
-		case 'n':
-			if (!cli_parse_u64("--iterations", optarg, 1, UINT64_MAX / 2,
-					   &iterations))
+		case W_ITERATIONS:
+			if (!cli_parse_u64("--iterations", arg, 1, UINT64_MAX / 2, &iterations))
 				return EXIT_USAGE;
 			break;
-		case 'h':
-			fputs(usage, stdout);
+		case CLI_HELP:
+			cli_usage(stdout, &workload_command);
 			return 0;
 		default:
-			fputs(usage, stderr);
 			return EXIT_USAGE;
 		}
 	}

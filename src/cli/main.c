@@ -1,42 +1,60 @@
 /*
  * cpuledger: the command table. Each subcommand lives in its own
- * cmd-NAME.c and is listed here once.
+ * cmd-NAME.c and is listed here once, with its option table (options.h),
+ * from which its help and the shell completion are made.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "live.h"
+#include "options.h"
 #include "../core/banned.h"
 
 #ifndef CPULEDGER_VERSION
-#define CPULEDGER_VERSION "0.1.0"
+#define CPULEDGER_VERSION "0.2.0"
 #endif
+
+extern const struct cli_command record_command, report_command, run_command,
+	import_command, ledger_command, bill_command, collect_command, analyze_command,
+	simulate_command, workload_command;
 
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	bool records;		/* takes signals to stop and collect */
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, "record CPU time and steal live (perf_event_open)" },
-	{ "report", cmd_report, "report a recording: time and steal per thread" },
-	{ "run", cmd_run, "run a command and report its time like time(1)" },
-	{ "import", cmd_import, "make a recording of perf script text" },
-	{ "ledger", cmd_ledger, "add recordings to the accounting ledger (SQLite)" },
-	{ "bill", cmd_bill, "CPU time, steal and corrected time from the ledger" },
-	{ "collect", cmd_collect, "ask a recorder to add a collection to its ledger now" },
-	{ "analyze", cmd_analyze, "steal-corrected CPU time from sampling data" },
-	{ "simulate", cmd_simulate, "sampling data of a simulated VM host" },
-	{ "workload", cmd_workload, "built-in programs to record" },
+	{ "record", cmd_record, "record CPU time and steal live (perf_event_open)", true },
+	{ "report", cmd_report, "report a recording: time and steal per thread, function...", false },
+	{ "run", cmd_run, "run a command and report its time like time(1)", true },
+	{ "import", cmd_import, "make a recording of perf script text", false },
+	{ "ledger", cmd_ledger, "add recordings to the accounting ledger (SQLite)", false },
+	{ "bill", cmd_bill, "CPU time, steal and corrected time from the ledger", false },
+	{ "collect", cmd_collect, "ask a recorder to add a collection to its ledger now", false },
+	{ "analyze", cmd_analyze, "steal-corrected CPU time from sampling data", false },
+	{ "simulate", cmd_simulate, "sampling data of a simulated VM host", false },
+	{ "workload", cmd_workload, "built-in programs to record", false },
+};
+
+const struct cli_command *const cli_commands[] = {
+	&record_command, &report_command, &run_command, &import_command, &ledger_command,
+	&bill_command, &collect_command, &analyze_command, &simulate_command,
+	&workload_command, NULL,
 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: cpuledger COMMAND [options]\n\ncommands:\n", f);
+	fputs("usage: cpuledger COMMAND [options]\n\n"
+	      "CPU time per process, thread and function, with the time the hypervisor\n"
+	      "stole while a program held a CPU taken out and shown beside it.\n\n"
+	      "commands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fputs("\n'cpuledger COMMAND --help' describes a command's options.\n", f);
+	fputs("\n'cpuledger COMMAND --help' describes a command's options;\n"
+	      "'cpuledger completion bash' prints a bash completion script.\n", f);
 }
 
 /* A full disk must not pass for success: check stdout before exiting. */
@@ -56,8 +74,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *name = argv[1];
-	if (!strcmp(name, "-h") || !strcmp(name, "--help") ||
-	    !strcmp(name, "help")) {
+	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
 		usage(stdout);
 		return finish_stdout(0);
 	}
@@ -65,9 +82,16 @@ int main(int argc, char **argv)
 		printf("cpuledger %s\n", CPULEDGER_VERSION);
 		return finish_stdout(0);
 	}
+	if (!strcmp(name, "completion") && argc == 3 && !strcmp(argv[2], "bash")) {
+		cli_completion_bash(stdout);
+		return finish_stdout(0);
+	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++) {
 		if (strcmp(commands[i].name, name))
 			continue;
+		/* a stop or collect signal before the handlers: held, not fatal */
+		if (commands[i].records)
+			live_block_signals();
 		static char prog[64];
 		snprintf(prog, sizeof(prog), "cpuledger %s", name);
 		cli_progname = prog;

@@ -9,11 +9,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../collect/procfs.h"
+#include "../format/recording.h"
 #include "../core/accounts.h"
 #include "../report/report.h"
 #include "../core/banned.h"
@@ -103,14 +105,6 @@ bool cli_parse_method(const char *arg, enum steal_method *out)
 	return false;
 }
 
-bool cli_parse_by(const char *arg, enum group_by *out)
-{
-	if (!group_by__parse(arg, out))
-		return true;
-	cli_error("--by: unknown key '%s' (process, thread, function, dso or account)", arg);
-	return false;
-}
-
 bool cli_parse_format(const char *arg, const struct report_writer **out)
 {
 	*out = report_writer__find(arg);
@@ -118,6 +112,113 @@ bool cli_parse_format(const char *arg, const struct report_writer **out)
 		return true;
 	cli_error("--format: unknown format '%s' (%s)", arg, report_writer__names());
 	return false;
+}
+
+int cli_parse_list(const char *opt, const char *arg, struct cli_list *l)
+{
+	for (const char *p = arg;;) {
+		size_t len = strcspn(p, ",");
+		if (!len) {
+			cli_error("%s: '%s' has an empty name", opt, arg);
+			return -1;
+		}
+		char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		l->v = v;
+		if (!(l->v[l->n] = strndup(p, len)))
+			return -1;
+		l->n++;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+void cli_list__release(struct cli_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids)
+{
+	for (const char *p = arg; *p;) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (end == p || errno || v <= 0 || v > 4194304 || (*end && *end != ',')) {
+			cli_error("%s: '%s' is not a list of %s ids", opt, arg,
+				  strstr(opt, "tid") ? "thread" : "process");
+			return -1;
+		}
+		uint32_t *n = realloc(ids->v, (ids->n + 1) * sizeof(*n));
+		if (!n)
+			return -1;
+		ids->v = n;
+		ids->v[ids->n++] = (uint32_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int cli_check_control(const char *const *control, size_t n,
+		      const struct account_rules *rules)
+{
+	static const char *const defaults[] = { "kernel", "program", "library" };
+	for (size_t i = 0; i < n; i++) {
+		bool known = false;
+		for (size_t d = 0; d < 3 && !known; d++)
+			known = !strcmp(control[i], defaults[d]);
+		for (size_t r = 0; rules && r < rules->n && !known; r++)
+			known = !strcmp(control[i], rules->v[r].account);
+		if (!known) {
+			cli_error("--control: no account '%s': the rules define %s (docs/accounts.md)",
+				  control[i], rules && rules->n ? "theirs, kernel, program and library" :
+				  "kernel, program and library");
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* What a file that is not a recording is, from its first bytes: what
+ * cpuledger reads it with, or NULL. */
+static const char *what_file(const char *path)
+{
+	char buf[512] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	if (n >= 8 && !memcmp(buf, "PERFILE2", 8))
+		return "a perf.data file: 'perf script -i FILE > perf.txt', then "
+		       "'cpuledger import perf-script perf.txt' or 'cpuledger report -i perf-script:perf.txt'";
+	if (!strncmp(buf, "vm,", 3) || strstr(buf, "vcpu,"))
+		return "sampling data (CSV): 'cpuledger analyze FILE' reads it (docs/sampling-data.md)";
+	if (memchr(buf, '\n', (size_t)n) && (strstr(buf, "cpu-clock") || strstr(buf, "cycles") ||
+					      strstr(buf, "sched:") || buf[0] == '#'))
+		return "perf script text: 'cpuledger report -i perf-script:FILE' or "
+		       "'cpuledger import perf-script FILE' reads it (docs/import.md)";
+	return NULL;
+}
+
+void cli_not_a_recording(const char *path, const struct rec_error *e, bool salvage)
+{
+	const char *what = e->offset == 0 ? what_file(path) : NULL;
+	if (what) {
+		fprintf(stderr, "%s: not a cpuledger recording: it is %s\n", path, what);
+		return;
+	}
+	fprintf(stderr, "%s: offset %llu: %s%s\n", path, (unsigned long long)e->offset, e->msg,
+		salvage || e->offset == 0 ? "" :
+		" (--salvage reports what comes before it)");
 }
 
 int cli_load_accounts(const char *path, struct account_rules *rules,
@@ -181,22 +282,95 @@ static void remove_on_signal(char *tmp)
 	}
 }
 
+/* The mode new files get: 0600, or $CPULEDGER_FILE_MODE (octal). */
+static mode_t file_mode(void)
+{
+	const char *m = getenv("CPULEDGER_FILE_MODE");
+	char *end;
+	unsigned long v = m && *m ? strtoul(m, &end, 8) : 0600;
+	return m && *m && (*end || v > 0777) ? 0600 : (mode_t)v;
+}
+
+/* What is at path now: 0 nothing or a regular file of ours, 1 a device
+ * or FIFO (written in place), or -errno having said why it is refused. */
+static int check_target(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		cli_error("cannot write '%s': it is a symbolic link (refused: write to what it "
+			  "points to)", path);
+		return -ELOOP;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return 1;
+	if (S_ISDIR(st.st_mode)) {
+		cli_error("cannot write '%s': it is a directory", path);
+		return -EISDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		cli_error("cannot write '%s': it belongs to user %u, not to %u (refused: remove "
+			  "it, or write elsewhere)", path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int open_in_place(struct outfile *o, const char *path)
+{
+	o->fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (o->fd < 0) {
+		int err = -errno;
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		return err;
+	}
+	o->in_place = true;
+	o->f = fdopen(o->fd, "w");
+	if (!o->f) {
+		int err = -errno;
+		close(o->fd);
+		return err;
+	}
+	return 0;
+}
+
+/* A new file at name, ours and 0600 (or as asked), never through a link. */
+static int create_new(const char *name, bool excl)
+{
+	int fd = open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (excl ? O_EXCL : 0),
+		      0600);
+	if (fd >= 0 && fchmod(fd, file_mode()))
+		errno = 0;	/* the mode asked for could not be set: 0600 stays */
+	return fd;
+}
+
 int outfile__open(struct outfile *o, const char *path)
 {
-	o->path = path;
-	o->tmp = NULL;
-	o->f = NULL;
+	*o = (struct outfile){ .path = path, .fd = -1 };
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
 	}
+	int kind = check_target(path);
+	if (kind < 0)
+		return kind;
+	if (kind == 1)
+		return open_in_place(o, path);
 	size_t n = strlen(path) + 32;
 	o->tmp = malloc(n);
 	if (!o->tmp)
 		return -ENOMEM;
-	snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(o->tmp);
-	if (fd < 0) {
+	for (int tries = 0; tries < 100; tries++) {
+		snprintf(o->tmp, n, "%s.tmp.%d.%d", path, (int)getpid(), rand() % 1000000);
+		if ((o->fd = create_new(o->tmp, true)) >= 0 || errno != EEXIST)
+			break;
+	}
+	if (o->fd < 0) {
 		int err = -errno;
 		cli_error("cannot create '%s': %s", path, strerror(errno));
 		free(o->tmp);
@@ -204,16 +378,61 @@ int outfile__open(struct outfile *o, const char *path)
 		return err;
 	}
 	remove_on_signal(o->tmp);
-	/* mkstemp makes 0600; an output file gets the usual mode. */
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	o->f = fdopen(fd, "w");
+	o->f = fdopen(o->fd, "w");
 	if (!o->f) {
 		int err = -errno;
-		close(fd);
+		close(o->fd);
 		outfile__abort(o);
 		return err;
+	}
+	return 0;
+}
+
+int outfile__open_recording(struct outfile *o, const char *path)
+{
+	*o = (struct outfile){ .path = path, .fd = -1 };
+	int kind = check_target(path);
+	if (kind < 0)
+		return kind;
+	if (kind == 1)
+		return open_in_place(o, path);
+	size_t n = strlen(path) + 16;
+	if (!(o->tmp = malloc(n)))
+		return -ENOMEM;
+	snprintf(o->tmp, n, "%s.part", path);
+	if (check_target(o->tmp) < 0 || (o->fd = create_new(o->tmp, false)) < 0) {
+		int err = errno ? -errno : -EPERM;
+		if (o->fd < 0 && errno)
+			cli_error("cannot create '%s': %s", o->tmp, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+		return err;
+	}
+	if (flock(o->fd, LOCK_EX | LOCK_NB)) {
+		cli_error("another cpuledger records into '%s' now (its '%s' is locked)", path,
+			  o->tmp);
+		close(o->fd);
+		free(o->tmp);
+		o->tmp = NULL;
+		return -EBUSY;
+	}
+	struct stat st;
+	if (!fstat(o->fd, &st) && st.st_size) {	/* a killed recorder's: kept */
+		char killed[4096];
+		snprintf(killed, sizeof(killed), "%s.killed", path);
+		if (check_target(killed) == 0 && !rename(o->tmp, killed)) {
+			fprintf(stderr, "%s: '%s', left by a recorder that was killed, is kept as "
+				"'%s' (report --salvage reads it)\n", cli_progname, o->tmp, killed);
+			close(o->fd);	/* its lock goes with it */
+			o->fd = create_new(o->tmp, true);
+			if (o->fd < 0 || flock(o->fd, LOCK_EX | LOCK_NB)) {
+				cli_error("cannot create '%s': %s", o->tmp, strerror(errno));
+				return -EBUSY;
+			}
+		} else if (ftruncate(o->fd, 0)) {
+			cli_error("cannot write '%s': %s", o->tmp, strerror(errno));
+			return -errno;
+		}
 	}
 	return 0;
 }
@@ -224,22 +443,25 @@ int outfile__commit(struct outfile *o)
 	if (o->f == stdout) {
 		if (fflush(stdout) || ferror(stdout)) {
 			err = -(errno ? errno : EIO);
-			cli_error("cannot write standard output: %s",
-				  strerror(-err));
+			cli_error("cannot write standard output: %s", strerror(-err));
 		}
 		return err;
 	}
-	if (fflush(o->f) || ferror(o->f))
+	if (o->f && (fflush(o->f) || ferror(o->f)))
 		err = -(errno ? errno : EIO);
-	if (fclose(o->f) && !err)
+	if (!err && !o->in_place && o->fd >= 0 && fsync(o->fd) && errno != EINVAL)
+		err = -errno;
+	if (o->f ? fclose(o->f) && !err : o->fd >= 0 && close(o->fd) && !err)
 		err = -(errno ? errno : EIO);
 	o->f = NULL;
-	if (!err && rename(o->tmp, o->path))
+	o->fd = -1;
+	if (!err && o->tmp && rename(o->tmp, o->path))
 		err = -errno;
 	remove_on_signal(NULL);
 	if (err) {
 		cli_error("cannot write '%s': %s", o->path, strerror(-err));
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 	}
 	free(o->tmp);
 	o->tmp = NULL;
@@ -250,13 +472,27 @@ void outfile__abort(struct outfile *o)
 {
 	if (o->f && o->f != stdout)
 		fclose(o->f);
+	else if (!o->f && o->fd >= 0)
+		close(o->fd);
 	o->f = NULL;
+	o->fd = -1;
 	remove_on_signal(NULL);
 	if (o->tmp) {
 		unlink(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
 	}
+}
+
+int outfile__not_input(const char *out, const char *in)
+{
+	struct stat a, b;
+	if (!out || !strcmp(out, "-") || !in || !strcmp(in, "-") || stat(out, &a) ||
+	    stat(in, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+	    !S_ISREG(a.st_mode))
+		return 0;
+	cli_error("'%s' is the input too: refused (it would be overwritten)", out);
+	return EXIT_USAGE;
 }
 
 static uint64_t now_ns(void)

@@ -101,7 +101,7 @@ int procfs_tasks(const char *root,
 	return err;
 }
 
-void procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size)
+bool procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size)
 {
 	char rel[64];
 	size_t n = 0;
@@ -109,7 +109,7 @@ void procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size)
 	char *c = procfs_read(root, rel, &n);
 	buf[0] = '\0';
 	if (!c)
-		return;
+		return false;
 	while (n && c[n - 1] == '\0')
 		n--;
 	for (size_t i = 0; i < n; i++)
@@ -117,4 +117,5 @@ void procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size)
 			c[i] = ' ';
 	snprintf(buf, size, "%.*s", (int)n, c);
 	free(c);
+	return n >= size;
 }

@@ -5,6 +5,7 @@
 #ifndef CPULEDGER_COLLECT_PROCFS_H
 #define CPULEDGER_COLLECT_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,7 +22,7 @@ int procfs_tasks(const char *root,
 		 void *ctx);
 
 /* root/proc/PID/cmdline with NULs as spaces, in buf; "" when the process
- * is gone or a kernel thread. */
-void procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size);
+ * is gone or a kernel thread. Returns whether it was cut to fit. */
+bool procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size);
 
 #endif

@@ -150,9 +150,12 @@ struct eng_figures {
 	uint64_t inclusive_ns;	/* with stacks: time with it on the stack */
 };
 
-/* Time and steal of one call stack of a thread. */
+/* Time and steal of one call stack of a thread. stack is ENGINE_NONE for
+ * a function's time and steal that no sample placed (a thread that ran
+ * unsampled, steal no gap placed): a stack of that one function. */
 struct eng_stack_figures {
 	uint32_t stack, account;
+	uint32_t function, dso;	/* with stack ENGINE_NONE */
 	uint64_t samples, cpu_ns, steal_ns;
 };
 

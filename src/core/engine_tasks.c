@@ -429,9 +429,33 @@ static int hand_out_progs(struct engine *e, const struct engine_sink *sink,
 	return 0;
 }
 
+/* Time and steal no sample placed (a program without samples), as a
+ * stack of its own function: in a profile, every nanosecond is somewhere. */
+static int unsampled_stacks(struct engine *e, const struct engine_sink *sink,
+			    const struct eng_thread *t)
+{
+	for (uint32_t p = t->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
+		const struct eng_prog *pr = &e->progs.v[p];
+		uint64_t run = !t->samples && p == t->unknown_prog ? t->cpu_ns : 0;
+		if (pr->samples || (!run && !pr->steal_ns))
+			continue;
+		struct eng_stack_figures f = {
+			.stack = ENGINE_NONE, .account = pr->account, .function = pr->function,
+			.dso = pr->dso, .cpu_ns = run, .steal_ns = pr->steal_ns,
+		};
+		int err = sink->stack(sink->ctx, e, t, &f);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int hand_out_stacks(struct engine *e, const struct engine_sink *sink,
 			   const struct eng_thread *t)
 {
+	int u = unsampled_stacks(e, sink, t);
+	if (u)
+		return u;
 	for (uint32_t s = t->stacks; s != ENGINE_NONE; s = e->stacks.v[s].next) {
 		const struct eng_stack *st = &e->stacks.v[s];
 		const struct eng_prog *leaf = &e->progs.v[st->leaf];

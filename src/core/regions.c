@@ -70,6 +70,22 @@ static struct proc_regions *proc(struct regions *t, uint32_t pid)
 	return p;
 }
 
+void regions__forget(struct regions *t, uint32_t pid)
+{
+	struct pid_key k = { t, pid };
+	uint32_t id = hindex__find(&t->index, pid_hash(pid), pid_eq, &k);
+	if (id == HINDEX_NONE)
+		return;
+	hindex__remove(&t->index, pid_hash(pid), id);
+	free(t->procs[id].r);
+	uint32_t last = --t->nprocs;
+	if (id != last) {	/* the last moves into the hole */
+		hindex__remove(&t->index, pid_hash(t->procs[last].pid), last);
+		t->procs[id] = t->procs[last];
+		hindex__insert(&t->index, pid_hash(t->procs[id].pid), id);	/* no growth */
+	}
+}
+
 static int insert_at(struct proc_regions *p, uint32_t at, struct region r)
 {
 	if (grow_array((void **)&p->r, &p->cap, p->n, sizeof(*p->r), 16))

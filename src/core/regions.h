@@ -72,6 +72,9 @@ int regions__fork(struct regions *t, uint32_t child, uint32_t parent,
  * follow as MMAP2). 0 or -ENOMEM. */
 int regions__exec(struct regions *t, uint32_t pid, uint64_t time);
 
+/* pid has gone: its regions are freed. */
+void regions__forget(struct regions *t, uint32_t pid);
+
 /*
  * Where ip of pid is: the region's dso, and the offset in its file (for
  * the kernel: the address itself). False when no region holds it. kernel

@@ -80,9 +80,9 @@ const char *sim_config__check(const struct sim_config *c)
 	if (!(c->steal_pct >= 0 && c->steal_pct <= 90))
 		return "--steal-pct must be from 0 to 90";
 	if (c->interval_ns < 1000)
-		return "--interval-ns must be at least 1000";
+		return "--period-ns must be at least 1000";
 	if (c->jitter_ns * 2 >= c->interval_ns)
-		return "--jitter-ns must be less than half the interval";
+		return "--jitter-ns must be less than half the period";
 	if (c->duration_ms > UINT64_MAX / MS / 2)
 		return "--duration-ms is too large";
 	return NULL;

@@ -1,61 +1,43 @@
-/* table: group programs into rows, apply the method, sort. See table.h. */
+/* table: rows after the method's arithmetic, sorted. See table.h. */
 #include "table.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const by_names[] = {
-	[BY_PROCESS] = "process",
-	[BY_THREAD] = "thread",
-	[BY_FUNCTION] = "function",
-	[BY_DSO] = "dso",
-	[BY_ACCOUNT] = "account",
+static const char *const sort_names[SORT_COUNT] = {
+	[SORT_CPU] = "cpu", [SORT_STEAL] = "steal", [SORT_STEAL_SHARE] = "steal-share",
+	[SORT_APPARENT] = "apparent", [SORT_SAMPLES] = "samples",
 };
 
-const char *group_by__name(enum group_by by)
+const char *sort_column__name(enum sort_column c)
 {
-	return by_names[by];
+	return c < SORT_COUNT ? sort_names[c] : "?";
 }
 
-int group_by__parse(const char *s, enum group_by *out)
+int sort_spec__parse(struct sort_spec *s, const char *list, size_t *bad)
 {
-	for (size_t i = 0; i < sizeof(by_names) / sizeof(*by_names); i++)
-		if (strcmp(s, by_names[i]) == 0) {
-			*out = (enum group_by)i;
+	memset(s, 0, sizeof(*s));
+	const char *p = list;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int found = -1;
+		for (int i = 0; i < SORT_COUNT; i++)
+			if (strlen(sort_names[i]) == len && !memcmp(sort_names[i], p, len))
+				found = i;
+		*bad = (size_t)(p - list);
+		if (found < 0 || s->n == SORT_COUNT)
+			return -EINVAL;
+		s->v[s->n++] = (uint8_t)found;
+		if (!p[len])
 			return 0;
-		}
-	return -EINVAL;
+		p += len + 1;
+	}
 }
 
-static int cmp_u32(uint32_t a, uint32_t b)
+double table_row__steal_share(const struct table_row *r)
 {
-	return (a > b) - (a < b);
-}
-
-static int cmp_key(const void *pa, const void *pb)
-{
-	const struct table_row *a = pa, *b = pb;
-	int c = strcmp(a->vm, b->vm);
-	if (!c)
-		c = cmp_u32(a->pid, b->pid);
-	if (!c)
-		c = cmp_u32(a->tid, b->tid);
-	if (!c && a->function && b->function)
-		c = strcmp(a->function, b->function);
-	if (!c && a->dso && b->dso)
-		c = strcmp(a->dso, b->dso);
-	if (!c && a->account && b->account)
-		c = strcmp(a->account, b->account);
-	return c;
-}
-
-static int cmp_apparent(const void *pa, const void *pb)
-{
-	const struct table_row *a = pa, *b = pb;
-	if (a->apparent_ns != b->apparent_ns)
-		return a->apparent_ns < b->apparent_ns ? 1 : -1;
-	return cmp_key(pa, pb);
+	return r->apparent_ns ? (double)r->steal_ns / (double)r->apparent_ns : 0;
 }
 
 /* Row figures from the sums of its programs: run_ns is in cpu_ns and the
@@ -75,113 +57,197 @@ static void apply_method(struct table_row *r, enum steal_method method)
 	r->corrected_ns = r->apparent_ns - r->steal_ns;
 }
 
-/* Whether program p's account is one of the control program's. */
-static bool is_control(const struct table_input *in, const struct program *p)
+static int cmp_str(const char *a, const char *b)
 {
-	if (p->account == NO_DSO)
-		return false;
-	const char *name = strtab__str(in->strings, p->account);
-	for (size_t i = 0; i < in->ncontrol; i++)
-		if (!strcmp(name, in->control[i]))
-			return true;
-	return false;
+	if (!a || !b)
+		return !a - !b;
+	return strcmp(a, b);
 }
 
-struct table *table__new(const struct attributor *a, enum group_by by)
+static int cmp_num(int64_t a, int64_t b)
 {
-	struct table_input in = {
-		.progs = a->progs, .nprogs = a->nprogs, .strings = &a->strings,
-		.totals = a->totals, .streams = a->nstreams, .method = a->method,
-		.timestamps = a->timestamps, .interval_ns = a->interval_ns,
+	return (a > b) - (a < b);
+}
+
+static const struct table *sorting;	/* qsort has no context argument */
+static const struct sort_spec *sorting_by;
+
+/* Rows in the order of their key's fields. */
+static int cmp_key(const struct table_row *a, const struct table_row *b)
+{
+	const struct row_keys *k = &sorting->keys;
+	int c = 0;
+	for (uint8_t i = 0; i < k->n && !c; i++) {
+		switch (k->v[i]) {
+		case RF_VM: c = cmp_str(a->vm, b->vm); break;
+		case RF_PROCESS: c = cmp_num(a->pid, b->pid); break;
+		case RF_THREAD:
+			c = cmp_num(a->pid, b->pid);
+			c = c ? c : cmp_num(a->tid, b->tid);
+			break;
+		case RF_COMM: c = cmp_str(a->comm, b->comm); break;
+		case RF_COMMAND: c = cmp_str(a->command, b->command); break;
+		case RF_EXECUTABLE: c = cmp_str(a->executable, b->executable); break;
+		case RF_USER: c = cmp_num(a->uid, b->uid); break;
+		case RF_DSO: c = cmp_str(a->dso, b->dso); break;
+		case RF_FUNCTION:
+			c = cmp_str(a->function, b->function);
+			c = c ? c : cmp_str(a->dso, b->dso);
+			break;
+		case RF_ACCOUNT: c = cmp_str(a->account, b->account); break;
+		case RF_CPU: c = cmp_num(a->cpu, b->cpu); break;
+		case RF_CGROUP: c = cmp_str(a->cgroup, b->cgroup); break;
+		default: break;
+		}
+	}
+	return c;
+}
+
+/* A column's value, larger first. */
+static int cmp_column(const struct table_row *a, const struct table_row *b,
+		      enum sort_column c)
+{
+	switch (c) {
+	case SORT_CPU: return cmp_num((int64_t)b->cpu_ns, (int64_t)a->cpu_ns);
+	case SORT_STEAL: return cmp_num((int64_t)b->steal_ns, (int64_t)a->steal_ns);
+	case SORT_SAMPLES: return cmp_num((int64_t)b->samples, (int64_t)a->samples);
+	case SORT_APPARENT: return cmp_num((int64_t)b->apparent_ns, (int64_t)a->apparent_ns);
+	case SORT_STEAL_SHARE: {
+		double x = table_row__steal_share(a), y = table_row__steal_share(b);
+		return (x < y) - (x > y);
+	}
+	default: return 0;
+	}
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	const struct table_row *a = pa, *b = pb;
+	for (uint8_t i = 0; i < sorting_by->n; i++) {
+		int c = cmp_column(a, b, (enum sort_column)sorting_by->v[i]);
+		if (c)
+			return c;
+	}
+	return cmp_key(a, b);
+}
+
+void table__sort(struct table *t, const struct sort_spec *s)
+{
+	static const struct sort_spec apparent = { { SORT_APPARENT }, 1 };
+	sorting = t;
+	sorting_by = s && s->n ? s : &apparent;
+	if (t->nrows)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
+}
+
+/* A kept row as a table row: ids to strings, attributes where shown. */
+static struct table_row table_row(const struct table *t, const struct row *w)
+{
+	const struct rows *r = &t->src;
+	struct table_row o = {
+		.vm = rows__str(r, w->vm), .comm = rows__str(r, w->comm),
+		.command = rows__str(r, w->command),
+		.executable = rows__str(r, w->executable), .dso = rows__str(r, w->dso),
+		.function = rows__str(r, w->function), .account = rows__str(r, w->account),
+		.cgroup = rows__str(r, w->cgroup), .pid = w->pid, .tid = w->tid,
+		.uid = w->uid, .cpu = w->cpu, .samples = w->f.samples,
+		.steal_samples = w->f.steal_samples, .cpu_ns = w->f.cpu_ns,
+		.steal_ns = w->f.steal_ns, .control_ns = w->f.control_ns,
+		.inclusive_ns = w->f.inclusive_ns,
 	};
-	return table__build(&in, by);
+	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
+		o.command = rows__str(r, w->attr_command);
+	if (t->attrs && !row_keys__has(&t->keys, RF_COMM))
+		o.comm = rows__str(r, w->attr_comm);
+	return o;
 }
 
-struct table *table__build(const struct table_input *a, enum group_by by)
+struct table *table__from_rows(struct rows *r, const struct table_params *p)
 {
 	struct table *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->method = a->method;
-	t->by = by;
-	t->timestamps = a->timestamps;
-	t->inclusive = a->inclusive && by == BY_FUNCTION;
-	t->interval_ns = a->interval_ns;
-	t->rows = calloc(a->nprogs ? a->nprogs : 1, sizeof(*t->rows));
-	if (!t->rows) {
+	if (t)
+		t->rows = calloc(r->n ? r->n : 1, sizeof(*t->rows));
+	if (!t || !t->rows) {
 		free(t);
+		rows__release(r);
 		errno = ENOMEM;
 		return NULL;
 	}
-
-	for (uint32_t i = 0; i < a->nprogs; i++) {
-		const struct program *p = &a->progs[i];
-		t->rows[i] = (struct table_row){
-			.vm = strtab__str(a->strings, p->vm),
-			.function = by == BY_FUNCTION ?
-				strtab__str(a->strings, p->function) : NULL,
-			.dso = (by == BY_FUNCTION || by == BY_DSO) && p->dso != NO_DSO ?
-				strtab__str(a->strings, p->dso) : NULL,
-			.account = by == BY_ACCOUNT && p->account != NO_DSO ?
-				strtab__str(a->strings, p->account) : NULL,
-			.control_ns = is_control(a, p) ? p->run_ns : 0,
-			.inclusive_ns = p->inclusive_ns,
-			.pid = p->pid,
-			.tid = by == BY_PROCESS || by == BY_DSO || by == BY_ACCOUNT ?
-				0 : p->tid,
-			.samples = p->samples,
-			.steal_samples = p->steal_samples,
-			.cpu_ns = p->run_ns,
-			.steal_ns = p->steal_ns,
-		};
-	}
-	qsort(t->rows, a->nprogs, sizeof(*t->rows), cmp_key);
-
-	size_t n = 0;
-	for (uint32_t i = 0; i < a->nprogs; i++) {
-		struct table_row *r = &t->rows[i];
-		if (n && cmp_key(&t->rows[n - 1], r) == 0) {
-			struct table_row *m = &t->rows[n - 1];
-			m->samples += r->samples;
-			m->steal_samples += r->steal_samples;
-			m->cpu_ns += r->cpu_ns;
-			m->steal_ns += r->steal_ns;
-			m->control_ns += r->control_ns;
-			m->inclusive_ns += r->inclusive_ns;
-		} else {
-			t->rows[n++] = *r;
-		}
-	}
-	t->nrows = n;
-
+	t->method = p->method;
+	t->keys = r->keys;
+	row_keys__format(&t->keys, t->by, sizeof(t->by));
+	t->timestamps = p->timestamps;
+	t->inclusive = p->inclusive && row_keys__has(&t->keys, RF_FUNCTION);
+	t->steal_known = p->steal_known;
+	t->attrs = p->attrs;
+	t->interval_ns = p->interval_ns;
+	t->src = *r;
+	memset(r, 0, sizeof(*r));
 	uint64_t attributed = 0;
-	enum steal_method arith = a->measured_steal ? METHOD_PRECEDING : t->method;
-	for (size_t i = 0; i < n; i++) {
+	enum steal_method arith = p->measured_steal ? METHOD_PRECEDING : p->method;
+	for (uint32_t i = 0; i < t->src.n; i++) {
+		t->rows[i] = table_row(t, &t->src.v[i]);
 		apply_method(&t->rows[i], arith);
 		attributed += t->rows[i].steal_ns;
 	}
-	qsort(t->rows, n, sizeof(*t->rows), cmp_apparent);
-
-	const struct attrib_totals *at = &a->totals;
+	t->nrows = t->src.n;
+	table__sort(t, NULL);
+	const struct attrib_totals *at = &p->totals;
 	t->totals = (struct table_totals){
-		.samples = at->samples,
-		.steal_samples = at->steal_samples,
-		.idle_samples = at->idle_samples,
-		.run_ns = at->run_ns,
-		.steal_ns = at->steal_ns,
-		.idle_ns = at->idle_ns,
+		.samples = at->samples, .steal_samples = at->steal_samples,
+		.idle_samples = at->idle_samples, .run_ns = at->run_ns,
+		.steal_ns = at->steal_ns, .idle_ns = at->idle_ns,
 		.attributed_steal_ns = attributed,
 		.unattributed_steal_ns = (int64_t)at->steal_ns - (int64_t)attributed,
-		.streams = a->streams,
-		.programs = a->nprogs,
+		.streams = p->streams, .programs = p->programs,
 	};
 	return t;
+}
+
+struct table *table__new(const struct attributor *a, const struct row_keys *keys)
+{
+	struct rows r;
+	rows__init(&r, keys);
+	for (uint32_t i = 0; i < a->nprogs; i++) {
+		const struct program *p = &a->progs[i];
+		struct row_key k = {
+			.vm = strtab__str(&a->strings, p->vm),
+			.function = strtab__str(&a->strings, p->function),
+			.pid = p->pid, .tid = p->tid, .uid = ROW_NO_UID, .cpu = ROW_NO_CPU,
+		};
+		struct row_figures f = { .samples = p->samples,
+					 .steal_samples = p->steal_samples,
+					 .cpu_ns = p->run_ns, .steal_ns = p->steal_ns };
+		if (rows__add(&r, &k, NULL, &f)) {
+			rows__release(&r);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	struct table_params tp = {
+		.method = a->method, .timestamps = a->timestamps,
+		.interval_ns = a->interval_ns, .steal_known = true, .totals = a->totals,
+		.streams = a->nstreams, .programs = a->nprogs,
+	};
+	return table__from_rows(&r, &tp);
+}
+
+struct table *table__new_keys(const struct attributor *a, const char *keys)
+{
+	struct row_keys k;
+	size_t bad;
+	if (row_keys__parse(&k, keys, &bad)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return table__new(a, &k);
 }
 
 void table__free(struct table *t)
 {
 	if (!t)
 		return;
+	rows__release(&t->src);
 	free(t->rows);
 	free(t);
 }

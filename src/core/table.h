@@ -1,6 +1,6 @@
 /*
- * table: the result of an analysis, rows per process, thread or function,
- * with the totals. Built from an attributor after attributor__finish().
+ * table: the result of an analysis, rows by a composite key (rows.h) with
+ * their figures after the method's arithmetic, sorted, and the totals.
  *
  * Rows at a coarser level sum the programs under them before the method's
  * arithmetic, so the ratio method's share is that of the row's own profile
@@ -9,28 +9,22 @@
 #ifndef CPULEDGER_CORE_TABLE_H
 #define CPULEDGER_CORE_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "attribute.h"
-
-enum group_by { BY_PROCESS, BY_THREAD, BY_FUNCTION, BY_DSO, BY_ACCOUNT };
-
-/* "process", "thread", "function", "dso", "account"; parse returns 0 or
- * -EINVAL. */
-const char *group_by__name(enum group_by by);
-int group_by__parse(const char *s, enum group_by *out);
+#include "rows.h"
 
 struct table_row {
-	const char *vm;		/* owned by the attributor's strings */
-	const char *function;	/* NULL unless grouped by function */
-	uint32_t pid, tid;	/* tid is 0 when grouped by process */
+	/* key fields and attributes: NULL where unknown or not shown */
+	const char *vm, *comm, *command, *executable, *dso, *function, *account,
+		*cgroup;
+	uint32_t pid, tid;
+	int64_t uid;		/* ROW_NO_UID */
+	int32_t cpu;		/* ROW_NO_CPU */
 	uint64_t samples, steal_samples;
 	uint64_t cpu_ns, steal_ns, apparent_ns, corrected_ns;
-	const char *command;	/* the process's command line, or NULL;
-				 * set by whoever knows it (live reports) */
-	const char *dso;	/* by function or dso, where programs have one */
-	const char *account;	/* by account */
 	uint64_t control_ns;	/* cpu_ns in control-program accounts (seed
 				 * 000's FIG. 3); the rest is the target's */
 	uint64_t inclusive_ns;	/* with call chains: time with it on the stack */
@@ -48,44 +42,68 @@ struct table_totals {
 	uint32_t streams, programs;
 };
 
-struct table {
-	enum steal_method method;
-	enum group_by by;
-	bool timestamps;
-	bool inclusive;		/* rows carry inclusive_ns */
-	uint64_t interval_ns;
-	struct table_totals totals;
-	struct table_row *rows;	/* by apparent_ns, largest first */
-	size_t nrows;
+/* The columns rows can be sorted by (--sort). */
+enum sort_column { SORT_CPU, SORT_STEAL, SORT_STEAL_SHARE, SORT_APPARENT,
+		   SORT_SAMPLES, SORT_COUNT };
+
+struct sort_spec {
+	uint8_t v[SORT_COUNT];
+	uint8_t n;
 };
 
-/* What a table is built from: programs with their sums, and totals. */
-struct table_input {
-	const struct program *progs;
-	uint32_t nprogs;
-	const struct strtab *strings;
-	struct attrib_totals totals;
-	uint32_t streams;
+/* "cpu,steal" ... ; 0 or -EINVAL (*bad: the offset of the column at fault). */
+int sort_spec__parse(struct sort_spec *s, const char *list, size_t *bad);
+const char *sort_column__name(enum sort_column c);
+
+struct table {
+	enum steal_method method;
+	struct row_keys keys;
+	char by[160];		/* the keys as given ("comm,function") */
+	bool timestamps;
+	bool inclusive;		/* rows carry inclusive_ns */
+	bool steal_known;	/* false: steal and apparent time are unknown */
+	bool attrs;		/* rows carry their process's command and
+				 * their thread's comm (keyed by process or
+				 * thread, from a recording) */
+	uint64_t interval_ns;
+	struct table_totals totals;
+	struct table_row *rows;	/* largest apparent time first, or --sort */
+	size_t nrows;
+	struct rows src;	/* owns the rows' strings */
+};
+
+/* How a table is made from rows. */
+struct table_params {
 	enum steal_method method;
 	bool timestamps;
 	uint64_t interval_ns;
 	/* Steal was measured (live recording), not estimated from samples:
 	 * the method only placed it, so ratio must not re-estimate it. */
 	bool measured_steal;
-	/* Accounts that count as control program (names; may be none). */
-	const char *const *control;
-	size_t ncontrol;
-	bool inclusive;		/* programs carry inclusive time */
+	bool steal_known;
+	bool inclusive;
+	bool attrs;
+	struct attrib_totals totals;
+	uint32_t streams, programs;
 };
 
-/*
- * Builds the table. Returns NULL with errno ENOMEM. The rows borrow strings
- * from in->strings: free the table (table__free) before them.
- */
-struct table *table__build(const struct table_input *in, enum group_by by);
+/* A table of rows r (moved into it: r is left empty). NULL with errno
+ * ENOMEM; r is then released. */
+struct table *table__from_rows(struct rows *r, const struct table_params *p);
 
-/* table__build() of a finished attributor. */
-struct table *table__new(const struct attributor *a, enum group_by by);
+/* The table of a finished attributor (sampling data), by keys. */
+struct table *table__new(const struct attributor *a, const struct row_keys *keys);
+
+/* table__new by keys given as text ("vm,thread"); NULL with errno EINVAL
+ * (not keys) or ENOMEM. */
+struct table *table__new_keys(const struct attributor *a, const char *keys);
+
+/* Sorts the rows by the columns given (largest first), then by key. */
+void table__sort(struct table *t, const struct sort_spec *s);
+
 void table__free(struct table *t);
+
+/* A row's share of the samples; its steal's share of its apparent time. */
+double table_row__steal_share(const struct table_row *r);
 
 #endif

@@ -162,12 +162,23 @@ struct rec_reader {
 	uint64_t offset;	/* of the next block in the file */
 	uint64_t block_offset;	/* of the block being read */
 	uint64_t items;
+	uint32_t version;
 	bool ended;
 	bool partial;
 	bool salvage;		/* damage ends the file, kept in damage */
 	bool damaged;
 	struct rec_error damage;
 };
+
+uint32_t rec_reader__version(const struct rec_reader *r)
+{
+	return r->version;
+}
+
+uint64_t rec_reader__offset(const struct rec_reader *r)
+{
+	return r->block_offset;
+}
 
 void rec_reader__set_partial(struct rec_reader *r)
 {
@@ -229,8 +240,8 @@ struct rec_reader *rec_reader__new(int fd, struct rec_error *err)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (h.version != REC_VERSION) {
-		damaged(err, 8, "recording format version %u; this cpuledger reads version %d",
+	if (h.version < 1 || h.version > REC_VERSION) {
+		damaged(err, 8, "recording format version %u; this cpuledger reads versions 1 to %d",
 			h.version, REC_VERSION);
 		errno = EINVAL;
 		return NULL;
@@ -239,6 +250,7 @@ struct rec_reader *rec_reader__new(int fd, struct rec_error *err)
 	if (!r)
 		return NULL;
 	r->fd = fd;
+	r->version = h.version;
 	r->offset = sizeof(h);
 	r->dctx = ZSTD_createDCtx();
 	if (!r->dctx) {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define REC_MAGIC "CPULREC"	/* 8 bytes with its NUL */
-#define REC_VERSION 1
+#define REC_VERSION 2	/* what the recorder writes; readers take 1 and 2 */
 
 enum rec_item {
 	REC_META = 1,		/* text: key=value lines */
@@ -35,6 +35,13 @@ enum rec_item {
 	REC_SAMPLE = 14,	/* u32 pid, tid, cpu, nframes, u64 time, period,
 				 * nframes x struct rec_frame, the sample's own first */
 	REC_SCHED = 15,		/* struct rec_sched */
+	/* Version 2: the recorder writes what it decoded as it drained: */
+	REC_TASKEV = 16,	/* struct rec_taskev: a fork, comm or exit */
+	REC_LOSTWIN = 17,	/* struct rec_lostwin: records the kernel dropped */
+	REC_ROUND = 18,		/* u64 time: every item of an event up to then
+				 * has been written (the readers' watermark) */
+	REC_PROC = 19,		/* struct rec_proc, the command line, then the
+				 * executable's path */
 };
 
 /* A frame of a REC_SAMPLE: names are REC_NAME ids (REC_NO_NAME: none). */
@@ -55,6 +62,35 @@ struct rec_frame {
 struct rec_sample_head {
 	uint32_t pid, tid, cpu, nframes;
 	uint64_t time_ns, period;
+};
+
+/* REC_TASKEV: what perf's COMM, FORK and EXIT records say. */
+enum { REC_TASK_FORK = 1, REC_TASK_COMM = 2, REC_TASK_EXIT = 3 };
+#define REC_TASK_EXEC 1		/* flags: a COMM from an exec */
+struct rec_taskev {
+	uint32_t kind, cpu;
+	uint64_t time_ns;
+	uint32_t pid, tid, ppid, ptid;
+	uint32_t comm;		/* a NAME id (COMM), else REC_NO_NAME */
+	uint32_t flags;
+};
+
+/* REC_LOSTWIN: the kernel dropped count records of a CPU between its last
+ * record before (from) and saying so (to). */
+struct rec_lostwin {
+	uint32_t cpu, zero;
+	uint64_t from_ns, to_ns, count;
+};
+
+/* REC_PROC: a process's command line and executable, at the start and at
+ * each exec. */
+#define REC_PROC_NO_UID UINT32_MAX
+#define REC_PROC_CUT 1		/* flags: the command line was cut short */
+struct rec_proc {
+	uint64_t time_ns;
+	uint32_t pid, uid;
+	uint32_t command_len, exe_len;
+	uint32_t flags, zero;
 };
 
 /* A scheduler tracepoint of a REC_SCHED item. */
@@ -100,6 +136,11 @@ struct rec_reader *rec_reader__new(int fd, struct rec_error *err);
 int rec_reader__next(struct rec_reader *r, uint32_t *type,
 		     const uint8_t **data, uint32_t *len, struct rec_error *err);
 void rec_reader__free(struct rec_reader *r);
+
+/* The file's format version (1 or 2). */
+uint32_t rec_reader__version(const struct rec_reader *r);
+/* The offset of the block the last item came from, for messages. */
+uint64_t rec_reader__offset(const struct rec_reader *r);
 
 /* Accept a file that ends at a block boundary without its END item: the
  * recorder reading back what it has written so far. */

@@ -1,5 +1,5 @@
 /* ledger: see ledger.h and docs/ledger.md. */
-#include "ledger.h"
+#include "ledger_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,56 +17,61 @@
  * files before anything is written to them. */
 #define LEDGER_APP_ID 0x43504c47
 
-struct ledger {
-	sqlite3 *db;
-	sqlite3_stmt *task, *usage;	/* prepared once, reused per row */
-	int64_t collection;	/* the open collection's id, or 0 */
-	const char *host, *boot_id;
-};
-
-static const char schema_v1[] =
-	"CREATE TABLE collections ("
-	" id INTEGER PRIMARY KEY,"
-	" collected_ns INTEGER NOT NULL,"
-	" reason TEXT NOT NULL,"
-	" start_ns INTEGER NOT NULL,"
-	" end_ns INTEGER NOT NULL,"
-	" host TEXT NOT NULL,"
-	" boot_id TEXT NOT NULL,"
-	" recording TEXT,"
-	" seq INTEGER NOT NULL DEFAULT 0,"
-	" UNIQUE (recording, seq));"
+#define COLLECTIONS_V1 \
+	"CREATE TABLE collections (" \
+	" id INTEGER PRIMARY KEY," \
+	" collected_ns INTEGER NOT NULL," \
+	" reason TEXT NOT NULL," \
+	" start_ns INTEGER NOT NULL," \
+	" end_ns INTEGER NOT NULL," \
+	" host TEXT NOT NULL," \
+	" boot_id TEXT NOT NULL," \
+	" recording TEXT," \
+	" seq INTEGER NOT NULL DEFAULT 0," \
+	" UNIQUE (recording, seq));" \
 	"CREATE INDEX collections_end ON collections(end_ns);"
-	"CREATE TABLE tasks ("
-	" id INTEGER PRIMARY KEY,"
-	" host TEXT NOT NULL,"
-	" boot_id TEXT NOT NULL,"
-	" pid INTEGER NOT NULL,"
-	" tid INTEGER NOT NULL,"
-	" uid INTEGER,"
-	" command TEXT NOT NULL,"
-	" executable TEXT,"
-	" start_ns INTEGER,"
-	" end_ns INTEGER,"
-	" UNIQUE (host, boot_id, pid, tid, command));"
-	"CREATE TABLE usage ("
-	" collection_id INTEGER NOT NULL REFERENCES collections(id),"
-	" task_id INTEGER NOT NULL REFERENCES tasks(id),"
-	" account TEXT NOT NULL,"
-	" cpu_ns INTEGER NOT NULL,"
-	" steal_ns INTEGER NOT NULL,"
-	" samples INTEGER NOT NULL,"
-	" PRIMARY KEY (collection_id, task_id, account));";
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *msg, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, size, fmt, ap);
-	va_end(ap);
-	return -EIO;
-}
+#define TASKS_V2(name) \
+	"CREATE TABLE " name " (" \
+	" id INTEGER PRIMARY KEY," \
+	" host TEXT NOT NULL," \
+	" boot_id TEXT NOT NULL," \
+	" pid INTEGER NOT NULL," \
+	" tid INTEGER NOT NULL," \
+	" proc_start_ns INTEGER NOT NULL DEFAULT 0," \
+	" uid INTEGER," \
+	" command TEXT NOT NULL," \
+	" executable TEXT," \
+	" comm TEXT," \
+	" start_ns INTEGER," \
+	" end_ns INTEGER," \
+	" UNIQUE (host, boot_id, pid, tid, proc_start_ns, command));"
+
+#define USAGE_V2(name) \
+	"CREATE TABLE " name " (" \
+	" collection_id INTEGER NOT NULL REFERENCES collections(id)," \
+	" task_id INTEGER NOT NULL REFERENCES tasks(id)," \
+	" account TEXT NOT NULL," \
+	" cpu_ns INTEGER NOT NULL," \
+	" steal_ns INTEGER," \
+	" samples INTEGER NOT NULL," \
+	" PRIMARY KEY (collection_id, task_id, account));"
+
+static const char schema_v2[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage");
+
+/* Version 1 to 2: steal may be NULL (unknown, never 0); tasks say their
+ * process's start (pids are given again) and their comm. */
+static const char migrate_v1[] =
+	TASKS_V2("tasks_v2")
+	"INSERT INTO tasks_v2 (id, host, boot_id, pid, tid, proc_start_ns, uid, command,"
+	" executable, comm, start_ns, end_ns) SELECT id, host, boot_id, pid, tid, 0, uid,"
+	" command, executable, NULL, start_ns, end_ns FROM tasks;"
+	"DROP TABLE tasks;"
+	"ALTER TABLE tasks_v2 RENAME TO tasks;"
+	USAGE_V2("usage_v2")
+	"INSERT INTO usage_v2 SELECT * FROM usage;"
+	"DROP TABLE usage;"
+	"ALTER TABLE usage_v2 RENAME TO usage;";
 
 static int64_t pragma_int(sqlite3 *db, const char *sql, int *rc)
 {
@@ -84,25 +89,6 @@ static int64_t pragma_int(sqlite3 *db, const char *sql, int *rc)
 	return v;
 }
 
-/* Migrations from each older version to the next; version 1 is the first. */
-static int migrate(sqlite3 *db, int64_t from, char *msg, size_t size)
-{
-	char *err = NULL;
-	if (from == 0) {
-		char sql[sizeof(schema_v1) + 128];
-		snprintf(sql, sizeof(sql), "BEGIN IMMEDIATE;%sPRAGMA application_id=%d;"
-			 "PRAGMA user_version=%d;COMMIT;", schema_v1, LEDGER_APP_ID,
-			 LEDGER_SCHEMA_VERSION);
-		if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
-			int e = fail(msg, size, "cannot create the ledger's tables: %s", err);
-			sqlite3_free(err);
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			return e;
-		}
-	}
-	return 0;
-}
-
 /* How long a writer waits for another that holds the ledger. */
 static int wait_ms = 30000;
 
@@ -111,78 +97,213 @@ void ledger__set_wait(int ms)
 	wait_ms = ms;
 }
 
-int ledger__open(const char *path, bool create, struct ledger **out,
-		 char *msg, size_t size)
+/*
+ * Inside one transaction: tell a ledger from other files, create the
+ * schema in an empty one, migrate an older one. Any number of first users
+ * may do this at once: the transaction makes them take turns, and each
+ * sees what the one before made.
+ */
+static int check_and_make(struct ledger *l, const char *path, int how, char *msg,
+			  size_t size)
 {
-	struct stat st;
-	bool exists = stat(path, &st) == 0;
-	*out = NULL;
-	if (!exists && !create) {
-		snprintf(msg, size, "no ledger '%s'", path);
-		return -ENOENT;
-	}
-	/* Every use writes (a collection, or the WAL index of a read): a
-	 * ledger that cannot be written is said to be so, not taken for
-	 * something else */
-	if (exists && access(path, W_OK) != 0) {
-		int e = -errno;
-		snprintf(msg, size, "cannot write ledger '%s': %s", path, strerror(errno));
-		return e;
-	}
-	if (!exists) {
-		/* 0600: who used how much CPU is nobody else's business */
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST) {
-			int e = -errno;
-			snprintf(msg, size, "cannot create ledger '%s': %s", path, strerror(errno));
-			return e;
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	struct ledger *l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		int e = fail(msg, size, "cannot open ledger '%s': %s", path,
-			     l->db ? sqlite3_errmsg(l->db) : "out of memory");
-		ledger__close(l);
-		return e;
-	}
-	sqlite3_busy_timeout(l->db, wait_ms);
-
-	/* Tell a ledger from other files before writing anything. */
+	bool write = how == 2;
 	int rc;
 	int64_t app = pragma_int(l->db, "PRAGMA application_id", &rc);
 	int64_t version = rc == SQLITE_OK ? pragma_int(l->db, "PRAGMA user_version", &rc) : 0;
 	int64_t tables = rc == SQLITE_OK ?
 		pragma_int(l->db, "SELECT count(*) FROM sqlite_master", &rc) : 0;
 	if (rc != SQLITE_OK) {
+		if (ledger_busy(rc)) {
+			ledger_fail(msg, size, "ledger '%s' is locked", path);
+			return -EBUSY;
+		}
+		if ((rc & 0xff) != SQLITE_NOTADB) {
+			ledger_fail(msg, size, "cannot open ledger '%s': %s", path,
+				    sqlite3_errmsg(l->db));
+			return -EIO;
+		}
 		snprintf(msg, size, "'%s' is not a cpuledger ledger (%s)", path,
 			 sqlite3_errmsg(l->db));
-		ledger__close(l);
 		return -EINVAL;
 	}
 	if (app != LEDGER_APP_ID && (app != 0 || tables != 0)) {
 		snprintf(msg, size, "'%s' is not a cpuledger ledger", path);
-		ledger__close(l);
 		return -EINVAL;
 	}
 	if (version > LEDGER_SCHEMA_VERSION) {
 		snprintf(msg, size, "ledger '%s' has schema version %lld; this cpuledger knows up to %d",
 			 path, (long long)version, LEDGER_SCHEMA_VERSION);
-		ledger__close(l);
 		return -EINVAL;
 	}
-	char *err = NULL;
-	if (sqlite3_exec(l->db, "PRAGMA journal_mode=WAL;PRAGMA foreign_keys=ON;",
-			 NULL, NULL, &err) != SQLITE_OK) {
-		int e = fail(msg, size, "cannot set up ledger '%s': %s", path, err);
-		sqlite3_free(err);
-		ledger__close(l);
+	l->version = app == LEDGER_APP_ID ? version : 0;
+	if (how == 1)	/* a probe, before anything is written */
+		return 0;
+	if (!write) {
+		if (!l->version) {
+			snprintf(msg, size, "'%s' is an empty ledger", path);
+			return -ENOENT;
+		}
+		return 0;
+	}
+	const char *sql = !l->version ? schema_v2 : l->version == 1 ? migrate_v1 : NULL;
+	int e = sql ? ledger_exec(l, sql, msg, size) : 0;
+	if (!e && sql) {
+		char v[96];
+		snprintf(v, sizeof(v), "PRAGMA application_id=%d;PRAGMA user_version=%d;",
+			 LEDGER_APP_ID, LEDGER_SCHEMA_VERSION);
+		e = ledger_exec(l, v, msg, size);
+		l->version = LEDGER_SCHEMA_VERSION;
+	}
+	return e;
+}
+
+/* The file itself: refused when a symbolic link; created 0600 for a
+ * writer when missing. */
+static int check_file(const char *path, enum ledger_mode mode, char *msg, size_t size)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			snprintf(msg, size, "ledger '%s' is a symbolic link: refused", path);
+			return -ELOOP;
+		}
+		return 0;
+	}
+	if (errno != ENOENT || mode == LEDGER_READ) {
+		int e = -errno;
+		snprintf(msg, size, e == -ENOENT ? "no ledger '%s'" : "cannot open ledger '%s': %s",
+			 path, strerror(-e));
 		return e;
 	}
-	int e = migrate(l->db, app == LEDGER_APP_ID ? version : 0, msg, size);
+	/* 0600: who used how much CPU is nobody else's business */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno != EEXIST) {
+		int e = -errno;
+		snprintf(msg, size, "cannot create ledger '%s': %s", path, strerror(errno));
+		return e;
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* A writer needs the file and its directory (SQLite's -wal and -shm go
+ * beside it) writable: said plainly, before SQLite says less. */
+static int writable(const char *path, char *msg, size_t size)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';	/* "/x": the root */
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (access(path, W_OK) && errno != ENOENT) {
+		int e = -errno;
+		snprintf(msg, size, "cannot write ledger '%s': %s", path, strerror(errno));
+		return e;
+	}
+	if (access(dir, W_OK)) {
+		int e = -errno;
+		snprintf(msg, size, "cannot write ledger '%s': its directory: %s", path,
+			 strerror(errno));
+		return e;
+	}
+	return 0;
+}
+
+static int open_db(struct ledger *l, const char *path, enum ledger_mode mode, char *msg,
+		   size_t size)
+{
+	int flags = (mode == LEDGER_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+		    SQLITE_OPEN_NOFOLLOW;
+	if (mode == LEDGER_WRITE) {
+		int e = writable(path, msg, size);
+		if (e)
+			return e;
+	}
+	int rc = sqlite3_open_v2(path, &l->db, flags, NULL);
+	if (rc != SQLITE_OK) {
+		int e = (rc & 0xff) == SQLITE_CANTOPEN && access(path, mode == LEDGER_READ ?
+								   R_OK : W_OK) ? -EACCES : -EIO;
+		ledger_fail(msg, size, "cannot %s ledger '%s': %s", mode == LEDGER_READ ? "read" : "write",
+		     path, l->db ? sqlite3_errmsg(l->db) : "out of memory");
+		return e;
+	}
+	sqlite3_busy_timeout(l->db, wait_ms);
+	return 0;
+}
+
+/* In one transaction: how 0 reads, 1 probes (what the file is, before
+ * anything is written to it), 2 creates or migrates. */
+static int checked(struct ledger *l, const char *path, int how, char *msg, size_t size)
+{
+	int e = ledger_exec(l, how == 2 ? "BEGIN IMMEDIATE" : "BEGIN", msg, size);
+	if (e)
+		return e;
+	e = check_and_make(l, path, how, msg, size);
+	if (e)
+		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+	else
+		e = ledger_exec(l, "COMMIT", msg, size);
+	return e;
+}
+
+/* A reader that may not make the -shm beside a WAL ledger (a read-only
+ * file system, a directory not its own) reads the file as it is. */
+static int reopen_immutable(struct ledger *l, const char *path, char *msg, size_t size)
+{
+	char uri[8400] = "file:";
+	size_t n = 5;
+	for (const char *p = path; *p && n + 4 < sizeof(uri); p++)
+		n += (size_t)(strchr("?#%", *p) ? snprintf(uri + n, sizeof(uri) - n, "%%%02X",
+							     (unsigned char)*p) :
+			      snprintf(uri + n, sizeof(uri) - n, "%c", *p));
+	snprintf(uri + n, sizeof(uri) - n, "?immutable=1");
+	sqlite3_close(l->db);
+	l->db = NULL;
+	if (sqlite3_open_v2(uri, &l->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+			    SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
+		return ledger_fail(msg, size, "cannot read ledger '%s': %s", path,
+				   l->db ? sqlite3_errmsg(l->db) : "out of memory");
+	return checked(l, path, 0, msg, size);
+}
+
+int ledger__open(const char *path, enum ledger_mode mode, struct ledger **out,
+		 char *msg, size_t size)
+{
+	*out = NULL;
+	int e = check_file(path, mode, msg, size);
+	if (e)
+		return e;
+	struct ledger *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	e = open_db(l, path, mode, msg, size);
+	bool write = mode == LEDGER_WRITE;
+	if (!e && !write && (e = checked(l, path, 0, msg, size)) == -EIO)
+		e = reopen_immutable(l, path, msg, size);
+	if (!write)
+		goto out;
+	if (!e && write)
+		e = checked(l, path, 1, msg, size);
+	/* WAL: readers never wait for a writer, and a writer only for the
+	 * writer before it */
+	if (!e && write)
+		e = ledger_exec(l, "PRAGMA journal_mode=WAL", msg, size);
+	/* a migration drops tables that others refer to: keys checked after */
+	if (!e && write)
+		e = ledger_exec(l, "PRAGMA foreign_keys=OFF", msg, size);
+	if (!e)
+		e = checked(l, path, write ? 2 : 0, msg, size);
+	if (!e && write)
+		e = ledger_exec(l, "PRAGMA foreign_keys=ON", msg, size);
+out:
+	if (e == -EBUSY)
+		snprintf(msg, size, "ledger '%s' is locked by another writer (waited %d s)",
+			 path, wait_ms / 1000);
 	if (e) {
 		ledger__close(l);
 		return e;
@@ -201,226 +322,30 @@ void ledger__close(struct ledger *l)
 	free(l);
 }
 
-static int exec(struct ledger *l, const char *sql, char *msg, size_t size)
+
+__attribute__((format(printf, 3, 4)))
+int ledger_fail(char *msg, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, size, fmt, ap);
+	va_end(ap);
+	return -EIO;
+}
+
+bool ledger_busy(int rc)
+{
+	return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
+int ledger_exec(struct ledger *l, const char *sql, char *msg, size_t size)
 {
 	char *err = NULL;
-	if (sqlite3_exec(l->db, sql, NULL, NULL, &err) == SQLITE_OK)
+	int rc = sqlite3_exec(l->db, sql, NULL, NULL, &err);
+	if (rc == SQLITE_OK)
 		return 0;
-	int e = fail(msg, size, "ledger: %s", err ? err : sqlite3_errmsg(l->db));
+	int e = ledger_fail(msg, size, "ledger: %s", err ? err : sqlite3_errmsg(l->db));
 	sqlite3_free(err);
-	return e;
+	return ledger_busy(rc) ? -EBUSY : e;
 }
 
-int ledger__begin(struct ledger *l, const struct collection *c, char *msg,
-		  size_t size)
-{
-	int e = exec(l, "BEGIN IMMEDIATE", msg, size);
-	if (e)
-		return e;
-	sqlite3_stmt *st = NULL;
-	if (c->recording) {
-		/* an import is refused if any of the recording is in; a live
-		 * collection only if its number is */
-		if (sqlite3_prepare_v2(l->db, c->seq < 0 ?
-				       "SELECT id FROM collections WHERE recording = ?" :
-				       "SELECT id FROM collections WHERE recording = ? AND seq = ?",
-				       -1, &st, NULL) != SQLITE_OK)
-			goto sql_error;
-		sqlite3_bind_text(st, 1, c->recording, -1, SQLITE_STATIC);
-		if (c->seq >= 0)
-			sqlite3_bind_int64(st, 2, c->seq);
-		int rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		st = NULL;
-		if (rc == SQLITE_ROW) {
-			ledger__abort(l);
-			snprintf(msg, size, "this recording is in the ledger already");
-			return -EEXIST;
-		}
-	}
-	if (sqlite3_prepare_v2(l->db, "INSERT INTO collections (collected_ns, reason, "
-			       "start_ns, end_ns, host, boot_id, recording, seq) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
-		goto sql_error;
-	sqlite3_bind_int64(st, 8, c->seq < 0 ? 0 : c->seq);
-	sqlite3_bind_int64(st, 1, c->collected_ns);
-	sqlite3_bind_text(st, 2, c->reason, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, c->start_ns);
-	sqlite3_bind_int64(st, 4, c->end_ns);
-	sqlite3_bind_text(st, 5, c->host, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, c->boot_id, -1, SQLITE_STATIC);
-	if (c->recording)
-		sqlite3_bind_text(st, 7, c->recording, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		goto sql_error;
-	sqlite3_finalize(st);
-	l->collection = sqlite3_last_insert_rowid(l->db);
-	l->host = c->host;
-	l->boot_id = c->boot_id;
-	return 0;
-sql_error:
-	e = fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
-	sqlite3_finalize(st);
-	ledger__abort(l);
-	return e;
-}
-
-/* stmt, prepared on first use and reset for each later one. */
-static sqlite3_stmt *statement(struct ledger *l, sqlite3_stmt **stmt, const char *sql)
-{
-	if (*stmt) {
-		sqlite3_reset(*stmt);
-		sqlite3_clear_bindings(*stmt);
-		return *stmt;
-	}
-	if (sqlite3_prepare_v3(l->db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, NULL) != SQLITE_OK)
-		*stmt = NULL;
-	return *stmt;
-}
-
-int ledger__add(struct ledger *l, const struct task_info *t,
-		const struct usage *u, char *msg, size_t size)
-{
-	/* the task, once per (host, boot, pid, tid, command); its span grows */
-	sqlite3_stmt *st = statement(l, &l->task,
-			       "INSERT INTO tasks (host, boot_id, pid, tid, uid, command, "
-			       "executable, start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-			       "ON CONFLICT (host, boot_id, pid, tid, command) DO UPDATE SET "
-			       "uid = coalesce(excluded.uid, uid), "
-			       "executable = coalesce(excluded.executable, executable), "
-			       "start_ns = min(coalesce(start_ns, excluded.start_ns), "
-			       "coalesce(excluded.start_ns, start_ns)), "
-			       "end_ns = max(coalesce(end_ns, excluded.end_ns), "
-			       "coalesce(excluded.end_ns, end_ns)) RETURNING id");
-	if (!st)
-		goto sql_error;
-	sqlite3_bind_text(st, 1, l->host, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, l->boot_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, t->pid);
-	sqlite3_bind_int64(st, 4, t->tid);
-	if (t->uid >= 0)
-		sqlite3_bind_int64(st, 5, t->uid);
-	sqlite3_bind_text(st, 6, t->command ? t->command : "", -1, SQLITE_STATIC);
-	if (t->executable)
-		sqlite3_bind_text(st, 7, t->executable, -1, SQLITE_STATIC);
-	if (t->start_ns >= 0)
-		sqlite3_bind_int64(st, 8, t->start_ns);
-	if (t->end_ns >= 0)
-		sqlite3_bind_int64(st, 9, t->end_ns);
-	if (sqlite3_step(st) != SQLITE_ROW)
-		goto sql_error;
-	int64_t task = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	st = statement(l, &l->usage,
-		       "INSERT INTO usage (collection_id, task_id, account, cpu_ns, "
-		       "steal_ns, samples) VALUES (?, ?, ?, ?, ?, ?) "
-		       "ON CONFLICT DO UPDATE SET cpu_ns = cpu_ns + excluded.cpu_ns, "
-		       "steal_ns = steal_ns + excluded.steal_ns, "
-		       "samples = samples + excluded.samples");
-	if (!st)
-		goto sql_error;
-	sqlite3_bind_int64(st, 1, l->collection);
-	sqlite3_bind_int64(st, 2, task);
-	sqlite3_bind_text(st, 3, u->account, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, u->cpu_ns);
-	sqlite3_bind_int64(st, 5, u->steal_ns);
-	sqlite3_bind_int64(st, 6, u->samples);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		goto sql_error;
-	sqlite3_reset(st);
-	return 0;
-sql_error:;
-	int e = fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
-	if (st)
-		sqlite3_reset(st);
-	return e;
-}
-
-int ledger__commit(struct ledger *l, char *msg, size_t size)
-{
-	int e = exec(l, "COMMIT", msg, size);
-	if (e)
-		ledger__abort(l);
-	l->collection = 0;
-	return e;
-}
-
-void ledger__abort(struct ledger *l)
-{
-	sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
-	l->collection = 0;
-}
-
-static const char *const bill_names[] = {
-	[BILL_USER] = "user", [BILL_COMMAND] = "command", [BILL_ACCOUNT] = "account",
-	[BILL_PROCESS] = "process", [BILL_DAY] = "day",
-};
-
-int bill_by__parse(const char *s, enum bill_by *out)
-{
-	for (size_t i = 0; i < sizeof(bill_names) / sizeof(*bill_names); i++)
-		if (!strcmp(s, bill_names[i])) {
-			*out = (enum bill_by)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-const char *bill_by__name(enum bill_by by)
-{
-	return bill_names[by];
-}
-
-int ledger__bill(struct ledger *l, enum bill_by by, int64_t since_ns,
-		 int64_t until_ns, const char *const *control, size_t ncontrol,
-		 int (*fn)(void *ctx, const struct bill_row *row), void *ctx,
-		 char *msg, size_t size)
-{
-	static const char *const keys[] = {
-		[BILL_USER] = "coalesce(CAST(t.uid AS TEXT), '?')",
-		[BILL_COMMAND] = "t.command",
-		[BILL_ACCOUNT] = "u.account",
-		[BILL_PROCESS] = "t.host || ' ' || t.pid || ' ' || t.command",
-		[BILL_DAY] = "date(c.end_ns / 1000000000, 'unixepoch')",
-	};
-	char in[1024] = "0";
-	if (ncontrol) {
-		size_t n = (size_t)snprintf(in, sizeof(in), "u.account IN (");
-		for (size_t i = 0; i < ncontrol && n < sizeof(in) - 4; i++)
-			n += (size_t)snprintf(in + n, sizeof(in) - n, i ? ",?" : "?");
-		snprintf(in + n, sizeof(in) - n, ")");
-	}
-	char sql[2048];
-	snprintf(sql, sizeof(sql),
-		 "SELECT %s AS k, sum(u.cpu_ns), sum(CASE WHEN %s THEN u.cpu_ns ELSE 0 END), "
-		 "sum(u.steal_ns), sum(u.samples) FROM usage u "
-		 "JOIN collections c ON c.id = u.collection_id "
-		 "JOIN tasks t ON t.id = u.task_id "
-		 "WHERE c.end_ns >= ? AND c.end_ns < ? "
-		 "GROUP BY k ORDER BY 2 DESC, k", keys[by], in);
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
-	int p = 1;
-	for (size_t i = 0; i < ncontrol; i++)
-		sqlite3_bind_text(st, p++, control[i], -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, p++, since_ns);
-	sqlite3_bind_int64(st, p++, until_ns);
-	int rc, e = 0;
-	while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct bill_row r = {
-			.key = (const char *)sqlite3_column_text(st, 0),
-			.cpu_ns = (uint64_t)sqlite3_column_int64(st, 1),
-			.control_ns = (uint64_t)sqlite3_column_int64(st, 2),
-			.steal_ns = (uint64_t)sqlite3_column_int64(st, 3),
-			.samples = (uint64_t)sqlite3_column_int64(st, 4),
-		};
-		if (!r.key)
-			r.key = "";
-		e = fn(ctx, &r);
-	}
-	if (!e && rc != SQLITE_DONE)
-		e = fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
-	sqlite3_finalize(st);
-	return e;
-}

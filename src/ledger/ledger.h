@@ -5,7 +5,9 @@
  * includes sqlite3.h.
  *
  * A collection is written in one transaction, so no reader ever sees half
- * of one; several writers may share a ledger (WAL, a busy timeout).
+ * of one; several writers may share a ledger (WAL, a busy timeout), and
+ * any number of first users may create it at once: the schema is made and
+ * checked inside one transaction. Readers (bills) open it read-only.
  */
 #ifndef CPULEDGER_LEDGER_LEDGER_H
 #define CPULEDGER_LEDGER_LEDGER_H
@@ -14,17 +16,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LEDGER_SCHEMA_VERSION 1
+#define LEDGER_SCHEMA_VERSION 2
 
 struct ledger;
 
+enum ledger_mode {
+	LEDGER_READ,	/* read-only: it must exist and be a ledger */
+	LEDGER_WRITE,	/* created (0600) when missing, migrated when older */
+};
+
 /*
- * Opens path, creating it (mode 0600) with the current schema when it does
- * not exist, migrating an older one. Returns 0, or -errno with msg set:
- * EINVAL for a file that is not a cpuledger ledger or has a newer schema
- * (it is left untouched), EACCES, EIO...
+ * Opens path; never through a symbolic link. Returns 0, or -errno with msg
+ * set: ENOENT (none, for LEDGER_READ), EINVAL for a file that is not a
+ * cpuledger ledger or has a newer schema (it is left untouched), ELOOP
+ * for a symbolic link, EACCES, EBUSY (locked past the wait), EIO...
  */
-int ledger__open(const char *path, bool create, struct ledger **out,
+int ledger__open(const char *path, enum ledger_mode mode, struct ledger **out,
 		 char *msg, size_t size);
 void ledger__close(struct ledger *l);
 
@@ -35,7 +42,7 @@ void ledger__set_wait(int ms);
 /* What a collection covers. Times are nanoseconds since the Unix epoch. */
 struct collection {
 	int64_t collected_ns;
-	const char *reason;	/* end, interval, request, import */
+	const char *reason;	/* end, interval, request, import, complete */
 	int64_t start_ns, end_ns;
 	const char *host, *boot_id;
 	const char *recording;	/* identity of the recording, or NULL */
@@ -47,8 +54,10 @@ struct collection {
 struct task_info {
 	uint32_t pid, tid;
 	int64_t uid;		/* -1 unknown */
-	const char *command, *executable;
-	int64_t start_ns, end_ns;	/* -1 unknown */
+	const char *command, *executable, *comm;	/* NULL unknown */
+	int64_t start_ns, end_ns;	/* first and last seen; -1 unknown */
+	int64_t proc_start_ns;	/* the process's start: with pid, who it
+				 * is (pids are given again); 0 unknown */
 };
 
 /* Usage accrued in one collection. Signed: a collection holds the change
@@ -57,13 +66,14 @@ struct task_info {
 struct usage {
 	const char *account;
 	int64_t cpu_ns, steal_ns, samples;
+	bool steal_known;	/* false: steal is NULL in the ledger */
 };
 
 /*
  * Writing one collection: begin (takes the write lock, waiting for other
  * writers), add tasks and usage, commit; abort undoes it all. begin returns
- * -EEXIST when that collection (see seq) is already there.
- * All return 0 or -errno with msg set.
+ * -EEXIST when that collection (see seq) is already there, -EBUSY when the
+ * lock was not had within the wait. All return 0 or -errno with msg set.
  */
 int ledger__begin(struct ledger *l, const struct collection *c, char *msg,
 		  size_t size);
@@ -72,25 +82,55 @@ int ledger__add(struct ledger *l, const struct task_info *t,
 int ledger__commit(struct ledger *l, char *msg, size_t size);
 void ledger__abort(struct ledger *l);
 
-enum bill_by { BILL_USER, BILL_COMMAND, BILL_ACCOUNT, BILL_PROCESS, BILL_DAY };
+/* What a recording already has in the ledger: its next collection number
+ * (0 when none), and per (pid, tid, proc_start, command, account) the sums so
+ * far, for completing it (ledger add). fn is called per task and account. */
+struct ledger_sum {
+	uint32_t pid, tid;
+	int64_t proc_start_ns;
+	const char *command, *account;
+	int64_t cpu_ns, steal_ns, samples;
+};
+int ledger__recording(struct ledger *l, const char *recording, int64_t *next_seq,
+		      int (*fn)(void *ctx, const struct ledger_sum *s), void *ctx,
+		      char *msg, size_t size);
 
-/* "user", "command", "account", "process", "day"; 0 or -EINVAL. */
-int bill_by__parse(const char *s, enum bill_by *out);
-const char *bill_by__name(enum bill_by by);
+/* What a bill sums by: any of these, composed. */
+enum bill_key { BK_HOST, BK_USER, BK_COMMAND, BK_COMM, BK_EXECUTABLE, BK_ACCOUNT,
+		BK_PROCESS, BK_THREAD, BK_DAY, BK_COUNT };
+
+/* "host", "user", ...; 0 or -EINVAL. */
+int bill_key__parse(const char *s, size_t len, enum bill_key *out);
+const char *bill_key__name(enum bill_key k);
 
 struct bill_row {
-	const char *key;	/* valid during the callback */
-	uint64_t cpu_ns, control_ns, steal_ns, samples;
+	/* the key's values, valid during the callback; NULL where not a
+	 * key, or unknown */
+	const char *host, *command, *comm, *executable, *account, *day;
+	int64_t uid, pid, tid;	/* -1 unknown or not a key */
+	int64_t cpu_ns, control_ns, samples;
+	int64_t steal_ns;	/* of the usage whose steal is known */
+	int64_t unknown_steal_cpu_ns;	/* cpu of usage whose steal is not */
 };
 
 /*
  * Sums usage of collections whose end lies in [since_ns, until_ns), by
- * key, largest cpu first; accounts named in control count as control
+ * the keys, largest cpu first; accounts named in control count as control
  * program. Calls fn per row. 0 or -errno with msg set.
  */
-int ledger__bill(struct ledger *l, enum bill_by by, int64_t since_ns,
-		 int64_t until_ns, const char *const *control, size_t ncontrol,
-		 int (*fn)(void *ctx, const struct bill_row *row), void *ctx,
-		 char *msg, size_t size);
+int ledger__bill(struct ledger *l, const enum bill_key *keys, size_t nkeys,
+		 int64_t since_ns, int64_t until_ns, const char *const *control,
+		 size_t ncontrol, int (*fn)(void *ctx, const struct bill_row *row),
+		 void *ctx, char *msg, size_t size);
+
+/* Each of the accounts named must be in the ledger's usage or one of the
+ * defaults (kernel, program, library): 0, or -ENOENT with msg naming one
+ * that is not. */
+int ledger__check_accounts(struct ledger *l, const char *const *names, size_t n,
+			   char *msg, size_t size);
+
+/* Deletes collections that ended before before_ns, and what only they
+ * used; returns how many went (>= 0) or -errno with msg set. */
+int64_t ledger__retain(struct ledger *l, int64_t before_ns, char *msg, size_t size);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "../core/attribute.h"
 #include "../core/grow.h"
 #include "../core/strtab.h"
 #include "../core/banned.h"
@@ -37,47 +38,69 @@ static int put(char **line, size_t *len, size_t *cap, const char *s, char sep)
 	return 0;
 }
 
+/* The program a stack row is of: its command's first word (the file's
+ * base name), else its [comm], else [unknown]. */
+static void program_name(const struct rows *st, const struct row *w, char *buf,
+			 size_t size)
+{
+	const char *cmd = rows__str(st, w->command);
+	if (!cmd)
+		cmd = rows__str(st, w->attr_command);
+	if (!cmd) {
+		const char *comm = rows__str(st, w->comm);
+		if (!comm)
+			comm = rows__str(st, w->attr_comm);
+		snprintf(buf, size, comm ? "[%s]" : "[unknown]", comm ? comm : "");
+		return;
+	}
+	char name[256];
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(cmd, " "), cmd);
+	const char *slash = name[0] != '[' ? strrchr(name, '/') : NULL;
+	snprintf(buf, size, "%s", slash ? slash + 1 : name);
+}
+
+/* Appends one stack row's line to lines (counts by line). */
+static int add_line(struct strtab *lines, uint64_t **counts, uint32_t *cap,
+		    uint32_t *n, char **line, size_t *line_cap,
+		    const struct report_extras *x, const struct row *w)
+{
+	char name[256];
+	size_t len = 0;
+	program_name(x->stacks, w, name, sizeof(name));
+	int err = put(line, &len, line_cap, name, 0);
+	const uint32_t *k = (const uint32_t *)strtab__str(x->stack_frames, w->stack);
+	size_t nloc = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));
+	for (size_t f = nloc; !err && f-- > 0;) {	/* root first */
+		uint32_t pair[2];
+		memcpy(pair, k + 3 * f, sizeof(pair));
+		err = put(line, &len, line_cap, strtab__str(x->names, pair[0]), ';');
+	}
+	uint32_t id = err ? HINDEX_NONE : strtab__intern(lines, *line, len);
+	if (id == HINDEX_NONE ||
+	    (id == *n && grow_array((void **)counts, cap, *n, sizeof(**counts), 256)))
+		return -ENOMEM;
+	if (id == *n)
+		(*counts)[(*n)++] = 0;
+	(*counts)[id] += w->f.samples;
+	return 0;
+}
+
 static int write_folded(FILE *out, const struct table *t, const struct report_extras *x)
 {
+	(void)t;
 	if (!x || !x->stacks)
-		return -EINVAL;	/* the caller loads stacks for this writer */
-	const struct stack_set *st = x->stacks;
-	struct report_process *procs = report_processes(t);
+		return -EINVAL;	/* the caller keeps stacks for this writer */
 	struct strtab lines;
 	strtab__init(&lines);
 	uint64_t *counts = NULL;
 	uint32_t counts_cap = 0, ncounts = 0;
 	char *line = NULL;
 	size_t cap = 0;
-	int err = procs ? 0 : -ENOMEM;
-	for (uint32_t i = 0; !err && i < st->n; i++) {
-		const struct stack_sample *ss = &st->v[i];
-		const struct report_process *p = report_process_of(procs, t, ss->pid);
-		if (!p || !ss->samples)
-			continue;	/* out of the report's scope, or no sample */
-		char name[64];
-		const char *cmd = p->command ? p->command : "[unknown]";
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(cmd, " "), cmd);
-		const char *slash = name[0] != '[' ? strrchr(name, '/') : NULL;
-		size_t len = 0;
-		err = put(&line, &len, &cap, slash ? slash + 1 : name, 0);
-		const uint32_t *k = (const uint32_t *)strtab__str(&st->keys, ss->stack);
-		size_t nloc = strtab__len(&st->keys, ss->stack) / (2 * sizeof(uint32_t));
-		for (size_t f = nloc; !err && f-- > 0;) {	/* root first */
-			uint32_t pair[2];
-			memcpy(pair, k + 2 * f, sizeof(pair));
-			err = put(&line, &len, &cap, strtab__str(st->names, pair[0]), ';');
-		}
-		uint32_t id = err ? HINDEX_NONE : strtab__intern(&lines, line, len);
-		if (id == HINDEX_NONE || (id == ncounts &&
-		    grow_array((void **)&counts, &counts_cap, ncounts, sizeof(*counts), 256))) {
-			err = -ENOMEM;
-			break;
-		}
-		if (id == ncounts)
-			counts[ncounts++] = 0;
-		counts[id] += ss->samples;
-	}
+	int err = 0;
+	for (uint32_t i = 0; !err && i < x->stacks->n; i++)
+		if (x->stacks->v[i].f.samples)
+			err = add_line(&lines, &counts, &counts_cap, &ncounts, &line, &cap, x,
+				       &x->stacks->v[i]);
 	uint32_t *order = err ? NULL : malloc((ncounts ? ncounts : 1) * sizeof(*order));
 	if (!err && !order)
 		err = -ENOMEM;
@@ -93,7 +116,6 @@ static int write_folded(FILE *out, const struct table *t, const struct report_ex
 	free(order);
 	free(counts);
 	free(line);
-	free(procs);
 	strtab__release(&lines);
 	return err ? err : ferror(out) ? -EIO : 0;
 }

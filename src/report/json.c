@@ -1,4 +1,7 @@
-/* report/json: the table as one JSON object (docs/analyze.md). */
+/* report/json: the table as one JSON object (docs/analyze.md,
+ * docs/formats.md). Every row of a table has the same keys: its key's
+ * fields, its attributes, its figures; a value not known is null, never
+ * 0 or left out. */
 #include <inttypes.h>
 
 #include "report.h"
@@ -23,32 +26,32 @@ static void write_extras(FILE *out, const struct report_extras *x)
 	json_put_string(out, x->scope);
 	fprintf(out, ",\"duration_ns\":%" PRIu64 ",\"bias_ns\":%" PRId64
 		",\"lost\":%" PRIu64 ",\"lossy_stints\":%" PRIu64
-		",\"bad_records\":%" PRIu64 ",\"clock_samples\":%" PRIu64 ",\"cpus\":[",
+		",\"bad_records\":%" PRIu64 ",\"late_events\":%" PRIu64
+		",\"clock_samples\":%" PRIu64 ",\"events\":{",
 		x->duration_ns, x->bias_ns, x->lost, x->lossy_stints, x->bad_records,
-		x->clock_samples);
+		x->late_events, x->clock_samples);
+	for (uint32_t i = 0; i < x->nevents; i++) {
+		if (i)
+			putc(',', out);
+		json_put_string(out, x->events[i].name);
+		fprintf(out, ":%" PRIu64, x->events[i].samples);
+	}
+	fputs("},\"cpus\":[", out);
 	for (uint32_t i = 0; i < x->ncpus; i++) {
 		const struct report_cpu *c = &x->cpus[i];
-		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"steal_ns\":%" PRIu64
-			",\"kernel_steal_ns\":", i ? "," : "", c->cpu,
-			x->steal_known ? c->steal_ns : 0);
+		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"steal_ns\":", i ? "," : "", c->cpu);
+		put_known(out, x->steal_known, c->steal_ns);
+		fputs(",\"kernel_steal_ns\":", out);
 		put_known(out, c->kernel_known, c->kernel_steal_ns);
-		fprintf(out, ",\"lost\":%" PRIu64 "}", c->lost);
+		fprintf(out, ",\"idle_ns\":%" PRIu64 ",\"lost\":%" PRIu64 "}", c->idle_ns,
+			c->lost);
 	}
 	fputs("],", out);
 }
 
-static int write_json(FILE *out, const struct table *t,
-		      const struct report_extras *x)
+static void write_totals(FILE *out, const struct table *t, bool known)
 {
 	const struct table_totals *tot = &t->totals;
-	fprintf(out, "{\"version\":%d,\"method\":\"%s\",\"by\":\"%s\","
-		"\"interval_ns\":%" PRIu64 ",\"timestamps\":%s,",
-		REPORT_FORMAT_VERSION, steal_method__name(t->method),
-		group_by__name(t->by), t->interval_ns,
-		t->timestamps ? "true" : "false");
-	if (x)
-		write_extras(out, x);
-	bool known = !x || x->steal_known;
 	fprintf(out, "\"totals\":{\"run_ns\":%" PRIu64 ",\"steal_ns\":", tot->run_ns);
 	put_known(out, known, tot->steal_ns);
 	fprintf(out, ",\"idle_ns\":%" PRIu64 ",\"attributed_steal_ns\":", tot->idle_ns);
@@ -58,47 +61,119 @@ static int write_json(FILE *out, const struct table *t,
 		fprintf(out, "%" PRId64, tot->unattributed_steal_ns);
 	else
 		fputs("null", out);
-	fprintf(out, ",\"samples\":%" PRIu64
-		",\"steal_samples\":%" PRIu64 ",\"idle_samples\":%" PRIu64
-		",\"streams\":%" PRIu32 ",\"programs\":%" PRIu32 "},\"rows\":[",
-		tot->samples, tot->steal_samples,
-		tot->idle_samples, tot->streams, tot->programs);
+	fprintf(out, ",\"samples\":%" PRIu64 ",\"steal_samples\":%" PRIu64
+		",\"idle_samples\":%" PRIu64 ",\"streams\":%" PRIu32 ",\"programs\":%" PRIu32
+		"},", tot->samples, tot->steal_samples, tot->idle_samples, tot->streams,
+		tot->programs);
+}
+
+/* A row's members, the first without its comma. */
+static void member(FILE *out, bool *first, const char *key)
+{
+	fprintf(out, "%s\"%s\":", *first ? "" : ",", key);
+	*first = false;
+}
+
+static void put_id(FILE *out, bool *first, const char *key, uint32_t v)
+{
+	member(out, first, key);
+	if (v >= 0x40000000u)	/* a task that had exited: perf's -1 */
+		fputs("-1", out);
+	else
+		fprintf(out, "%" PRIu32, v);
+}
+
+static void put_str(FILE *out, bool *first, const char *key, const char *v)
+{
+	member(out, first, key);
+	json_put_string_or_null(out, v);
+}
+
+static void put_num(FILE *out, bool *first, const char *key, bool known, int64_t v)
+{
+	member(out, first, key);
+	if (known)
+		fprintf(out, "%" PRId64, v);
+	else
+		fputs("null", out);
+}
+
+/* The key's fields, in the order given. */
+static void keys(FILE *out, bool *first, const struct table *t,
+		 const struct report_extras *x, const struct table_row *r)
+{
+	bool pid_done = false;
+	for (uint8_t i = 0; i < t->keys.n; i++) {
+		switch (t->keys.v[i]) {
+		case RF_VM: put_str(out, first, "vm", r->vm); break;
+		case RF_PROCESS:
+		case RF_THREAD:
+			if (!pid_done)
+				put_id(out, first, "pid", r->pid);
+			pid_done = true;
+			if (t->keys.v[i] == RF_THREAD)
+				put_id(out, first, "tid", r->tid);
+			break;
+		case RF_COMM: put_str(out, first, "comm", r->comm); break;
+		case RF_COMMAND: put_str(out, first, "command", r->command); break;
+		case RF_EXECUTABLE: put_str(out, first, "executable", r->executable); break;
+		case RF_USER: put_num(out, first, "uid", r->uid >= 0, r->uid); break;
+		case RF_DSO: put_str(out, first, "dso", r->dso); break;
+		case RF_FUNCTION:
+			put_str(out, first, "function", r->function);
+			if (x && !row_keys__has(&t->keys, RF_DSO))
+				put_str(out, first, "dso", r->dso);
+			break;
+		case RF_ACCOUNT: put_str(out, first, "account", r->account); break;
+		case RF_CPU: put_num(out, first, "cpu", r->cpu >= 0, r->cpu); break;
+		case RF_CGROUP: put_str(out, first, "cgroup", r->cgroup); break;
+		default: break;
+		}
+	}
+}
+
+static void write_row(FILE *out, const struct table *t, const struct report_extras *x,
+		      const struct table_row *r, bool known)
+{
+	bool first = true;
+	putc('{', out);
+	keys(out, &first, t, x, r);
+	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
+		put_str(out, &first, "command", r->command);
+	if (t->attrs && row_keys__has(&t->keys, RF_THREAD) && !row_keys__has(&t->keys, RF_COMM))
+		put_str(out, &first, "comm", r->comm);
+	if (x) {
+		put_num(out, &first, "target_ns", true, (int64_t)(r->cpu_ns - r->control_ns));
+		put_num(out, &first, "control_ns", true, (int64_t)r->control_ns);
+	}
+	if (t->inclusive) {
+		put_num(out, &first, "self_ns", true, (int64_t)r->cpu_ns);
+		put_num(out, &first, "inclusive_ns", true, (int64_t)r->inclusive_ns);
+	}
+	put_num(out, &first, "samples", true, (int64_t)r->samples);
+	put_num(out, &first, "steal_samples", true, (int64_t)r->steal_samples);
+	put_num(out, &first, "cpu_ns", true, (int64_t)r->cpu_ns);
+	put_num(out, &first, "steal_ns", known, (int64_t)r->steal_ns);
+	put_num(out, &first, "apparent_ns", known, (int64_t)r->apparent_ns);
+	put_num(out, &first, "corrected_ns", true, (int64_t)r->corrected_ns);
+	putc('}', out);
+}
+
+static int write_json(FILE *out, const struct table *t, const struct report_extras *x)
+{
+	fprintf(out, "{\"version\":%d,\"method\":\"%s\",\"by\":", REPORT_FORMAT_VERSION,
+		steal_method__name(t->method));
+	json_put_string(out, t->by);
+	fprintf(out, ",\"interval_ns\":%" PRIu64 ",\"timestamps\":%s,", t->interval_ns,
+		t->timestamps ? "true" : "false");
+	if (x)
+		write_extras(out, x);
+	bool known = !x || x->steal_known;
+	write_totals(out, t, known);
+	fputs("\"rows\":[", out);
 	for (size_t i = 0; i < t->nrows; i++) {
-		const struct table_row *r = &t->rows[i];
-		fputs(i ? ",\n{\"vm\":" : "\n{\"vm\":", out);
-		json_put_string(out, r->vm);
-		fprintf(out, ",\"pid\":%" PRIu32, r->pid);
-		if (t->by == BY_THREAD || t->by == BY_FUNCTION)
-			fprintf(out, ",\"tid\":%" PRIu32, r->tid);
-		if (t->by == BY_FUNCTION) {
-			fputs(",\"function\":", out);
-			json_put_string(out, r->function);
-		}
-		if (r->dso) {
-			fputs(",\"dso\":", out);
-			json_put_string(out, r->dso);
-		}
-		if (r->account) {
-			fputs(",\"account\":", out);
-			json_put_string(out, r->account);
-		}
-		if (x)
-			fprintf(out, ",\"target_ns\":%" PRIu64 ",\"control_ns\":%" PRIu64,
-				r->cpu_ns - r->control_ns, r->control_ns);
-		if (t->inclusive)
-			fprintf(out, ",\"self_ns\":%" PRIu64 ",\"inclusive_ns\":%" PRIu64,
-				r->cpu_ns, r->inclusive_ns);
-		if (x) {
-			fputs(",\"command\":", out);
-			json_put_string(out, r->command ? r->command : "");
-		}
-		fprintf(out, ",\"samples\":%" PRIu64 ",\"steal_samples\":%" PRIu64
-			",\"cpu_ns\":%" PRIu64 ",\"steal_ns\":",
-			r->samples, r->steal_samples, r->cpu_ns);
-		put_known(out, known, r->steal_ns);
-		fputs(",\"apparent_ns\":", out);
-		put_known(out, known, r->apparent_ns);
-		fprintf(out, ",\"corrected_ns\":%" PRIu64 "}", r->corrected_ns);
+		fputs(i ? ",\n" : "\n", out);
+		write_row(out, t, x, &t->rows[i], known);
 	}
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;

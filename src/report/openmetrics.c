@@ -1,56 +1,91 @@
 /*
  * report/openmetrics: the rows as counters a Prometheus scrape or
  * textfile collector reads (docs/formats.md): cpuledger_cpu_seconds_total
- * and cpuledger_steal_seconds_total, one sample per row, labelled with
- * what the row is keyed by (process and account with `report -f
- * openmetrics`). Steal that was not measured is left out, never given as
- * zero. Families are named with their _total suffix, as the Prometheus
- * text format has it and `promtool check metrics` checks; the input ends
- * with "# EOF" as OpenMetrics asks.
+ * and cpuledger_steal_seconds_total, one sample per row, labelled with the
+ * fields the rows are keyed by (host and account with `report -f
+ * openmetrics`, unless --by says otherwise). Steal that was not measured
+ * is left out, never given as zero. Families are named with their _total
+ * suffix, as the Prometheus text format has it and `promtool check
+ * metrics` checks; the input ends with "# EOF" as OpenMetrics asks. Label
+ * values are valid UTF-8 whatever bytes a process put in its name: what
+ * is not UTF-8 becomes U+FFFD, and backslash, quote and newline are
+ * escaped.
  */
 #include <inttypes.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "report.h"
 #include "../core/banned.h"
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value, escaped and made UTF-8. */
 static void put_label(FILE *out, bool *first, const char *name, const char *v)
 {
 	fprintf(out, "%s%s=\"", *first ? "" : ",", name);
 	*first = false;
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(out, "\\%c", *v);
-		else if (*v == '\n')
+	const unsigned char *p = (const unsigned char *)(v ? v : "");
+	size_t n = strlen((const char *)p);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(p + i, n - i);
+		if (!len) {
+			fputs("\xef\xbf\xbd", out);
+			i++;
+		} else if (p[i] == '\\' || p[i] == '"') {
+			fprintf(out, "\\%c", p[i]);
+			i++;
+		} else if (p[i] == '\n') {
 			fputs("\\n", out);
-		else
-			putc(*v, out);
+			i++;
+		} else {
+			fwrite(p + i, 1, len, out);
+			i += len;
+		}
 	}
 	putc('"', out);
+}
+
+static void put_num_label(FILE *out, bool *first, const char *name, int64_t v)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "%" PRId64, v);
+	put_label(out, first, name, num);
 }
 
 static void put_labels(FILE *out, const struct table *t, const struct table_row *r,
 		       const struct report_extras *x)
 {
-	bool first = true;
-	char num[16];
+	bool first = true, pid_done = false;
 	putc('{', out);
-	put_label(out, &first, x ? "host" : "vm", r->vm);
-	snprintf(num, sizeof(num), "%" PRIu32, r->pid);
-	put_label(out, &first, "pid", num);
-	if (t->by == BY_THREAD || t->by == BY_FUNCTION) {
-		snprintf(num, sizeof(num), "%" PRIu32, r->tid);
-		put_label(out, &first, "tid", num);
+	for (uint8_t i = 0; i < t->keys.n; i++) {
+		switch (t->keys.v[i]) {
+		case RF_VM: put_label(out, &first, x ? "host" : "vm", r->vm); break;
+		case RF_PROCESS:
+		case RF_THREAD:
+			if (!pid_done)
+				put_num_label(out, &first, "pid", r->pid >= 0x40000000u ? -1 : (int64_t)r->pid);
+			pid_done = true;
+			if (t->keys.v[i] == RF_THREAD)
+				put_num_label(out, &first, "tid", r->tid >= 0x40000000u ? -1 : (int64_t)r->tid);
+			break;
+		case RF_COMM: put_label(out, &first, "comm", r->comm); break;
+		case RF_COMMAND: put_label(out, &first, "command", r->command); break;
+		case RF_EXECUTABLE: put_label(out, &first, "executable", r->executable); break;
+		case RF_USER: put_num_label(out, &first, "uid", r->uid); break;
+		case RF_DSO: put_label(out, &first, "dso", r->dso); break;
+		case RF_FUNCTION:
+			put_label(out, &first, "function", r->function);
+			if (!row_keys__has(&t->keys, RF_DSO) && r->dso)
+				put_label(out, &first, "dso", r->dso);
+			break;
+		case RF_ACCOUNT: put_label(out, &first, "account",
+					   r->account ? r->account : "[unknown]"); break;
+		case RF_CPU: put_num_label(out, &first, "cpu", r->cpu); break;
+		case RF_CGROUP: put_label(out, &first, "cgroup", r->cgroup); break;
+		default: break;
+		}
 	}
-	if (r->command)
+	if (t->attrs && r->command && !row_keys__has(&t->keys, RF_COMMAND))
 		put_label(out, &first, "command", r->command);
-	if (t->by == BY_FUNCTION && r->function)
-		put_label(out, &first, "function", r->function);
-	if ((t->by == BY_FUNCTION || t->by == BY_DSO) && r->dso)
-		put_label(out, &first, "dso", r->dso);
-	if (t->by == BY_ACCOUNT)	/* time no function was found for */
-		put_label(out, &first, "account", r->account ? r->account : "[unknown]");
 	putc('}', out);
 }
 

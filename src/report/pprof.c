@@ -1,11 +1,14 @@
 /*
  * report/pprof: a gzipped profile.proto, the format of `go tool pprof`,
  * Grafana Pyroscope and Parca (docs/formats.md). Two sample types, cpu and
- * steal, in nanoseconds. With the call stacks of a recording (extras'
- * stacks), one sample per stack and thread, its locations leaf first;
- * otherwise one sample per row by function. Samples are labelled pid,
- * tid, command and account; a mapping per file (dso), a function and a
- * location per (name, file). The message is built with protobuf-c from
+ * steal, in nanoseconds, cpu the default (what `go tool pprof` shows
+ * first). With the call stacks of a recording (extras' stacks), one sample
+ * per stack and label set, its locations leaf first; otherwise one sample
+ * per row. Samples are labelled with the rows' key fields (pid, tid,
+ * comm, command, account...; numbers as numbers); a mapping per file
+ * (dso), a function and a location per (name, file). Strings are made
+ * valid UTF-8 (profile.proto's strings are UTF-8): bytes that are not
+ * become U+FFFD. The message is built with protobuf-c from
  * the profile.proto Debian ships with pprof, so the wire format is the
  * one the readers are built from.
  */
@@ -30,7 +33,7 @@ typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__ValueType ValueType;
 
-enum { LABELS = 4 };
+enum { LABELS = 12 };
 
 /* Message parts are kept in arrays of pointers, each part allocated on
  * its own, since protobuf-c packs from pointers. */
@@ -44,14 +47,64 @@ struct builder {
 	Sample **samples;
 	uint32_t nmappings, nfunctions, nsamples;
 	uint32_t mappings_cap, functions_cap, locations_cap, samples_cap;
-	int64_t k_pid, k_tid, k_cmd, k_acc;
 	bool steal_known;
 };
 
+/* The string table index of s, made valid UTF-8. */
 static int64_t str(struct builder *b, const char *s)
 {
-	uint32_t id = strtab__intern(&b->strings, s, strlen(s));
+	char *clean = utf8_dup_clean(s);
+	if (!clean)
+		return -1;
+	uint32_t id = strtab__intern(&b->strings, clean, strlen(clean));
+	free(clean);
 	return id == HINDEX_NONE ? -1 : (int64_t)id;
+}
+
+/* A sample's labels: the row's key fields. */
+struct labels {
+	const char *key[LABELS];
+	const char *str[LABELS];
+	int64_t num[LABELS];
+	size_t n;
+};
+
+static void label(struct labels *l, const char *key, const char *s, int64_t num)
+{
+	if (l->n == LABELS || (!s && num < 0))
+		return;
+	l->key[l->n] = key;
+	l->str[l->n] = s;
+	l->num[l->n++] = num;
+}
+
+/* The labels of a row: its key's fields but function and dso (the
+ * locations say those), and its process's command. */
+static void row_labels(const struct table *t, const struct row_keys *k,
+		       const struct table_row *r, struct labels *l)
+{
+	l->n = 0;
+	for (uint8_t i = 0; i < k->n; i++) {
+		switch (k->v[i]) {
+		case RF_VM: label(l, "host", r->vm, -1); break;
+		case RF_PROCESS: label(l, "pid", NULL, r->pid); break;
+		case RF_THREAD:
+			if (!row_keys__has(k, RF_PROCESS))
+				label(l, "pid", NULL, r->pid);
+			label(l, "tid", NULL, r->tid);
+			break;
+		case RF_COMM: label(l, "comm", r->comm, -1); break;
+		case RF_COMMAND: label(l, "command", r->command, -1); break;
+		case RF_EXECUTABLE: label(l, "executable", r->executable, -1); break;
+		case RF_USER: label(l, "uid", NULL, r->uid); break;
+		case RF_ACCOUNT: label(l, "account", r->account ? r->account : "[unknown]", -1); break;
+		case RF_CPU: label(l, "cpu", NULL, r->cpu); break;
+		case RF_CGROUP: label(l, "cgroup", r->cgroup, -1); break;
+		default: break;
+		}
+	}
+	if (t->attrs && r->command && !row_keys__has(k, RF_COMMAND))
+		label(l, "command", r->command, -1);
 }
 
 /* The index of key in keys, and whether it is new. */
@@ -130,8 +183,7 @@ static int64_t location(struct builder *b, const char *name, const char *dso)
 
 /* A sample, with room for nloc location ids the caller fills. */
 static Sample *sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
-		      uint32_t pid, uint32_t tid, const char *command,
-		      const char *account)
+		      const struct labels *l)
 {
 	struct part {
 		Sample s;
@@ -152,29 +204,20 @@ static Sample *sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t ste
 	p->s.value = p->values;
 	p->s.n_location_id = nloc;
 	p->s.location_id = p->locs;
-	size_t n = 0;
-	for (int k = 0; k < LABELS; k++) {
+	for (size_t k = 0; k < l->n; k++) {
 		perftools__profiles__label__init(&p->labels[k]);
 		p->label_ptrs[k] = &p->labels[k];
-	}
-	p->labels[n].key = b->k_pid;
-	p->labels[n++].num = pid;
-	p->labels[n].key = b->k_tid;
-	p->labels[n++].num = tid;
-	if (command) {
-		p->labels[n].key = b->k_cmd;
-		p->labels[n++].str = str(b, command);
-	}
-	if (account) {
-		p->labels[n].key = b->k_acc;
-		p->labels[n++].str = str(b, account);
-	}
-	for (size_t k = 0; k < n; k++)
-		if (p->labels[k].str < 0) {
+		p->labels[k].key = str(b, l->key[k]);
+		if (l->str[k])
+			p->labels[k].str = str(b, l->str[k]);
+		else
+			p->labels[k].num = l->num[k];
+		if (p->labels[k].key < 0 || p->labels[k].str < 0) {
 			free(p);
 			return NULL;
 		}
-	p->s.n_label = n;
+	}
+	p->s.n_label = l->n;
 	p->s.label = p->label_ptrs;
 	b->samples[b->nsamples++] = &p->s;
 	return &p->s;
@@ -182,12 +225,13 @@ static Sample *sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t ste
 
 static int from_rows(struct builder *b, const struct table *t)
 {
+	struct labels l;
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct table_row *r = &t->rows[i];
 		int64_t loc = location(b, r->function ? r->function : "[unknown]",
 				       r->dso ? r->dso : "[unknown]");
-		Sample *s = loc < 0 ? NULL : sample(b, 1, r->cpu_ns, r->steal_ns, r->pid,
-						    r->tid, r->command, r->account);
+		row_labels(t, &t->keys, r, &l);
+		Sample *s = loc < 0 ? NULL : sample(b, 1, r->cpu_ns, r->steal_ns, &l);
 		if (!s)
 			return -ENOMEM;
 		s->location_id[0] = (uint64_t)loc;
@@ -195,39 +239,51 @@ static int from_rows(struct builder *b, const struct table *t)
 	return 0;
 }
 
-static int from_stacks(struct builder *b, const struct table *t,
-		       const struct stack_set *st)
+/* One stack row: its locations, leaf first. */
+static int stack_sample(struct builder *b, const struct table *t,
+			const struct report_extras *x, const struct row *w)
 {
-	struct report_process *procs = report_processes(t);
-	if (!procs)
+	const struct rows *st = x->stacks;
+	struct table_row r = {
+		.vm = rows__str(st, w->vm), .comm = rows__str(st, w->comm),
+		.command = rows__str(st, w->command), .executable = rows__str(st, w->executable),
+		.account = rows__str(st, w->account), .cgroup = rows__str(st, w->cgroup),
+		.pid = w->pid, .tid = w->tid, .uid = w->uid, .cpu = w->cpu,
+	};
+	if (!r.command)
+		r.command = rows__str(st, w->attr_command);
+	struct labels l;
+	row_labels(t, &st->keys, &r, &l);
+	const uint32_t *k = (const uint32_t *)strtab__str(x->stack_frames, w->stack);
+	size_t nloc = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));
+	Sample *s = sample(b, nloc, w->f.cpu_ns, w->f.steal_ns, &l);
+	if (!s)
 		return -ENOMEM;
-	int err = 0;
-	for (uint32_t i = 0; i < st->n && !err; i++) {
-		const struct stack_sample *ss = &st->v[i];
-		const struct report_process *proc = report_process_of(procs, t, ss->pid);
-		if (!proc)
-			continue;
-		const uint32_t *k = (const uint32_t *)strtab__str(&st->keys, ss->stack);
-		size_t nloc = strtab__len(&st->keys, ss->stack) / (2 * sizeof(uint32_t));
-		const char *account = ss->account != NO_DSO ?
-				      strtab__str(st->names, ss->account) : NULL;
-		Sample *s = sample(b, nloc, ss->cpu_ns, ss->steal_ns, ss->pid, ss->tid,
-				   proc->command, account);
-		err = s ? 0 : -ENOMEM;
-		for (size_t n = 0; !err && n < nloc; n++) {
-			uint32_t pair[2];
-			memcpy(pair, k + 2 * n, sizeof(pair));	/* keys are not aligned */
-			int64_t loc = location(b, strtab__str(st->names, pair[0]),
-					       pair[1] != NO_DSO ? strtab__str(st->names, pair[1]) :
-					       "[unknown]");
-			if (loc < 0)
-				err = -ENOMEM;
-			else
-				s->location_id[n] = (uint64_t)loc;
-		}
+	for (size_t n = 0; n < nloc; n++) {
+		uint32_t pair[2];
+		memcpy(pair, k + 3 * n, sizeof(pair));	/* keys are not aligned */
+		int64_t loc = location(b, strtab__str(x->names, pair[0]),
+				       pair[1] != NO_DSO ? strtab__str(x->names, pair[1]) :
+				       "[unknown]");
+		if (loc < 0)
+			return -ENOMEM;
+		s->location_id[n] = (uint64_t)loc;
 	}
-	free(procs);
-	return err;
+	return 0;
+}
+
+static int from_stacks(struct builder *b, const struct table *t,
+		       const struct report_extras *x)
+{
+	for (uint32_t i = 0; i < x->stacks->n; i++) {
+		const struct row *w = &x->stacks->v[i];
+		if (!w->f.samples && !w->f.cpu_ns && !w->f.steal_ns)
+			continue;	/* time no sample placed is a stack too */
+		int err = stack_sample(b, t, x, w);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* gzip of buf, written to out. */
@@ -293,6 +349,7 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 	p.string_table = table;
 	p.period_type = &period_type;
 	p.period = (int64_t)t->interval_ns;
+	p.default_sample_type = cpu;	/* else readers show the last, steal */
 	p.duration_nanos = x ? (int64_t)x->duration_ns : 0;
 	if (note) {
 		p.n_comment = 1;
@@ -317,14 +374,8 @@ static int write_pprof(FILE *out, const struct table *t, const struct report_ext
 	strtab__init(&b.mapping_keys);
 	strtab__init(&b.function_keys);
 	int err = str(&b, "") == 0 ? 0 : -ENOMEM;	/* string 0 is "" */
-	b.k_pid = str(&b, "pid");
-	b.k_tid = str(&b, "tid");
-	b.k_cmd = str(&b, "command");
-	b.k_acc = str(&b, "account");
-	if (b.k_pid < 0 || b.k_tid < 0 || b.k_cmd < 0 || b.k_acc < 0)
-		err = -ENOMEM;
 	if (!err)
-		err = x && x->stacks ? from_stacks(&b, t, x->stacks) : from_rows(&b, t);
+		err = x && x->stacks ? from_stacks(&b, t, x) : from_rows(&b, t);
 	if (!err)
 		err = pack(&b, t, x, out);
 	for (uint32_t i = 0; i < b.nsamples; i++)

@@ -1,6 +1,7 @@
 /* report: the table of writers, and the escaping they share. */
 #include "report.h"
 
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,7 @@
 
 static const struct report_writer *const writers[] = {
 	&report_text, &report_csv, &report_json, &report_openmetrics,
-	&report_pprof,
+	&report_pprof, &report_folded,
 };
 
 const struct report_writer *report_writer__find(const char *name)
@@ -21,60 +22,113 @@ const struct report_writer *report_writer__find(const char *name)
 
 const char *report_writer__names(void)
 {
-	return "text|csv|json|openmetrics|pprof";
+	return "text|csv|json|openmetrics|pprof|folded";
 }
 
-static int cmp_pid(const void *a, const void *b)
+size_t utf8_seq(const unsigned char *s, size_t n)
 {
-	uint32_t x = ((const struct report_process *)a)->pid,
-		 y = ((const struct report_process *)b)->pid;
-	return (x > y) - (x < y);
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+		     c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (!len || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong three- and four-byte forms, surrogates, past U+10FFFF */
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return len;
 }
 
-struct report_process *report_processes(const struct table *t)
+char *utf8_dup_clean(const char *s)
 {
-	struct report_process *v = malloc((t->nrows ? t->nrows : 1) * sizeof(*v));
-	if (!v)
+	size_t n = strlen(s), out = 0;
+	char *d = malloc(3 * n + 1);
+	if (!d)
 		return NULL;
-	for (size_t i = 0; i < t->nrows; i++)
-		v[i] = (struct report_process){ t->rows[i].pid, t->rows[i].command };
-	qsort(v, t->nrows, sizeof(*v), cmp_pid);
-	return v;
-}
-
-const struct report_process *report_process_of(const struct report_process *v,
-					       const struct table *t, uint32_t pid)
-{
-	struct report_process key = { pid, NULL };
-	return t->nrows ? bsearch(&key, v, t->nrows, sizeof(*v), cmp_pid) : NULL;
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(p + i, n - i);
+		if (!len) {
+			memcpy(d + out, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			out += 3;
+			i++;
+			continue;
+		}
+		memcpy(d + out, p + i, len);
+		out += len;
+		i += len;
+	}
+	d[out] = '\0';
+	return d;
 }
 
 void json_put_string(FILE *out, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
 	putc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t len = utf8_seq(p + i, n - i);
+		if (!len) {
+			fputs("\\ufffd", out);	/* not UTF-8: replaced */
+			i++;
+		} else if (c == '"' || c == '\\') {
 			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
 			fprintf(out, "\\u%04x", c);
-		else
-			putc(c, out);
+			i++;
+		} else {
+			fwrite(p + i, 1, len, out);
+			i += len;
+		}
 	}
 	putc('"', out);
 }
 
+void json_put_string_or_null(FILE *out, const char *s)
+{
+	if (s)
+		json_put_string(out, s);
+	else
+		fputs("null", out);
+}
+
 void csv_put_field(FILE *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\n")) {
+	/* what a spreadsheet would run as a formula is kept as text */
+	bool formula = strchr("=+-@\t\r", s[0]) && s[0];
+	if (!formula && !strpbrk(s, ",\"\n\r")) {
 		fputs(s, out);
 		return;
 	}
 	putc('"', out);
+	if (formula)
+		putc('\'', out);
 	for (; *s; s++) {
 		if (*s == '"')
 			putc('"', out);
 		putc(*s, out);
 	}
 	putc('"', out);
+}
+
+const char *report_user(int64_t uid, char *buf, size_t size)
+{
+	if (uid < 0) {
+		snprintf(buf, size, "?");
+		return buf;
+	}
+	struct passwd *pw = getpwuid((uid_t)uid);
+	if (pw)
+		snprintf(buf, size, "%lld (%s)", (long long)uid, pw->pw_name);
+	else
+		snprintf(buf, size, "%lld", (long long)uid);
+	return buf;
 }

@@ -1,7 +1,7 @@
 /*
  * report: one writer per output format behind one struct of function
  * pointers, so commands pick a format by name and never by switch.
- * The formats are documented in docs/analyze.md.
+ * The formats are documented in docs/analyze.md and docs/formats.md.
  */
 #ifndef CPULEDGER_REPORT_REPORT_H
 #define CPULEDGER_REPORT_REPORT_H
@@ -9,38 +9,58 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "../core/stacks.h"
+#include "../core/rows.h"
+#include "../core/strtab.h"
 #include "../core/table.h"
 
 /* Version of the machine-readable outputs (JSON "version"). */
-#define REPORT_FORMAT_VERSION 1
+#define REPORT_FORMAT_VERSION 2
 
-/* What a report of a live recording shows beside the table. */
+/* What a report of a recording shows beside the table, per CPU. */
 struct report_cpu {
 	uint32_t cpu;
 	uint64_t steal_ns;		/* attributed to threads */
+	uint64_t idle_ns;		/* the idle task's time */
 	bool kernel_known;
 	uint64_t kernel_steal_ns;	/* /proc/stat's growth */
 	uint64_t lost;			/* records the kernel dropped */
 };
 
+/* How many samples of each event a recording held (perf script text may
+ * hold several; one is imported). */
+struct report_event {
+	const char *name;
+	uint64_t samples;
+};
+
 struct report_extras {
 	const char *host, *steal_source, *scope;
 	bool steal_known;	/* false: steal and apparent time print as
-				 * unknown (null in JSON), never as zero */
+				 * unknown (empty in CSV, null in JSON), never
+				 * as zero */
 	uint64_t duration_ns;
 	int64_t bias_ns;
 	uint64_t lost, bad_records;
-	uint64_t lossy_stints;		/* stints over lost records: not measured */
-	uint64_t clock_samples;		/* every cpu-clock sample, idle too */
+	uint64_t lossy_stints;		/* stints over lost records: not judged */
+	uint64_t late_events;		/* came after the watermark had passed */
+	uint64_t clock_samples;		/* every sample, idle too */
 	const struct report_cpu *cpus;
 	uint32_t ncpus;
-	const struct stack_set *stacks;	/* time per call stack, or NULL */
+	const struct report_event *events;
+	uint32_t nevents;
+	/* time per call stack: rows keyed by RF_STACK (and labels), whose
+	 * stack ids are runs of (function, dso, account) name ids in stack_frames,
+	 * leaf first; NULL without stacks */
+	const struct rows *stacks;
+	const struct strtab *stack_frames, *names;
+	/* text: rows shown (0: all), the terminal's width (0: no limit) */
+	size_t top;
+	unsigned width;
 };
 
 struct report_writer {
 	const char *name;
-	/* Writes t (and x, for a live recording; NULL otherwise) to out.
+	/* Writes t (and x, for a recording; NULL for sampling data) to out.
 	 * Returns 0, or -EIO when out has an error. */
 	int (*write)(FILE *out, const struct table *t,
 		     const struct report_extras *x);
@@ -49,26 +69,30 @@ struct report_writer {
 /* The writer called name, or NULL. */
 const struct report_writer *report_writer__find(const char *name);
 
-/* "text|csv|json", for usage messages. */
+/* "text|csv|json|...", for usage messages. */
 const char *report_writer__names(void);
 
 extern const struct report_writer report_text, report_csv, report_json,
 	report_openmetrics, report_pprof, report_folded;
 
-/* The processes a table has rows of (those out of a report's scope have
- * none) with their command lines, sorted by pid for report_process_of();
- * NULL when out of memory. For writers that go by stacks, not rows. */
-struct report_process {
-	uint32_t pid;
-	const char *command;
-};
-struct report_process *report_processes(const struct table *t);
-const struct report_process *report_process_of(const struct report_process *v,
-					       const struct table *t, uint32_t pid);
-
-/* Writes s as a JSON string, quotes included. */
+/* Writes s as a JSON string, quotes included: control characters
+ * escaped, bytes that are not UTF-8 replaced by U+FFFD. */
 void json_put_string(FILE *out, const char *s);
-/* Writes s as a CSV field, quoted when it holds a comma or quote. */
+/* A JSON string, or null for NULL. */
+void json_put_string_or_null(FILE *out, const char *s);
+/* Writes s as a CSV field: quoted when it holds a comma, quote or line
+ * break; a cell a spreadsheet would run as a formula (=, +, -, @, tab,
+ * carriage return first) is prefixed with a quote so it reads as text. */
 void csv_put_field(FILE *out, const char *s);
+
+/* The length of the UTF-8 sequence at s (n bytes left), or 0 when the
+ * bytes there are not one (a stray byte, an overlong form, a surrogate). */
+size_t utf8_seq(const unsigned char *s, size_t n);
+/* s made valid UTF-8, each invalid byte as U+FFFD: a new string (the
+ * caller frees it), or NULL with errno ENOMEM. */
+char *utf8_dup_clean(const char *s);
+
+/* A uid as "1000 (alice)" when the name is known. */
+const char *report_user(int64_t uid, char *buf, size_t size);
 
 #endif

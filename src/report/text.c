@@ -1,11 +1,15 @@
 /*
- * report/text: a table for people. Rows largest apparent time first; times
- * in seconds to the millisecond (the sampling interval's own resolution);
- * the totals say how much steal there was and how much the method could
- * put on a program.
+ * report/text: a table for people. Rows largest apparent time first (or
+ * as --sort says); times in seconds to the millisecond (the sampling
+ * interval's own resolution); the key's short fields (VM, PID, TID, CPU,
+ * USER) left of the figures, its long ones (names, files, accounts, the
+ * command) right of them, the last cut to the terminal's width. The
+ * totals say how much steal there was and how much could be put on a
+ * program.
  */
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -36,10 +40,191 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* The long columns, right of the figures: a key field or an attribute. */
+enum long_col { LC_COMM, LC_FUNCTION, LC_DSO, LC_ACCOUNT, LC_EXECUTABLE, LC_CGROUP,
+		LC_COMMAND };
+
+struct layout {
+	int vmw;		/* VM column width */
+	bool fig3;		/* TARGET_S and CONTROL_S (seed 000's FIG. 3) */
+	enum long_col cols[12];
+	int widths[12];
+	int ncols;
+};
+
+static const char *long_value(const struct table_row *r, enum long_col c)
+{
+	switch (c) {
+	case LC_COMM: return r->comm;
+	case LC_FUNCTION: return r->function;
+	case LC_DSO: return r->dso;
+	case LC_ACCOUNT: return r->account;
+	case LC_EXECUTABLE: return r->executable;
+	case LC_CGROUP: return r->cgroup;
+	case LC_COMMAND: return r->command;
+	}
+	return NULL;
+}
+
+static const char *const long_names[] = {
+	"COMM", "FUNCTION", "DSO", "ACCOUNT", "EXECUTABLE", "CGROUP", "COMMAND",
+};
+
+static void add_col(struct layout *l, enum long_col c)
+{
+	for (int i = 0; i < l->ncols; i++)
+		if (l->cols[i] == c)
+			return;
+	l->cols[l->ncols++] = c;
+}
+
+static void plan(struct layout *l, const struct table *t, const struct report_extras *x)
+{
+	memset(l, 0, sizeof(*l));
+	l->vmw = 2;
+	for (size_t i = 0; i < t->nrows; i++) {
+		int n = t->rows[i].vm ? (int)strlen(t->rows[i].vm) : 1;
+		if (n > l->vmw)
+			l->vmw = n;
+	}
+	const struct row_keys *k = &t->keys;
+	l->fig3 = x && (row_keys__has(k, RF_PROCESS) || row_keys__has(k, RF_THREAD));
+	for (uint8_t i = 0; i < k->n; i++) {
+		switch (k->v[i]) {
+		case RF_COMM: add_col(l, LC_COMM); break;
+		case RF_FUNCTION:
+			add_col(l, LC_FUNCTION);
+			if (x)	/* a function is named within its file */
+				add_col(l, LC_DSO);
+			break;
+		case RF_DSO: add_col(l, LC_DSO); break;
+		case RF_ACCOUNT: add_col(l, LC_ACCOUNT); break;
+		case RF_EXECUTABLE: add_col(l, LC_EXECUTABLE); break;
+		case RF_CGROUP: add_col(l, LC_CGROUP); break;
+		case RF_COMMAND: add_col(l, LC_COMMAND); break;
+		default: break;
+		}
+	}
+	/* each thread shows its own name, each process its command, as perf
+	 * and top do */
+	if (t->attrs && row_keys__has(k, RF_THREAD))
+		add_col(l, LC_COMM);
+	if (t->attrs)
+		add_col(l, LC_COMMAND);
+	/* all but the last padded to what they hold, up to 40 */
+	for (int c = 0; c < l->ncols; c++) {
+		int w = (int)strlen(long_names[l->cols[c]]);
+		for (size_t i = 0; i < t->nrows && c + 1 < l->ncols; i++) {
+			const char *v = long_value(&t->rows[i], l->cols[c]);
+			int n = v ? (int)strlen(v) : 9;
+			w = n > w ? (n < 40 ? n : 40) : w;
+		}
+		l->widths[c] = w;
+	}
+}
+
+/* The short key columns, in the order given. */
+static int short_keys(FILE *out, const struct table *t, const struct layout *l,
+		      const struct table_row *r)
+{
+	char buf[64];
+	int n = 0;
+	bool pid_done = false;
+	for (uint8_t i = 0; i < t->keys.n; i++) {
+		switch (t->keys.v[i]) {
+		case RF_VM:
+			n += fprintf(out, "%-*s ", l->vmw, r ? (r->vm ? r->vm : "?") : "VM");
+			break;
+		case RF_PROCESS:
+		case RF_THREAD:
+			if (!pid_done)
+				n += r ? (r->pid >= 0x40000000u ? fprintf(out, "%8s ", "-1") :
+					  fprintf(out, "%8" PRIu32 " ", r->pid)) :
+					 fprintf(out, "%8s ", "PID");
+			pid_done = true;
+			if (t->keys.v[i] == RF_THREAD)
+				n += r ? (r->tid >= 0x40000000u ? fprintf(out, "%8s ", "-1") :
+					  fprintf(out, "%8" PRIu32 " ", r->tid)) :
+					 fprintf(out, "%8s ", "TID");
+			break;
+		case RF_CPU:
+			if (!r)
+				n += fprintf(out, "%4s ", "CPU");
+			else if (r->cpu < 0)
+				n += fprintf(out, "%4s ", "?");
+			else
+				n += fprintf(out, "%4" PRId32 " ", r->cpu);
+			break;
+		case RF_USER:
+			n += fprintf(out, "%-16.16s ", r ? report_user(r->uid, buf, sizeof(buf)) : "USER");
+			break;
+		default:
+			break;
+		}
+	}
+	return n;
+}
+
+static int figure_header(FILE *out, const struct table *t, const struct layout *l)
+{
+	int n = fprintf(out, "%12s %12s %12s %6s %10s %10s %14s", "APPARENT_S", "STEAL_S",
+			"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP", "SHARE (95% CI)");
+	if (l->fig3)
+		n += fprintf(out, " %12s %12s", "TARGET_S", "CONTROL_S");
+	if (t->inclusive)
+		n += fprintf(out, " %12s", "INCL_S");
+	return n;
+}
+
+static int figures(FILE *out, const struct table *t, const struct layout *l,
+		   const struct table_row *r, bool known)
+{
+	char a[32], b[32], c[32];
+	int n;
+	if (known)
+		n = fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %10" PRIu64,
+			    secs(a, sizeof(a), r->apparent_ns), secs(b, sizeof(b), r->steal_ns),
+			    secs(c, sizeof(c), r->cpu_ns), pct(r->steal_ns, r->apparent_ns),
+			    r->samples, r->steal_samples);
+	else
+		n = fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %10s", "unknown",
+			    "unknown", secs(c, sizeof(c), r->cpu_ns), "?", r->samples, "-");
+	n += fprintf(out, " %14s", share(a, sizeof(a), r->samples, t->totals.samples));
+	if (l->fig3)
+		n += fprintf(out, " %12s %12s", secs(a, sizeof(a), r->cpu_ns - r->control_ns),
+			     secs(b, sizeof(b), r->control_ns));
+	if (t->inclusive)
+		n += fprintf(out, " %12s", secs(a, sizeof(a), r->inclusive_ns));
+	return n;
+}
+
+/* The long columns; the last cut to what is left of width (0: no cut). */
+static void long_cols(FILE *out, const struct layout *l, const struct table_row *r,
+		      int used, unsigned width)
+{
+	for (int c = 0; c < l->ncols; c++) {
+		const char *v = r ? long_value(r, l->cols[c]) : long_names[l->cols[c]];
+		if (!v)
+			v = l->cols[c] == LC_COMMAND || l->cols[c] == LC_COMM ? "" : "[unknown]";
+		if (c + 1 < l->ncols) {
+			used += fprintf(out, "  %-*.*s", l->widths[c], l->widths[c], v);
+			continue;
+		}
+		int room = width ? (int)width - used - 2 : 0;
+		if (width && room < 8)
+			room = 8;
+		if (width && (int)strlen(v) > room)
+			fprintf(out, "  %.*s+", room - 1, v);
+		else
+			fprintf(out, "  %s", v);
+	}
+	putc('\n', out);
+}
+
 /* A live recording's per-CPU steal beside the kernel's own figure. */
 static void write_cpus(FILE *out, const struct report_extras *x)
 {
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 	fprintf(out, "\nsteal source: %s", x->steal_source);
 	if (!strcmp(x->steal_source, "tracepoints"))
 		fprintf(out, "; per-stint bias %" PRId64 " ns", x->bias_ns);
@@ -49,104 +234,42 @@ static void write_cpus(FILE *out, const struct report_extras *x)
 		fprintf(out, "; steal not measured in %" PRIu64 " stints over them",
 			x->lossy_stints);
 	fputc('\n', out);
-	fprintf(out, "%5s %12s %12s\n", "CPU", "STEAL_S", "KERNEL_S");
+	fprintf(out, "%5s %12s %12s %12s\n", "CPU", "STEAL_S", "KERNEL_S", "IDLE_S");
 	for (uint32_t i = 0; i < x->ncpus; i++) {
-		const struct report_cpu *c = &x->cpus[i];
-		fprintf(out, "%5" PRIu32 " %12s %12s\n", c->cpu,
-			secs(a, sizeof(a), c->steal_ns),
-			c->kernel_known ? secs(b, sizeof(b), c->kernel_steal_ns) : "unknown");
+		const struct report_cpu *cp = &x->cpus[i];
+		fprintf(out, "%5" PRIu32 " %12s %12s %12s\n", cp->cpu,
+			x->steal_known ? secs(a, sizeof(a), cp->steal_ns) : "unknown",
+			cp->kernel_known ? secs(b, sizeof(b), cp->kernel_steal_ns) : "unknown",
+			secs(c, sizeof(c), cp->idle_ns));
 	}
 }
 
-static int write_text(FILE *out, const struct table *t,
-		      const struct report_extras *x)
+/* The rows past --top, summed on one line. */
+static void write_rest(FILE *out, const struct table *t, size_t from, bool known)
+{
+	uint64_t app = 0, steal = 0, cpu = 0;
+	for (size_t i = from; i < t->nrows; i++) {
+		app += t->rows[i].apparent_ns;
+		steal += t->rows[i].steal_ns;
+		cpu += t->rows[i].cpu_ns;
+	}
+	char a[32], b[32], c[32];
+	fprintf(out, "... %zu more rows: apparent %s s, steal %s s, cpu %s s (--top 0 shows all)\n",
+		t->nrows - from, known ? secs(a, sizeof(a), app) : "unknown",
+		known ? secs(b, sizeof(b), steal) : "unknown", secs(c, sizeof(c), cpu));
+}
+
+static void write_totals(FILE *out, const struct table *t, const struct report_extras *x)
 {
 	const struct table_totals *tot = &t->totals;
 	char a[32], b[32], c[32];
-	int vmw = 2, fnw = 8;
-	bool dso = t->by == BY_DSO || (t->by == BY_FUNCTION && x);
-	/* seed 000's FIG. 3: per program, target and control program time */
-	bool fig3 = x && (t->by == BY_PROCESS || t->by == BY_THREAD);
-
-	for (size_t i = 0; i < t->nrows; i++) {
-		int n = (int)strlen(t->rows[i].vm);
-		if (n > vmw)
-			vmw = n;
-	}
-
-	if (x)
-		fprintf(out, "Steal-corrected CPU time by %s on %s, method %s, %.1f s recorded (%s)\n",
-			group_by__name(t->by), x->host, steal_method__name(t->method),
-			(double)x->duration_ns / 1e9, x->scope);
-	else
-		fprintf(out, "Steal-corrected CPU time by %s, method %s, %s\n",
-			group_by__name(t->by), steal_method__name(t->method),
-			t->timestamps ? "durations from timestamps" :
-					"fixed sample interval");
-	fprintf(out, "%" PRIu32 " streams, %" PRIu32 " programs; samples: %"
-		PRIu64 " run, %" PRIu64 " steal, %" PRIu64 " idle; interval %s ms\n\n",
-		tot->streams, tot->programs, tot->samples, tot->steal_samples,
-		tot->idle_samples, secs(a, sizeof(a), t->interval_ns * 1000));
-
-	fprintf(out, "%-*s %8s ", vmw, "VM", "PID");
-	if (t->by == BY_THREAD || t->by == BY_FUNCTION)
-		fprintf(out, "%8s ", "TID");
-	fprintf(out, "%12s %12s %12s %6s %10s %10s %14s", "APPARENT_S", "STEAL_S",
-		"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP", "SHARE (95% CI)");
-	if (fig3)
-		fprintf(out, " %12s %12s", "TARGET_S", "CONTROL_S");
-	if (t->inclusive)
-		fprintf(out, " %12s", "INCL_S");
-	if (t->by == BY_FUNCTION)
-		fprintf(out, "  %-*s", fnw, "FUNCTION");
-	if (dso)
-		fputs("  DSO", out);
-	if (t->by == BY_ACCOUNT)
-		fputs("  ACCOUNT", out);
-	if (x)
-		fputs("  COMMAND", out);
-	fputc('\n', out);
-
-	for (size_t i = 0; i < t->nrows; i++) {
-		const struct table_row *r = &t->rows[i];
-		fprintf(out, "%-*s %8" PRIu32 " ", vmw, r->vm, r->pid);
-		if (t->by == BY_THREAD || t->by == BY_FUNCTION)
-			fprintf(out, "%8" PRIu32 " ", r->tid);
-		if (!x || x->steal_known)
-			fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %10" PRIu64,
-				secs(a, sizeof(a), r->apparent_ns),
-				secs(b, sizeof(b), r->steal_ns),
-				secs(c, sizeof(c), r->cpu_ns),
-				pct(r->steal_ns, r->apparent_ns), r->samples,
-				r->steal_samples);
-		else
-			fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %10s", "unknown",
-				"unknown", secs(c, sizeof(c), r->cpu_ns), "?",
-				r->samples, "-");
-		fprintf(out, " %14s", share(a, sizeof(a), r->samples, tot->samples));
-		if (fig3)
-			fprintf(out, " %12s %12s",
-				secs(a, sizeof(a), r->cpu_ns - r->control_ns),
-				secs(b, sizeof(b), r->control_ns));
-		if (t->inclusive)
-			fprintf(out, " %12s", secs(a, sizeof(a), r->inclusive_ns));
-		if (t->by == BY_FUNCTION)
-			fprintf(out, "  %s", r->function[0] ? r->function : "[unknown]");
-		if (dso)
-			fprintf(out, "  %s", r->dso ? r->dso : "[unknown]");
-		if (t->by == BY_ACCOUNT)
-			fprintf(out, "  %s", r->account ? r->account : "[unknown]");
-		if (x)
-			fprintf(out, "  %s", r->command ? r->command : "");
-		fputc('\n', out);
-	}
-
-	uint64_t held = tot->run_ns + tot->steal_ns;
 	if (x && !x->steal_known) {
-		fprintf(out, "\nrun %s s, steal unknown: %s\n",
-			secs(a, sizeof(a), tot->run_ns), x->steal_source);
-		return ferror(out) ? -EIO : 0;
+		fprintf(out, "\nrun %s s, steal unknown, idle %s s: %s\n",
+			secs(a, sizeof(a), tot->run_ns), secs(c, sizeof(c), tot->idle_ns),
+			x->steal_source);
+		return;
 	}
+	uint64_t held = tot->run_ns + tot->steal_ns;
 	fprintf(out, "\nrun %s s, steal %s s (%.2f%% of run + steal), idle %s s\n",
 		secs(a, sizeof(a), tot->run_ns), secs(b, sizeof(b), tot->steal_ns),
 		pct(tot->steal_ns, held), secs(c, sizeof(c), tot->idle_ns));
@@ -156,7 +279,47 @@ static int write_text(FILE *out, const struct table *t,
 			secs(a, sizeof(a), tot->attributed_steal_ns),
 			pct(tot->attributed_steal_ns, tot->steal_ns), un < 0 ? "-" : "",
 			secs(b, sizeof(b), un < 0 ? (uint64_t)-un : (uint64_t)un));
+}
+
+static void write_title(FILE *out, const struct table *t, const struct report_extras *x)
+{
+	const struct table_totals *tot = &t->totals;
+	char a[32];
+	if (x)
+		fprintf(out, "Steal-corrected CPU time by %s on %s, method %s, %.1f s recorded (%s)\n",
+			t->by, x->host, steal_method__name(t->method),
+			(double)x->duration_ns / 1e9, x->scope);
 	else
+		fprintf(out, "Steal-corrected CPU time by %s, method %s, %s\n", t->by,
+			steal_method__name(t->method),
+			t->timestamps ? "durations from timestamps" : "fixed sample interval");
+	fprintf(out, "%" PRIu32 " streams, %" PRIu32 " programs; samples: %" PRIu64
+		" run, %" PRIu64 " steal, %" PRIu64 " idle; interval %s ms\n\n",
+		tot->streams, tot->programs, tot->samples, tot->steal_samples,
+		tot->idle_samples, secs(a, sizeof(a), t->interval_ns * 1000));
+}
+
+static int write_text(FILE *out, const struct table *t, const struct report_extras *x)
+{
+	struct layout l;
+	bool known = !x || x->steal_known;
+	size_t shown = x && x->top && x->top < t->nrows ? x->top : t->nrows;
+	unsigned width = x ? x->width : 0;
+	plan(&l, t, x);
+	write_title(out, t, x);
+	int used = short_keys(out, t, &l, NULL);
+	used += figure_header(out, t, &l);
+	long_cols(out, &l, NULL, used, width);
+	for (size_t i = 0; i < shown; i++) {
+		const struct table_row *r = &t->rows[i];
+		used = short_keys(out, t, &l, r);
+		used += figures(out, t, &l, r, known);
+		long_cols(out, &l, r, used, width);
+	}
+	if (shown < t->nrows)
+		write_rest(out, t, shown, known);
+	write_totals(out, t, x);
+	if (x)
 		write_cpus(out, x);
 	return ferror(out) ? -EIO : 0;
 }

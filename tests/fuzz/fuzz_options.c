@@ -1,7 +1,7 @@
 /* libFuzzer entry point for the command-line values cpuledger parses by
  * hand: record/run's options (pids, rate, durations, realtime priority,
- * ring pages), numbers, methods, keys, formats, --folded lists and bill's
- * times. The first byte picks
+ * ring pages, call-graph modes), numbers, methods, --by and --sort keys,
+ * lists, formats, --folded lists and bill's times. The first byte picks
  * the parser (and for record's, the option); the rest is the value. A
  * value accepted must be in the range the option allows. (Refusals print
  * a line each: tests/fuzz/run.sh closes the target's standard error.) */
@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/recorder.h"
+#include "cli/live.h"
+#include "core/table.h"
 #include "format/fold.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,22 +30,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int64_t t;
 	switch (pick % 8) {
 	case 0: {
-		static const char opts[] = "apFgTAlNoDrM";
-		struct record_opts o;
-		record_opts__init(&o);
-		int c = opts[(pick / 8) % (sizeof(opts) - 1)];
-		int r = record_opts__parse(&o, c, arg);
+		struct live_opts o;
+		live_opts__init(&o);
+		int n = 0;
+		while (live_record_options[n].name)
+			n++;
+		const struct cli_option *opt = &live_record_options[(pick / 8) % (unsigned)n];
+		int r = live_opts__parse(&o, opt->id, opt->arg ? arg : NULL);
 		if (r != 1 && r != -1)
 			abort();
 		for (int i = 0; r == 1 && i < o.npids; i++)
 			if (o.pids[i] <= 0 || o.pids[i] > 4194304)
 				abort();
 		if (r == 1 && (o.hz < 1 || o.hz > 100000 || o.duration < 0 ||
-			       (c == 'N' && !(o.interval >= 0.1)) ||
+			       (o.interval != 0 && !(o.interval >= 0.1)) ||
 			       o.realtime < 0 || o.realtime > 99 ||
 			       (o.mmap_pages & (o.mmap_pages - 1))))
 			abort();
-		record_opts__release(&o);
+		live_opts__release(&o);
 		break;
 	}
 	case 1:
@@ -56,12 +59,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 3: {
 		enum steal_method m;
-		enum group_by b;
+		struct row_keys k;
+		struct sort_spec so;
+		size_t bad;
 		const struct report_writer *w;
 		(void)cli_parse_method(arg, &m);
-		(void)cli_parse_by(arg, &b);
+		if (!row_keys__parse(&k, arg, &bad) && (k.n == 0 || k.n > RF_COUNT))
+			abort();
+		if (!sort_spec__parse(&so, arg, &bad) && (so.n == 0 || so.n > SORT_COUNT))
+			abort();
 		if (cli_parse_format(arg, &w) && !w)
 			abort();
+		struct cli_list l = { 0 };
+		(void)cli_parse_list("--x", arg, &l);
+		cli_list__release(&l);
+		struct cli_ids ids = { 0 };
+		if (!cli_parse_ids("--x", arg, &ids))
+			for (size_t i = 0; i < ids.n; i++)
+				if (!ids.v[i] || ids.v[i] > 4194304)
+					abort();
+		free(ids.v);
 		break;
 	}
 	case 4: {

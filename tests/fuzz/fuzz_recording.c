@@ -1,7 +1,8 @@
 /*
- * libFuzzer entry point for the recording reader and loader: the input is
- * a recording file (held in a memfd); every refusal must name its offset
- * and reason, and an accepted one is analysed whole.
+ * libFuzzer entry point for the recording reader and the streaming engine
+ * behind it: the input is a recording file (held in a memfd); every
+ * refusal must name its offset and reason, and an accepted one is analysed
+ * whole, by function with stacks (every part of the analysis runs).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -9,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format/live_load.h"
+#include "analysis/analysis.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,12 +24,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	lseek(fd, 0, SEEK_SET);
-	struct loaded_recording r;
-	struct rec_error e;
-	int err = recording__load(fd, METHOD_PRECEDING, NULL, &r, &e);
+	struct analysis a;
+	struct rec_error e = { 0 };
+	struct analysis_opts o = { .method = METHOD_PRECEDING, .stacks = true };
+	size_t bad;
+	row_keys__parse(&o.keys, (size & 1) ? "thread,function,account" : "comm,dso,cpu", &bad);
+	int err = analysis__run_file(&a, fd, &o, &e);
 	if (err == -EINVAL && !e.msg[0])
 		__builtin_trap();	/* every refusal says why */
-	loaded_recording__release(&r);
+	analysis__release(&a);
 	close(fd);
 	return 0;
 }

@@ -22,7 +22,7 @@ case_ back "4: time_ns 2 is not after 3, the time of line 3 in the same stream (
 case_ columns "2: expected 7 columns (vm,vcpu,time_ns,pid,tid,function,state), found 5" "$H\nvm0,0,1,,idle\n"
 # A bad line after many good ones still writes nothing.
 { echo "$H"; for i in $(seq 1 5000); do echo "vm0,0,$i,1,1,f,run"; done; echo "vm0,0,1,1,1,f,run"; } >"$TMP/late.csv"
-run "$CL" analyze -f json "$TMP/late.csv"
+run "$CL" analyze --format json "$TMP/late.csv"
 [ "$(status)" = 2 ] && [ ! -s "$TMP/out" ] || fail "late error: exit $(status) or output written"
 grep -q "late.csv:5002: time_ns 1 is not after 5000" "$TMP/err" || fail "late error: $(cat "$TMP/err")"
 # A missing file is the user's error too.

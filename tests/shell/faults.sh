@@ -35,7 +35,7 @@ echo "SIGINT during import: exit 130, nothing left behind"
 # repeated (every block holds 1 MiB of items)
 for i in $(seq 60); do cat "$S"; echo; done >"$TMP/big.txt"
 "$CL" import perf-script "$TMP/big.txt" -o "$TMP/big.rec" 2>/dev/null
-"$CL" report -i "$TMP/big.rec" -f json >"$TMP/full.json"
+"$CL" report -i "$TMP/big.rec" --format json >"$TMP/full.json"
 size=$(stat -c %s "$TMP/big.rec")
 head -c $((size * 2 / 3)) "$TMP/big.rec" >"$TMP/cut.rec"
 cp "$TMP/big.rec" "$TMP/bad.rec"
@@ -49,7 +49,7 @@ for f in cut bad; do
 	off=$(sed -n 's/.*: offset \([0-9]*\):.*/\1/p' "$TMP/err")
 	limit=$([ $f = cut ] && echo $((size * 2 / 3)) || echo $at)
 	[ "$off" -le "$limit" ] || fail "$f recording: damage at $off, after $limit"
-	run "$CL" report --salvage -i "$TMP/$f.rec" -f json
+	run "$CL" report --salvage -i "$TMP/$f.rec" --format json
 	[ "$(status)" = 0 ] || fail "$f --salvage: status $(status): $(cat "$TMP/err")"
 	grep -q "offset $off: .*reported up to there" "$TMP/err" || fail "$f --salvage: $(cat "$TMP/err")"
 	python3 - "$TMP/out" "$TMP/full.json" "$f" <<'PY' || fail "$f --salvage: not a part of the whole"
@@ -63,7 +63,7 @@ done
 
 # --- the ledger locked by another writer
 "$CL" import perf-script "$FIX/perf-script-oneline.txt" -o "$TMP/one.rec" 2>/dev/null
-"$CL" ledger add -l "$TMP/l.db" "$TMP/big.rec"
+"$CL" ledger add --ledger "$TMP/l.db" "$TMP/big.rec"
 hold() {	# hold the ledger's write lock for $1 seconds
 	python3 -c "
 import sqlite3, sys, time
@@ -75,12 +75,12 @@ time.sleep(float(sys.argv[2])); c.execute('COMMIT')" "$TMP/l.db" "$1" &
 }
 hold 4
 holder=$!
-run "$CL" ledger add -l "$TMP/l.db" --wait 1 "$TMP/one.rec"
+run "$CL" ledger add --ledger "$TMP/l.db" --wait 1 "$TMP/one.rec"
 [ "$(status)" = 1 ] && grep -q "locked" "$TMP/err" || fail "locked ledger, --wait 1: status $(status): $(cat "$TMP/err")"
 wait $holder
 hold 2
 start=$(date +%s%N)
-"$CL" ledger add -l "$TMP/l.db" "$TMP/one.rec" || fail "locked ledger: did not wait its turn"
+"$CL" ledger add --ledger "$TMP/l.db" "$TMP/one.rec" || fail "locked ledger: did not wait its turn"
 waited=$(( ($(date +%s%N) - start) / 1000000 ))
 wait
 [ "$waited" -ge 1000 ] || fail "locked ledger: added after $waited ms, while another held it"
@@ -97,7 +97,7 @@ if mount -t tmpfs -o size=4m tmpfs "$TMP/ro" 2>/dev/null; then
 	cp "$TMP/l.db" "$TMP/ro/l.db"
 	mount -o remount,ro "$TMP/ro"
 	sum=$(sha256sum <"$TMP/ro/l.db")
-	run "$CL" ledger add -l "$TMP/ro/l.db" "$TMP/big.rec"
+	run "$CL" ledger add --ledger "$TMP/ro/l.db" "$TMP/big.rec"
 	[ "$(status)" != 0 ] || fail "read-only ledger: exit 0"
 	grep -qi "read-only\|readonly" "$TMP/err" || fail "read-only ledger: $(cat "$TMP/err")"
 	[ "$(sha256sum <"$TMP/ro/l.db")" = "$sum" ] || fail "read-only ledger: changed"

@@ -22,7 +22,7 @@ for cmd in "true:0" "sh -c 'kill -9 \$\$':137" "/nonexistent/cmd:127"; do
 	st=$?
 	set -e
 	[ "$st" = "$want" ] || fail "record -- $c: status $st, expected $want: $(cat "$TMP/c.err")"
-	"$CL" report -i "$TMP/c.rec" -f json >/dev/null || fail "record -- $c: recording unreadable"
+	"$CL" report -i "$TMP/c.rec" --format json >/dev/null || fail "record -- $c: recording unreadable"
 	echo "record -- $c: status $st, recording reads"
 done
 
@@ -37,7 +37,7 @@ if mount -t tmpfs -o size=256k tmpfs "$TMP/small" 2>/dev/null; then
 	[ "$(status)" != 0 ] || fail "disk full: record exited 0"
 	grep -q "No space left on device" "$TMP/err" || fail "disk full: $(cat "$TMP/err")"
 	[ -s "$TMP/small/full.rec" ] || fail "disk full: nothing kept"
-	run "$CL" report --salvage -i "$TMP/small/full.rec" -f json
+	run "$CL" report --salvage -i "$TMP/small/full.rec" --format json
 	[ "$(status)" = 0 ] || fail "disk full: --salvage: $(cat "$TMP/err")"
 	n=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clock_samples'])" "$TMP/out")
 	[ "$n" -gt 0 ] || fail "disk full: no samples salvaged"
@@ -52,7 +52,7 @@ run "$CL" record -o "$TMP/fe.rec" -- sh -c 'i=0; while [ $i -lt 10000 ]; do /bin
 [ "$(status)" = 0 ] || fail "10 000 execs: status $(status): $(cat "$TMP/err")"
 said=$(sed -n 's/.* \([0-9]*\) records lost.*/\1/p' "$TMP/err")
 [ -n "$said" ] || fail "10 000 execs: the recorder did not say what it lost: $(cat "$TMP/err")"
-"$CL" report -i "$TMP/fe.rec" -b process -f json >"$TMP/fe.json" || fail "10 000 execs: report"
+"$CL" report -i "$TMP/fe.rec" --by process --format json >"$TMP/fe.json" || fail "10 000 execs: report"
 python3 - "$TMP/fe.json" "$said" <<'PY' || fail "10 000 execs: report"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -76,7 +76,7 @@ sleep 1
 kill -CONT $rec
 wait $rec || fail "starved recorder: $(cat "$TMP/starved.err")"
 wait $wl 2>/dev/null || true
-"$CL" report -i "$TMP/starved.rec" -f json | python3 -c '
+"$CL" report -i "$TMP/starved.rec" --format json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print("starved: %d records lost, %d stints not measured; steal per CPU %s, kernel %s" %

@@ -10,7 +10,7 @@ for f in "$data"/*.txt; do
 	b=$(basename "$f" .txt)
 	[ "$b" = README ] && continue
 	for o in pid tid kernel jit all addrs; do
-		"$CL" report -i "perf-script:$f" -f folded --folded "$o" >"$TMP/out" ||
+		"$CL" report -i "perf-script:$f" --format folded --folded "$o" >"$TMP/out" ||
 			fail "$b --folded $o: exit $?"
 		cmp -s "$TMP/out" "$data/results/$b-collapsed-$o.txt" ||
 			{ diff "$TMP/out" "$data/results/$b-collapsed-$o.txt" | head -5; fail "$b --folded $o differs"; }
@@ -19,32 +19,32 @@ for f in "$data"/*.txt; do
 done
 [ "$n" = 42 ] || fail "checked $n outputs, want 42"
 # stdin, and no options: the plain collapse of the first file
-"$CL" report -i perf-script:- -f folded <"$data/perf-funcab-pid-01.txt" >"$TMP/plain"
+"$CL" report -i perf-script:- --format folded <"$data/perf-funcab-pid-01.txt" >"$TMP/plain"
 grep -q "^func_ab;__libc_start_main;main;func_b 116$" "$TMP/plain" || fail "plain fold from stdin"
-run "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" -f folded --folded pids
+run "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" --format folded --folded pids
 [ "$(status)" = 2 ] && grep -q -- "--folded: 'pids'" "$TMP/err" || fail "bad --folded"
-run "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" -f json
+run "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" --format json
 [ "$(status)" = 0 ] || fail "perf-script input with json: status $(status) (imported since issue 6)"
 # perf's own messages and source lines among samples are skipped; a line
 # that is none of header, frame, comment or known noise is refused with its
 # line number, exit 2, and no output file
 printf 'Warning:\nProcessed 10 events and lost 1 chunks!\nCheck IO/CPU overload!\n\n' >"$TMP/noise.txt"
 printf 'dd 7 [000] 1.0: 3 cpu-clock:\n\tff f+0x1 (/bin/dd)\n\t  dd.c:12\n\tfe g (/bin/dd)\n\n' >>"$TMP/noise.txt"
-"$CL" report -i "perf-script:$TMP/noise.txt" -f folded >"$TMP/noise.out" 2>"$TMP/noise.err" ||
+"$CL" report -i "perf-script:$TMP/noise.txt" --format folded >"$TMP/noise.out" 2>"$TMP/noise.err" ||
 	fail "noise refused: exit $?"
 [ "$(cat "$TMP/noise.out")" = "dd;g;f 3" ] || fail "noise fold: $(cat "$TMP/noise.out")"
 # what perf said it lost is reported, as is a sample no blank line ended
 grep -q "noise.txt: perf says it lost 1 chunk(s)" "$TMP/noise.err" || fail "lost chunks: $(cat "$TMP/noise.err")"
-"$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" -f folded >/dev/null 2>"$TMP/dd.err"
+"$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" --format folded >/dev/null 2>"$TMP/dd.err"
 grep -q "dd-stacks-01.txt: 1 sample(s) not ended by a blank line" "$TMP/dd.err" ||
 	fail "unended sample not reported: $(cat "$TMP/dd.err")"
 cp "$TMP/noise.txt" "$TMP/bad.txt"
 printf 'dd 7 [000] 1.1: 3 cpu-clock:\n\tff f (/bin/dd)\nthis line means nothing\n\n' >>"$TMP/bad.txt"
-run "$CL" report -i "perf-script:$TMP/bad.txt" -f folded -o "$TMP/bad.out"
+run "$CL" report -i "perf-script:$TMP/bad.txt" --format folded -o "$TMP/bad.out"
 [ "$(status)" = 2 ] || fail "bad line: exit $(status), want 2"
 grep -q "^$TMP/bad.txt:12: not a perf script line" "$TMP/err" || fail "bad line message: $(cat "$TMP/err")"
 [ ! -e "$TMP/bad.out" ] || fail "bad input left an output file"
 # the same bad line as the last, without a newline: still its line number
 printf 'dd 7 [000] 1.1: 3 cpu-clock:\n\tff f (/bin/dd)\njunk' >"$TMP/bad2.txt"
-run "$CL" report -i "perf-script:$TMP/bad2.txt" -f folded
+run "$CL" report -i "perf-script:$TMP/bad2.txt" --format folded
 [ "$(status)" = 2 ] && grep -q "bad2.txt:3: not a perf script line" "$TMP/err" || fail "bad last line: $(cat "$TMP/err")"

@@ -29,16 +29,16 @@ else
 fi
 for input in $inputs; do
 	name=$(basename "$input")
-	"$CL" report -i "$input" -f openmetrics -o "$TMP/om.txt" 2>/dev/null || fail "$name: openmetrics"
+	"$CL" report -i "$input" --format openmetrics -o "$TMP/om.txt" 2>/dev/null || fail "$name: openmetrics"
 	promtool check metrics <"$TMP/om.txt" >"$TMP/lint" 2>&1 || fail "$name: promtool: $(cat "$TMP/lint")"
 	tail -1 "$TMP/om.txt" | grep -qx '# EOF' || fail "$name: no # EOF"
-	"$CL" report -i "$input" -b account -f json -o "$TMP/acc.json" 2>/dev/null
-	"$CL" report -i "$input" -b function -f json -o "$TMP/fn.json" 2>/dev/null
-	"$CL" report -i "$input" -f pprof -o "$TMP/p.pb.gz" 2>/dev/null || fail "$name: pprof"
+	"$CL" report -i "$input" --by process,account --format json -o "$TMP/acc.json" 2>/dev/null
+	"$CL" report -i "$input" --by thread,function --format json -o "$TMP/fn.json" 2>/dev/null
+	"$CL" report -i "$input" --format pprof -o "$TMP/p.pb.gz" 2>/dev/null || fail "$name: pprof"
 	# folded stacks of a recording: as many samples as the report's rows
 	if [ "${input#perf-script:}" = "$input" ]; then
-		"$CL" report -i "$input" -f folded -o "$TMP/f.folded" || fail "$name: folded"
-		"$CL" report -i "$input" -f json -o "$TMP/th.json"
+		"$CL" report -i "$input" --format folded -o "$TMP/f.folded" || fail "$name: folded"
+		"$CL" report -i "$input" --format json -o "$TMP/th.json"
 		python3 - "$TMP/f.folded" "$TMP/th.json" <<'PY' || fail "$name: folded samples differ"
 import json, re, sys
 n = sum(int(l.rsplit(' ', 1)[1]) for l in open(sys.argv[1]))
@@ -105,6 +105,6 @@ print("%s: pprof %d samples, %d functions, %d mappings, deepest stack %d, cpu %d
 sys.exit(0 if ok else 1)
 PY
 done
-run "$CL" report -i "perf-script:$FIX/perf-script-sched.txt" -f pprof -b process
+run "$CL" report -i "perf-script:$FIX/perf-script-sched.txt" --format pprof --by process
 [ "$(status)" = 2 ] || fail "pprof --by process: status $(status)"
 echo "formats: ok"

@@ -15,7 +15,7 @@ DATA=$ROOT/../shared/testdata/flamegraph
 files=$(ls "$DATA"/perf-*.txt "$FIX"/perf-script-*.txt)
 for f in $files; do
 	name=$(basename "$f")
-	run "$CL" report -i "perf-script:$f" -b dso -f json
+	run "$CL" report -i "perf-script:$f" --by process,dso --format json
 	[ "$(status)" = 0 ] || fail "$name: report: $(cat "$TMP/err")"
 	cp "$TMP/out" "$TMP/$name.json"
 	python3 - "$f" "$TMP/$name.json" <<'PY' || fail "$name: counts differ"
@@ -72,15 +72,15 @@ sys.exit(0 if ok else 1)
 PY
 	run "$CL" import perf-script "$f" -o "$TMP/$name.rec"
 	[ "$(status)" = 0 ] || fail "$name: import: $(cat "$TMP/err")"
-	"$CL" report -i "$TMP/$name.rec" -b dso -f json >"$TMP/rec.json"
+	"$CL" report -i "$TMP/$name.rec" --by process,dso --format json >"$TMP/rec.json"
 	cmp -s "$TMP/rec.json" "$TMP/$name.json" || fail "$name: import then report differs"
 	"$CL" import perf-script - -o "$TMP/stdin.rec" <"$f" 2>/dev/null || fail "$name: stdin"
-	"$CL" report -i "$TMP/stdin.rec" -b dso -f json >"$TMP/stdin.json"
+	"$CL" report -i "$TMP/stdin.rec" --by process,dso --format json >"$TMP/stdin.json"
 	cmp -s "$TMP/stdin.json" "$TMP/$name.json" || fail "$name: standard input differs"
 done
 
 # steal from the tracepoints of the fixture recorded here
-"$CL" report -i "perf-script:$FIX/perf-script-sched.txt" -f json | grep -q '"steal_source":"tracepoints"' ||
+"$CL" report -i "perf-script:$FIX/perf-script-sched.txt" --format json | grep -q '"steal_source":"tracepoints"' ||
 	fail "sched fixture: steal not from tracepoints"
 
 # a line that is no perf script: FILE:LINE, exit 2, nothing written

@@ -14,7 +14,7 @@ sums() {	# ledger recording-id-prefix -> "cpu steal"
 	       JOIN collections c ON c.id = u.collection_id WHERE c.recording = '$2'"
 }
 report_sums() {	# recording -> "cpu steal"
-	"$CL" report -i "$1" -f json | python3 -c '
+	"$CL" report -i "$1" --format json | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["totals"]
 print(t["run_ns"], t["steal_ns"])'

@@ -17,7 +17,7 @@ RULES
 	fail "run openssl failed"
 share() {	# recording account [report args...] -> percent of the process
 	local rec=$1 acc=$2; shift 2
-	"$CL" report -i "$rec" -b account -f json "$@" | python3 -c '
+	"$CL" report -i "$rec" --by process,account --format json "$@" | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)["rows"]
 total = sum(r["cpu_ns"] for r in rows)
@@ -31,7 +31,7 @@ python3 -c "import sys; sys.exit(0 if $c >= 80 else 1)" || fail "crypto is $c % 
 printf 'everything path *\n' >"$TMP/all"
 [ "$(share "$TMP/ossl.rec" everything --accounts "$TMP/all")" = "100.0" ] || fail "report --accounts did not override"
 # --control: the control program's time, the rest the target's.
-"$CL" report -i "$TMP/ossl.rec" -b process -f json -c runtime,kernel | python3 -c '
+"$CL" report -i "$TMP/ossl.rec" --by process --format json --control runtime,kernel | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["rows"][0]
 assert r["target_ns"] + r["control_ns"] == r["cpu_ns"], r

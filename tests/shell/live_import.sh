@@ -28,13 +28,13 @@ perf script -i "$TMP/p.data" --ns -F +pid >"$TMP/p.txt" 2>"$TMP/script.err" ||
 	fail "perf script: $(cat "$TMP/script.err")"
 grep -q sched_stat_runtime "$TMP/p.txt" || skip "perf recorded no sched_stat_runtime"
 
-run "$CL" report -i "perf-script:$TMP/p.txt" -f json
+run "$CL" report -i "perf-script:$TMP/p.txt" --format json
 [ "$(status)" = 0 ] || fail "report: $(cat "$TMP/err")"
 cp "$TMP/out" "$TMP/direct.json"
 run "$CL" import perf-script "$TMP/p.txt" -o "$TMP/p.rec"
 [ "$(status)" = 0 ] || fail "import: $(cat "$TMP/err")"
 grep -q "steal: tracepoints" "$TMP/err" || fail "import did not find the tracepoints: $(cat "$TMP/err")"
-"$CL" report -i "$TMP/p.rec" -f json >"$TMP/rec.json" || fail "report of the import"
+"$CL" report -i "$TMP/p.rec" --format json >"$TMP/rec.json" || fail "report of the import"
 cmp -s "$TMP/direct.json" "$TMP/rec.json" || fail "import -o then report differs from report -i perf-script:"
 
 # sum of sched_stat_runtime per tid, straight from the text

@@ -15,8 +15,8 @@ db=$TMP/cpuledger.db
 "$CL" ledger add --ledger "$db" "$TMP/c.rec" || fail "ledger add"
 run "$CL" ledger add --ledger "$db" "$TMP/c.rec"
 [ "$(status)" = 2 ] && grep -q "in the ledger already" "$TMP/err" || fail "adding twice: exit $(status), $(cat "$TMP/err")"
-for r in a b c; do "$CL" report -i "$TMP/$r.rec" -f json >"$TMP/$r.json"; done
-"$CL" bill --ledger "$db" -b command -f json >"$TMP/bill.json"
+for r in a b c; do "$CL" report -i "$TMP/$r.rec" --format json >"$TMP/$r.json"; done
+"$CL" bill --ledger "$db" --by command --format json >"$TMP/bill.json"
 python3 - "$TMP" <<'PY' || fail "bill totals differ from the reports'"
 import json, sys
 d = sys.argv[1]
@@ -37,7 +37,7 @@ now=$(date +%s)
 sqlite3 "$db" "SELECT count(*) FROM tasks WHERE uid IS NULL OR start_ns IS NULL OR end_ns < start_ns
 	OR start_ns < ($now - 600) * 1000000000 OR end_ns > ($now + 60) * 1000000000" | grep -qx 0 ||
 	fail "tasks without uid or a sensible span: $(sqlite3 "$db" "SELECT pid, tid, uid, start_ns, end_ns FROM tasks")"
-"$CL" bill --ledger "$db" --until 2000-01-01 -f json | python3 -c '
+"$CL" bill --ledger "$db" --until 2000-01-01 --format json | python3 -c '
 import json, sys
 assert json.load(sys.stdin)["rows"] == []' || fail "--until 2000-01-01 should hold nothing"
 run "$CL" bill --ledger "$db" --since yesterday

@@ -30,7 +30,7 @@ kill -INT $perf
 # is a perf.data that perf report reads, checked below.
 wait $perf 2>/dev/null || true
 [ -s "$TMP/perf.data" ] || fail "perf record wrote nothing: $(cat "$TMP/perf.err")"
-"$CL" report -i "$TMP/cl.rec" -b dso -f json >"$TMP/cl.json"
+"$CL" report -i "$TMP/cl.rec" --by process,dso --format json >"$TMP/cl.json"
 # The workload's process: its command exactly (the recorder's command line
 # names it too), and the busiest such (a child it forks, as ASan's leak
 # checker does at exit, carries its command until it execs).
@@ -53,7 +53,8 @@ rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["pid"] == int(sys.a
 total = sum(r["samples"] for r in rows)
 mine = {}
 for r in rows:
-    name = os.path.basename(r["dso"]) if r["dso"].startswith("/") else r["dso"]
+    dso = r["dso"] or "[unknown]"
+    name = os.path.basename(dso) if dso.startswith("/") else dso
     mine[name] = mine.get(name, 0) + 100.0 * r["samples"] / total
 theirs = {}
 for line in open(sys.argv[2]):

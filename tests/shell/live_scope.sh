@@ -5,7 +5,7 @@
 command -v python3 >/dev/null || skip "python3 is not installed"
 need_perf
 rows() {	# recording -> "pid tid command" per row, and the steal source
-	"$CL" report -i "$1" -f json | python3 -c '
+	"$CL" report -i "$1" --format json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print("source", d["steal_source"])
@@ -66,7 +66,7 @@ wait $wl $other 2>/dev/null || true
 # Without tracepoints: the kernel's steal shared over sample gaps, named.
 "$CL" record -a --no-tracepoints --duration 0.5 -o "$TMP/gaps.rec" 2>/dev/null
 rows "$TMP/gaps.rec" | grep -q "^source sample-gaps" || fail "steal source is not sample-gaps"
-"$CL" report -i "$TMP/gaps.rec" -f json | python3 -c '
+"$CL" report -i "$TMP/gaps.rec" --format json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 for c in d["cpus"]:
@@ -81,7 +81,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 		"$CL" record -o "$TMP/user.rec" -- "$CL" workload spin --seconds 1 2>"$TMP/user.err" ||
 		fail "unprivileged record failed: $(cat "$TMP/user.err")"
 	[ "$(grep -c "steal unknown" "$TMP/user.err")" = 1 ] || fail "unprivileged: not said once: $(cat "$TMP/user.err")"
-	"$CL" report -i "$TMP/user.rec" -f json | python3 -c '
+	"$CL" report -i "$TMP/user.rec" --format json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert d["steal_source"].startswith("unknown"), d["steal_source"]

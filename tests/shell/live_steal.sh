@@ -27,7 +27,7 @@ fi
 "$CL" record -a -o "$TMP/live.rec" -- "$CL" workload threads --threads 2 \
 	--seconds "$SECONDS_" --schedstat 2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
 grep "^schedstat " "$TMP/rec.err" >"$TMP/schedstat" || fail "the workload printed no schedstat: $(cat "$TMP/rec.err")"
-"$CL" report -i "$TMP/live.rec" -f json >"$TMP/r.json" || fail "report failed"
+"$CL" report -i "$TMP/live.rec" --format json >"$TMP/r.json" || fail "report failed"
 python3 - "$TMP" "$blind" <<'PY' || fail "live figures out of tolerance"
 import json, sys
 d, blind = sys.argv[1], sys.argv[2] == "1"

@@ -10,8 +10,8 @@ need_perf
 cp "$CL" "$TMP/cl-copy"
 "$TMP/cl-copy" record -o "$TMP/threads.rec" -- "$TMP/cl-copy" workload threads --threads 3 --seconds 2 2>/dev/null
 rm "$TMP/cl-copy"
-"$CL" report -i "$TMP/threads.rec" -b function -f json >"$TMP/fn.json"
-"$CL" report -i "$TMP/threads.rec" -b dso -f json >"$TMP/dso.json"
+"$CL" report -i "$TMP/threads.rec" --by thread,function --format json >"$TMP/fn.json"
+"$CL" report -i "$TMP/threads.rec" --by process,dso --format json >"$TMP/dso.json"
 python3 - "$TMP" <<'PY' || fail "functions of the threads workload"
 import json, sys
 d = sys.argv[1]
@@ -27,17 +27,17 @@ for tid, rs in per_tid.items():
     top = max(rs, key=lambda r: r["cpu_ns"])
     print("thread %d: %s in %s, %.1f %% of %.2f s" % (tid, top["function"], top["dso"], 100 * top["cpu_ns"] / total, total / 1e9))
     assert top["cpu_ns"] >= 0.8 * total, top
-    assert top["dso"].endswith("/cl-copy"), top["dso"]
+    assert (top["dso"] or "").endswith("/cl-copy"), top["dso"]
     spinners[tid] = top["function"]
 assert sorted(spinners.values()) == ["spin_a", "spin_b", "spin_c"], spinners
 dso = json.load(open(d + "/dso.json"))["rows"]
 total = sum(r["cpu_ns"] for r in dso)
-mine = sum(r["cpu_ns"] for r in dso if r["dso"].endswith("/cl-copy"))
+mine = sum(r["cpu_ns"] for r in dso if (r["dso"] or "").endswith("/cl-copy"))
 print("cl-copy: %.1f %% of the process" % (100 * mine / total))
 assert mine >= 0.9 * total
 PY
 "$CL" record -o "$TMP/dd.rec" -- dd if=/dev/zero of=/dev/null bs=1M count=30000 2>/dev/null
-"$CL" report -i "$TMP/dd.rec" -b dso -f json | python3 -c '
+"$CL" report -i "$TMP/dd.rec" --by process,dso --format json | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)["rows"]
 total = sum(r["cpu_ns"] for r in rows)
@@ -49,7 +49,7 @@ assert k >= 0.7 * total
 # run through do_syscall_64 (little self time, most of it inclusive) into
 # read_zero (most of it self); inclusive is never below self.
 "$CL" record -g -o "$TMP/dd-g.rec" -- dd if=/dev/zero of=/dev/null bs=1M count=20000 2>/dev/null
-"$CL" report -i "$TMP/dd-g.rec" -b function -f json | python3 -c '
+"$CL" report -i "$TMP/dd-g.rec" --by thread,function --format json | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)["rows"]
 total = sum(r["self_ns"] for r in rows)

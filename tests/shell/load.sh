@@ -31,7 +31,7 @@ rec_kb=$(tail -1 "$TMP/err")
 said_lost=$(echo "$summary" | sed -n 's/.* \([0-9]*\) records lost.*/\1/p')
 said_mb=$(echo "$summary" | sed -n 's/.*peak memory \([0-9.]*\) MB.*/\1/p')
 [ -n "$said_lost" ] && [ -n "$said_mb" ] || fail "the recorder did not say lost records and peak memory: $summary"
-run /usr/bin/time -f "%M" "$CL" report -i "$TMP/load.rec" -b process -f json -o "$TMP/load.json"
+run /usr/bin/time -f "%M" "$CL" report -i "$TMP/load.rec" --by process --format json -o "$TMP/load.json"
 [ "$(status)" = 0 ] || fail "report under load: $(cat "$TMP/err")"
 rep_kb=$(tail -1 "$TMP/err")
 python3 - "$TMP/load.json" "$said_lost" "$said_mb" "$rec_kb" "$rep_kb" "$(cat "$TMP/spawn.err")" \

@@ -10,24 +10,24 @@ bad() {	# expected-stderr-substring args...
 }
 bad "--method: unknown method 'first'" analyze --method first "$FIX/figs.csv"
 bad "--by: unknown key 'vm'" analyze --by vm "$FIX/figs.csv"
-bad "--format: unknown format 'xml'" analyze -f xml "$FIX/figs.csv"
-bad "--interval-ns: '0' is not an integer" analyze --interval-ns 0 "$FIX/figs.csv"
-bad "--interval-ns: '-5' is not an integer" analyze --interval-ns -5 "$FIX/figs.csv"
+bad "--format: unknown format 'xml'" analyze --format xml "$FIX/figs.csv"
+bad "--period-ns: '0' is not an integer" analyze --period-ns 0 "$FIX/figs.csv"
+bad "--period-ns: '-5' is not an integer" analyze --period-ns -5 "$FIX/figs.csv"
 bad "no input FILE given" analyze
 bad "only one input FILE" analyze a b
 bad "unknown command 'analyse'" analyse x
-bad "--jitter-ns must be less than half the interval" simulate --jitter-ns 500000
+bad "--jitter-ns must be less than half the period" simulate --jitter-ns 500000
 bad "--steal-pct must be from 0 to 90" simulate --steal-pct 95
 bad "--steal-pct: 'lots' is not a number" simulate --steal-pct lots
 bad "--vms: '0' is not an integer from 1 to 1000" simulate --vms 0
 bad "nothing to record: give -a, -p PID or -- COMMAND" record
 bad "--pid: 'x' is not a list of process ids" record -p x
 bad "--freq: '0' is not an integer" record -a -F 0
-bad "--duration: '-1' is not a positive number" record -a --duration -1
+bad "--duration: '-1' is not a number of seconds" record -a --duration -1
 bad "no command given" run
 bad "unknown workload 'fly'" workload fly
 bad "cannot open '/nonexistent.rec'" report -i /nonexistent.rec
-bad "--by: unknown key 'month'" bill --by month
+bad "--by: 'month' is not a key" bill --by month
 bad "no ledger '/nonexistent.db'" bill --ledger /nonexistent.db
 bad "give a subcommand: add" ledger
 bad "--interval needs --ledger" record -a --interval 1

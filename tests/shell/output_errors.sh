@@ -6,7 +6,7 @@ run "$CL" analyze "$FIX/figs.csv" -o "$TMP/no/such/dir/out.txt"
 grep -q "cannot create '$TMP/no/such/dir/out.txt'" "$TMP/err" || fail "missing directory: $(cat "$TMP/err")"
 if [ -w /dev/full ]; then
 	set +e
-	"$CL" analyze -f json "$FIX/figs.csv" >/dev/full 2>"$TMP/err"
+	"$CL" analyze --format json "$FIX/figs.csv" >/dev/full 2>"$TMP/err"
 	s=$?
 	set -e
 	[ "$s" = 1 ] || fail "/dev/full: exit $s"

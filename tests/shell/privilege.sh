@@ -20,7 +20,7 @@ for f in s.rec l.db; do
 	owner=$(stat -c %u:%g "$TMP/home/$f")
 	[ "$owner" = "$uid:$gid" ] || fail "$f belongs to $owner, not $uid:$gid"
 done
-"$CL" report -i "$TMP/home/s.rec" -b function -f csv >"$TMP/fn.csv" || fail "report"
+"$CL" report -i "$TMP/home/s.rec" --by thread,function --format csv >"$TMP/fn.csv" || fail "report"
 # the syscall workload spends its time in the kernel: named functions there
 grep -q ',\[kernel.kallsyms\],' "$TMP/fn.csv" || fail "no kernel functions in the report"
 named=$(grep ',\[kernel.kallsyms\],' "$TMP/fn.csv" | grep -vc ',\[unknown\],' || true)

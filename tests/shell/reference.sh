@@ -10,7 +10,7 @@ canon() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin), so
 for m in preceding bracketed ratio; do
 	for by in process thread function; do
 		for ts in "" --timestamps; do
-			"$CL" analyze -f json -m $m -b $by $ts "$TMP/s.csv" | canon >"$TMP/a"
+			"$CL" analyze --format json --method $m --by $by $ts "$TMP/s.csv" | canon >"$TMP/a"
 			python3 "$ROOT/bench/ref_analyze.py" --method $m --by $by $ts "$TMP/s.csv" | canon >"$TMP/b"
 			diff -u "$TMP/b" "$TMP/a" >"$TMP/d" || { head -40 "$TMP/d"; fail "$m $by $ts differs from the reference"; }
 		done

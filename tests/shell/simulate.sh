@@ -9,7 +9,7 @@ args=(--seed 3 --vms 2 --vcpus 4 --duration-ms 30000 --steal-pct 6 --jitter-ns 1
 cmp "$TMP/a.csv" "$TMP/b.csv" || fail "same seed, different samples"
 [ "$(wc -l <"$TMP/a.csv")" = $((2 * 4 * 30000 + 1)) ] || fail "sample count"
 for m in preceding bracketed ratio; do
-	"$CL" analyze -f json -m $m --timestamps "$TMP/a.csv" >"$TMP/$m.json"
+	"$CL" analyze --format json --method $m --timestamps "$TMP/a.csv" >"$TMP/$m.json"
 done
 python3 - "$TMP" <<'PY' || fail "truth check"
 import json, sys

@@ -7,7 +7,7 @@ vg() { valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds
 vg "$CL" simulate --vms 2 --vcpus 2 --duration-ms 500 --jitter-ns 1000 -o "$TMP/s.csv" --truth "$TMP/t.json"
 for f in text csv json; do
 	for m in preceding bracketed ratio; do
-		vg "$CL" analyze -f $f -m $m -b function --timestamps "$TMP/s.csv" >/dev/null
+		vg "$CL" analyze --format $f --method $m --by function --timestamps "$TMP/s.csv" >/dev/null
 	done
 done
 vg "$CL" analyze - <"$FIX/figs.csv" >/dev/null
@@ -20,21 +20,21 @@ set -e
 # The live path too, where the kernel lets us record.
 if "$CL" record -a --duration 0.05 -o "$TMP/probe.rec" 2>/dev/null; then
 	vg "$CL" record -o "$TMP/live.rec" -- "$CL" workload spin --iterations 20000 2>/dev/null
-	vg "$CL" report -i "$TMP/live.rec" -f json >/dev/null
-	vg "$CL" report -i "$TMP/live.rec" -b function >/dev/null
+	vg "$CL" report -i "$TMP/live.rec" --format json >/dev/null
+	vg "$CL" report -i "$TMP/live.rec" --by thread,function >/dev/null
 	# collections each second, then the bill (a collection once read
 	# the previous one's freed processes)
 	vg "$CL" record --ledger "$TMP/l.db" --interval 1 -o "$TMP/l.rec" -- \
 		"$CL" workload threads --seconds 3 2>/dev/null
-	vg "$CL" bill --ledger "$TMP/l.db" -b command >/dev/null
+	vg "$CL" bill --ledger "$TMP/l.db" --by command >/dev/null
 fi
 # perf script: imported, folded, and written as every format
 S=$FIX/perf-script-sched.txt
 vg "$CL" import perf-script "$S" -o "$TMP/s.rec" 2>/dev/null
 for f in text csv json openmetrics pprof; do
-	vg "$CL" report -i "$TMP/s.rec" -f $f -o "$TMP/out.$f"
+	vg "$CL" report -i "$TMP/s.rec" --format $f -o "$TMP/out.$f"
 done
-vg "$CL" report -i "perf-script:$S" -f folded --folded all -o "$TMP/out.folded" 2>/dev/null
+vg "$CL" report -i "perf-script:$S" --format folded --folded all -o "$TMP/out.folded" 2>/dev/null
 { head -5 "$S"; echo "no perf script"; } >"$TMP/bad.txt"
 set +e
 vg "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec" 2>/dev/null

@@ -14,6 +14,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+/* sampling data's keys, as analyze gives them */
+#define BY_PROCESS "vm,process"
+#define BY_THREAD "vm,thread"
+#define BY_FUNCTION "vm,thread,function"
+
 #include "core/attribute.h"
 #include "core/table.h"
 
@@ -58,13 +63,13 @@ static void feed_at(struct attributor *a, const char *vm, uint32_t vcpu,
 	}
 }
 
-static struct table *analyze(enum steal_method m, enum group_by by,
+static struct table *analyze(enum steal_method m, const char *by,
 			     const char *seq, struct attributor *a)
 {
 	attributor__init(a, m, MS, false);
 	feed_at(a, "vm0", 0, seq, NULL);
 	attributor__finish(a);
-	struct table *t = table__new(a, by);
+	struct table *t = table__new_keys(a, by);
 	assert_non_null(t);
 	return t;
 }
@@ -102,7 +107,9 @@ static void expect_steal(const struct table *t, uint64_t total,
 }
 
 #define ROW(p, t, fn, n, ns, cpu, st) \
-	{ "vm0", fn, p, t, n, ns, cpu, st, (cpu) + (st), cpu }
+	{ .vm = "vm0", .function = fn, .pid = p, .tid = t, .samples = n, \
+	  .steal_samples = ns, .cpu_ns = cpu, .steal_ns = st, .apparent_ns = (cpu) + (st), \
+	  .corrected_ns = cpu }
 
 /*
  * FIG. 7A, preceding: A is stolen and resumes.  A A S S S A A
@@ -270,15 +277,15 @@ static void ratio_with_timestamps(void **state)
 	const uint64_t times[] = { 0, 2 * MS, 4 * MS, 5 * MS, 6 * MS };
 	enum steal_method methods[] = { METHOD_RATIO, METHOD_PRECEDING };
 	const struct table_row want[] = {
-		{ "vm0", "F", 100, 10, 3, 2, 4200000, 2800000, 7 * MS, 4200000 },
-		{ "vm0", "F", 100, 10, 3, 2, 5 * MS, 2 * MS, 7 * MS, 5 * MS },
+		{ .vm = "vm0", .function = "F", .pid = 100, .tid = 10, .samples = 3, .steal_samples = 2, .cpu_ns = 4200000, .steal_ns = 2800000, .apparent_ns = 7 * MS, .corrected_ns = 4200000 },
+		{ .vm = "vm0", .function = "F", .pid = 100, .tid = 10, .samples = 3, .steal_samples = 2, .cpu_ns = 5 * MS, .steal_ns = 2 * MS, .apparent_ns = 7 * MS, .corrected_ns = 5 * MS },
 	};
 	for (int i = 0; i < 2; i++) {
 		struct attributor a;
 		attributor__init(&a, methods[i], MS, true);
 		feed_at(&a, "vm0", 0, "AASSA", times);
 		attributor__finish(&a);
-		struct table *t = table__new(&a, BY_FUNCTION);
+		struct table *t = table__new_keys(&a, BY_FUNCTION);
 		expect_rows(t, &want[i], 1);
 		expect_steal(t, 2 * MS, want[i].steal_ns);
 		assert_int_equal(t->totals.run_ns, 5 * MS);
@@ -305,17 +312,17 @@ static void ratio_per_level(void **state)
 	feed_at(&a, "vm0", 0, "ASC", times);
 	attributor__finish(&a);
 
-	struct table *t = table__new(&a, BY_FUNCTION);
+	struct table *t = table__new_keys(&a, BY_FUNCTION);
 	const struct table_row by_fn[] = {
-		{ "vm0", "F", 100, 10, 1, 1, 2 * MS, 2 * MS, 4 * MS, 2 * MS },
-		{ "vm0", "H", 100, 10, 1, 0, 1 * MS, 0, 1 * MS, 1 * MS },
+		{ .vm = "vm0", .function = "F", .pid = 100, .tid = 10, .samples = 1, .steal_samples = 1, .cpu_ns = 2 * MS, .steal_ns = 2 * MS, .apparent_ns = 4 * MS, .corrected_ns = 2 * MS },
+		{ .vm = "vm0", .function = "H", .pid = 100, .tid = 10, .samples = 1, .steal_samples = 0, .cpu_ns = 1 * MS, .steal_ns = 0, .apparent_ns = 1 * MS, .corrected_ns = 1 * MS },
 	};
 	expect_rows(t, by_fn, 2);
 	table__free(t);
 
-	t = table__new(&a, BY_PROCESS);
+	t = table__new_keys(&a, BY_PROCESS);
 	const struct table_row by_proc[] = {
-		{ "vm0", NULL, 100, 0, 2, 1, 3333334, 1666666, 5 * MS, 3333334 },
+		{ .vm = "vm0", .function = NULL, .pid = 100, .tid = 0, .samples = 2, .steal_samples = 1, .cpu_ns = 3333334, .steal_ns = 1666666, .apparent_ns = 5 * MS, .corrected_ns = 3333334 },
 	};
 	expect_rows(t, by_proc, 1);
 	expect_steal(t, 1 * MS, 1666666);
@@ -396,13 +403,13 @@ static void interleaved_streams(void **state)
 			feed_at(&a, vm[s], vcpu[s], one, &t);
 		}
 	attributor__finish(&a);
-	struct table *t = table__new(&a, BY_THREAD);
+	struct table *t = table__new_keys(&a, BY_THREAD);
 	const struct table_row want[] = {
-		{ "vm0", NULL, 100, 10, 2, 2, 2 * MS, 2 * MS, 4 * MS, 2 * MS },
-		{ "vm0", NULL, 100, 11, 2, 1, 2 * MS, 1 * MS, 3 * MS, 2 * MS },
-		{ "vm1", NULL, 100, 10, 1, 1, 1 * MS, 1 * MS, 2 * MS, 1 * MS },
-		{ "vm1", NULL, 200, 20, 2, 0, 2 * MS, 0, 2 * MS, 2 * MS },
-		{ "vm0", NULL, 200, 20, 1, 0, 1 * MS, 0, 1 * MS, 1 * MS },
+		{ .vm = "vm0", .function = NULL, .pid = 100, .tid = 10, .samples = 2, .steal_samples = 2, .cpu_ns = 2 * MS, .steal_ns = 2 * MS, .apparent_ns = 4 * MS, .corrected_ns = 2 * MS },
+		{ .vm = "vm0", .function = NULL, .pid = 100, .tid = 11, .samples = 2, .steal_samples = 1, .cpu_ns = 2 * MS, .steal_ns = 1 * MS, .apparent_ns = 3 * MS, .corrected_ns = 2 * MS },
+		{ .vm = "vm1", .function = NULL, .pid = 100, .tid = 10, .samples = 1, .steal_samples = 1, .cpu_ns = 1 * MS, .steal_ns = 1 * MS, .apparent_ns = 2 * MS, .corrected_ns = 1 * MS },
+		{ .vm = "vm1", .function = NULL, .pid = 200, .tid = 20, .samples = 2, .steal_samples = 0, .cpu_ns = 2 * MS, .steal_ns = 0, .apparent_ns = 2 * MS, .corrected_ns = 2 * MS },
+		{ .vm = "vm0", .function = NULL, .pid = 200, .tid = 20, .samples = 1, .steal_samples = 0, .cpu_ns = 1 * MS, .steal_ns = 0, .apparent_ns = 1 * MS, .corrected_ns = 1 * MS },
 	};
 	expect_rows(t, want, 5);
 	expect_steal(t, 4 * MS, 4 * MS);
@@ -437,8 +444,8 @@ static void rows_sorted(void **state)
 	struct attributor a;
 	struct table *t = analyze(METHOD_PRECEDING, BY_PROCESS, "BAAABDD", &a);
 	const struct table_row want[] = {
-		{ "vm0", NULL, 100, 0, 5, 0, 5 * MS, 0, 5 * MS, 5 * MS },
-		{ "vm0", NULL, 200, 0, 2, 0, 2 * MS, 0, 2 * MS, 2 * MS },
+		{ .vm = "vm0", .function = NULL, .pid = 100, .tid = 0, .samples = 5, .steal_samples = 0, .cpu_ns = 5 * MS, .steal_ns = 0, .apparent_ns = 5 * MS, .corrected_ns = 5 * MS },
+		{ .vm = "vm0", .function = NULL, .pid = 200, .tid = 0, .samples = 2, .steal_samples = 0, .cpu_ns = 2 * MS, .steal_ns = 0, .apparent_ns = 2 * MS, .corrected_ns = 2 * MS },
 	};
 	expect_rows(t, want, 2);
 	table__free(t);

@@ -1,0 +1,428 @@
+/* analysis: see analysis.h. */
+#include "analysis.h"
+
+#include "../core/grow.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/banned.h"
+
+int analysis__init(struct analysis *a, const struct analysis_opts *o,
+		   const struct strtab *names, struct strtab *stack_frames,
+		   uint32_t unknown, uint32_t vm)
+{
+	memset(a, 0, sizeof(*a));
+	a->o = *o;
+	a->names = names;
+	a->stack_frames = stack_frames;
+	a->unknown = unknown;
+	a->vm = vm;
+	rows__init(&a->rows, &o->keys);
+	/* stacks by thread and account, labelled with the command */
+	struct row_keys sk = { .v = { RF_THREAD, RF_ACCOUNT, RF_STACK }, .n = 3,
+			       .mask = RF_BIT(RF_THREAD) | RF_BIT(RF_ACCOUNT) |
+				       RF_BIT(RF_STACK) };
+	rows__init(&a->stacks, &sk);
+	hindex__init(&a->incl_index);
+	return 0;
+}
+
+static const char *name(const struct analysis *a, uint32_t id)
+{
+	return id == ENGINE_NONE || id == NO_DSO || id >= a->names->count ? NULL :
+	       strtab__str(a->names, id);
+}
+
+static bool is_control(const struct analysis *a, const char *account)
+{
+	for (size_t i = 0; account && i < a->o.ncontrol; i++)
+		if (!strcmp(account, a->o.control[i]))
+			return true;
+	return false;
+}
+
+static bool in_list(const uint32_t *v, size_t n, uint32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static bool in_names(const char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
+}
+
+/* A thread's process, its command (or [comm]) and comm. */
+struct who {
+	const struct eng_proc *proc;
+	const char *command, *comm;
+	char bracketed[40];
+};
+
+static void who_of(const struct analysis *a, const struct engine *e,
+		   const struct eng_thread *t, struct who *w)
+{
+	w->proc = engine__proc(e, t->proc);
+	w->comm = name(a, t->comm);
+	const char *pcomm = w->proc ? name(a, w->proc->comm) : NULL;
+	if (!pcomm)
+		pcomm = w->comm;
+	w->command = w->proc ? w->proc->command : NULL;
+	if (!w->command && pcomm) {
+		snprintf(w->bracketed, sizeof(w->bracketed), "[%s]", pcomm);
+		w->command = w->bracketed;
+	}
+}
+
+/* Whether figures of this thread (and dso) are reported at all. */
+static bool wanted(const struct analysis *a, const struct who *w,
+		   const struct eng_thread *t, const char *dso)
+{
+	if (!w->proc || !w->proc->in_scope)
+		return false;
+	if (a->o.npids && !in_list(a->o.pids, a->o.npids, w->proc->pid))
+		return false;
+	if (a->o.ntids && !in_list(a->o.tids, a->o.ntids, t->tid))
+		return false;
+	if (a->o.ncomms && !in_names(a->o.comms, a->o.ncomms, w->comm))
+		return false;
+	if (a->o.ndsos && !in_names(a->o.dsos, a->o.ndsos, dso))
+		return false;
+	return true;
+}
+
+static struct row_key key_of(const struct analysis *a, const struct who *w,
+			     const struct eng_thread *t)
+{
+	return (struct row_key){
+		.vm = name(a, a->vm), .pid = w->proc->pid, .tid = t->tid, .comm = w->comm,
+		.command = w->command, .executable = w->proc->executable,
+		.uid = w->proc->uid, .cpu = ROW_NO_CPU,
+	};
+}
+
+/*
+ * Inclusive time, as self time is shared: a function's inclusive samples
+ * (samples with it anywhere on the stack, once each) are its thread's
+ * runtime in proportion, plus the rounding leftover its self time got, so
+ * that inclusive is never below self. A thread's functions are gathered
+ * as its figures come (self, then stacks) and summed into rows when it
+ * is gone.
+ */
+struct incl_entry {
+	uint32_t function, dso, account;
+	uint64_t self_ns, self_samples, incl_samples;
+};
+
+struct incl_key {
+	const struct analysis *a;
+	uint32_t function, dso, account;
+};
+
+static bool incl_eq(const void *ctx, uint32_t id)
+{
+	const struct incl_key *k = ctx;
+	const struct incl_entry *e = &k->a->incl[id];
+	return e->function == k->function && e->dso == k->dso && e->account == k->account;
+}
+
+static struct incl_entry *incl_entry(struct analysis *a, uint32_t fn, uint32_t dso,
+				     uint32_t acc)
+{
+	struct incl_key k = { a, fn, dso, acc };
+	uint64_t h = hash_mix(((uint64_t)fn << 32 | dso) ^ hash_mix(acc));
+	uint32_t id = hindex__find(&a->incl_index, h, incl_eq, &k);
+	if (id != HINDEX_NONE)
+		return &a->incl[id];
+	if (grow_array((void **)&a->incl, &a->incl_cap, a->nincl, sizeof(*a->incl), 64) ||
+	    hindex__insert(&a->incl_index, h, a->nincl))
+		return NULL;
+	a->incl[a->nincl] = (struct incl_entry){ .function = fn, .dso = dso, .account = acc };
+	return &a->incl[a->nincl++];
+}
+
+static bool counts_inclusive(const struct analysis *a)
+{
+	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION);
+}
+
+/* Each distinct named function on a stack gains its samples (the leaf
+ * counts however it is named; an unnamed caller adds nothing). */
+static int stack_inclusive(struct analysis *a, const uint32_t *frames, size_t n,
+			   uint64_t samples)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t fn = frames[3 * i], dso = frames[3 * i + 1];
+		if (i && fn == a->unknown)
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = frames[3 * j] == fn && frames[3 * j + 1] == dso;
+		if (dup)
+			continue;
+		struct incl_entry *e = incl_entry(a, fn, dso, frames[3 * i + 2]);
+		if (!e)
+			return -ENOMEM;
+		e->incl_samples += samples;
+	}
+	return 0;
+}
+
+static uint64_t share(uint64_t total, uint64_t n, uint64_t d)
+{
+	return d ? (uint64_t)((unsigned __int128)total * n / d) : 0;
+}
+
+static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	struct analysis *a = ctx;
+	struct who w;
+	int err = 0;
+	who_of(a, e, t, &w);
+	struct row_key k = key_of(a, &w, t);
+	struct row_attrs at = { w.command, w.comm };
+	for (uint32_t i = 0; i < a->nincl && !err; i++) {
+		const struct incl_entry *en = &a->incl[i];
+		if (!en->incl_samples || !wanted(a, &w, t, name(a, en->dso)))
+			continue;
+		uint64_t leftover = en->self_ns - share(t->cpu_ns, en->self_samples, t->samples);
+		k.function = name(a, en->function);
+		k.dso = name(a, en->dso);
+		k.account = name(a, en->account);
+		struct row_figures rf = {
+			.inclusive_ns = share(t->cpu_ns, en->incl_samples, t->samples) + leftover,
+		};
+		err = rows__add(&a->rows, &k, &at, &rf);
+	}
+	a->nincl = 0;
+	hindex__release(&a->incl_index);
+	hindex__init(&a->incl_index);
+	return err;
+}
+
+static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+		      const struct eng_figures *f, bool final)
+{
+	struct analysis *a = ctx;
+	struct who w;
+	(void)final;
+	who_of(a, e, t, &w);
+	if (!w.proc || !w.proc->in_scope)
+		return 0;
+	/* the totals are the scope's, whatever the filters show */
+	a->totals.samples += f->samples;
+	a->totals.steal_samples += f->steal_samples;
+	a->totals.run_ns += f->run_ns;
+	a->totals.steal_ns += f->steal_ns;
+	a->programs++;
+	const char *dso = name(a, f->dso);
+	if (!wanted(a, &w, t, dso))
+		return 0;
+	if (counts_inclusive(a)) {
+		struct incl_entry *en = incl_entry(a, f->function, f->dso, f->account);
+		if (!en)
+			return -ENOMEM;
+		en->self_ns += f->run_ns;
+		en->self_samples += f->samples;
+	}
+	struct row_key k = key_of(a, &w, t);
+	k.dso = dso;
+	k.function = name(a, f->function);
+	k.account = name(a, f->account);
+	k.cpu = f->cpu == ENGINE_NONE ? ROW_NO_CPU : (int32_t)f->cpu;
+	struct row_attrs at = { w.command, w.comm };
+	struct row_figures rf = {
+		.samples = f->samples, .steal_samples = f->steal_samples,
+		.cpu_ns = f->run_ns, .steal_ns = f->steal_ns,
+		.control_ns = is_control(a, k.account) ? f->run_ns : 0,
+	};
+	return rows__add(&a->rows, &k, &at, &rf);
+}
+
+static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *t,
+		    const struct eng_stack_figures *f)
+{
+	struct analysis *a = ctx;
+	struct who w;
+	who_of(a, e, t, &w);
+	uint32_t stack = f->stack;
+	if (stack == ENGINE_NONE) {	/* one function no sample placed */
+		uint32_t key[3] = { f->function, f->dso != NO_DSO ? f->dso : a->unknown,
+				    f->account };
+		if (!a->stack_frames ||
+		    (stack = strtab__intern(a->stack_frames, (const char *)key, sizeof(key))) ==
+		    HINDEX_NONE)
+			return a->stack_frames ? -ENOMEM : 0;
+	}
+	const uint32_t *frames = (const uint32_t *)strtab__str(a->stack_frames, stack);
+	size_t n = strtab__len(a->stack_frames, stack) / (3 * sizeof(uint32_t));
+	if (!n || !wanted(a, &w, t, name(a, frames[1])))
+		return 0;
+	struct row_key k = key_of(a, &w, t);
+	struct row_attrs at = { w.command, w.comm };
+	int err = 0;
+	if (counts_inclusive(a) && f->stack != ENGINE_NONE)
+		err = stack_inclusive(a, frames, n, f->samples);
+	if (err || !a->o.stacks)
+		return err;
+	k.account = name(a, f->account);
+	k.stack = stack;
+	struct row_figures rf = { .samples = f->samples, .cpu_ns = f->cpu_ns,
+				  .steal_ns = f->steal_ns };
+	return rows__add(&a->stacks, &k, &at, &rf);
+}
+
+struct engine_sink analysis__sink(struct analysis *a)
+{
+	bool stacks = a->o.stacks || row_keys__has(&a->o.keys, RF_FUNCTION);
+	return (struct engine_sink){ a, on_program, stacks ? on_stack : NULL,
+				     stacks ? on_gone : NULL };
+}
+
+static int build_cpus(struct analysis *a, const struct engine *e,
+		      const struct analysis_source *s)
+{
+	a->cpus = calloc(s->ncpus ? s->ncpus : 1, sizeof(*a->cpus));
+	if (!a->cpus)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < s->ncpus; c++) {
+		const struct eng_cpu_stats *st = engine__cpu(e, c);
+		if (!s->cpus[c].present && !(st && st->seen))
+			continue;
+		a->cpus[n++] = (struct report_cpu){
+			.cpu = c, .steal_ns = st ? st->steal_ns : 0,
+			.idle_ns = st ? st->idle_ns : 0,
+			.kernel_known = s->cpus[c].kernel_known,
+			.kernel_steal_ns = s->cpus[c].kernel_steal_ns, .lost = s->cpus[c].lost,
+		};
+		a->x.lost += s->cpus[c].lost;
+	}
+	a->x.cpus = a->cpus;
+	a->x.ncpus = n;
+	return 0;
+}
+
+static int build_events(struct analysis *a, const struct analysis_source *s)
+{
+	a->events = calloc(s->nevents ? s->nevents : 1, sizeof(*a->events));
+	if (!a->events)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->nevents; i++)
+		a->events[i] = (struct report_event){ s->events[i].name, s->events[i].samples };
+	a->x.events = a->events;
+	a->x.nevents = s->nevents;
+	return 0;
+}
+
+/* Rows under --percent-limit of the cpu time go. */
+static void percent_limit(struct analysis *a)
+{
+	struct table *t = a->table;
+	if (a->o.percent_limit <= 0 || !t->totals.run_ns)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nrows; i++)
+		if (100.0 * (double)t->rows[i].cpu_ns / (double)t->totals.run_ns >=
+		    a->o.percent_limit)
+			t->rows[n++] = t->rows[i];
+	t->nrows = n;
+}
+
+int analysis__build(struct analysis *a, const struct engine *e,
+		    const struct analysis_source *s)
+{
+	const struct engine_stats *st = engine__stats(e);
+	a->totals.idle_samples = st->idle_samples;
+	a->totals.idle_ns = st->idle_ns;
+	const struct engine_config *c = engine__config(e);
+	struct table_params p = {
+		.method = a->o.method, .interval_ns = c->interval_ns, .measured_steal = true,
+		.steal_known = s->steal_known, .inclusive = a->have_stacks,
+		.attrs = row_keys__has(&a->o.keys, RF_PROCESS) ||
+			 row_keys__has(&a->o.keys, RF_THREAD),
+		.totals = a->totals, .streams = c->ncpus, .programs = (uint32_t)a->programs,
+	};
+	p.totals.labelled_steal_ns = p.totals.steal_ns;
+	a->table = table__from_rows(&a->rows, &p);
+	if (!a->table)
+		return -ENOMEM;
+	table__sort(a->table, &a->o.sort);
+	percent_limit(a);
+	snprintf(a->steal_source, sizeof(a->steal_source), "%s", s->steal_source);
+	a->x = (struct report_extras){
+		.host = s->host, .steal_source = a->steal_source,
+		.scope = rec_scope__name(s->scope), .steal_known = s->steal_known,
+		.duration_ns = s->duration_ns, .bias_ns = st->bias_ns,
+		.bad_records = s->bad_records, .lossy_stints = st->lossy_stints,
+		.late_events = st->late_events, .clock_samples = s->clock_samples,
+		.stacks = a->o.stacks ? &a->stacks : NULL, .stack_frames = a->stack_frames,
+		.names = a->names,
+	};
+	int err = build_cpus(a, e, s);
+	return err ? err : build_events(a, s);
+}
+
+int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o,
+		       struct rec_error *err)
+{
+	memset(a, 0, sizeof(*a));
+	struct rec_source_opts so = { .rules = o->rules, .salvage = o->salvage,
+				      .stacks = true };
+	a->src = rec_source__open(fd, &so, err);
+	if (!a->src)
+		return -errno;
+	struct rec_source *src = a->src;
+	const struct rec_meta *m = rec_source__meta(src);
+	struct engine_config c;
+	rec_source__config(src, o->method, &c);
+	int r = analysis__init(a, o, rec_source__names(src), rec_source__stacks(src),
+			       rec_source__unknown(src), c.vm);
+	a->src = src;
+	a->have_stacks = m->callchain;
+	if (!r) {
+		struct engine_sink sink = analysis__sink(a);
+		a->engine = engine__new(&c, &sink);
+		r = a->engine ? 0 : -ENOMEM;
+	}
+	if (!r)
+		r = rec_source__feed(src, a->engine, err);
+	if (!r)
+		r = engine__finish(a->engine, m->end_ns);
+	if (r)
+		return r;
+	struct analysis_source s = {
+		.host = m->host[0] ? m->host : "unknown", .steal_source = m->steal_source,
+		.scope = m->scope, .steal_known = m->source != SRC_UNKNOWN,
+		.duration_ns = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0,
+		.clock_samples = rec_source__samples(src),
+		.bad_records = rec_source__bad_records(src), .cpus = rec_source__cpus(src),
+		.ncpus = m->ncpus,
+	};
+	s.nevents = rec_source__events(src, &s.events);
+	return analysis__build(a, a->engine, &s);
+}
+
+void analysis__release(struct analysis *a)
+{
+	if (!a)
+		return;
+	table__free(a->table);
+	rows__release(&a->rows);
+	rows__release(&a->stacks);
+	free(a->incl);
+	hindex__release(&a->incl_index);
+	free(a->cpus);
+	free(a->events);
+	engine__free(a->engine);
+	rec_source__free(a->src);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,103 @@
+/*
+ * analysis: a recording (or a live recorder's engine) made into a table
+ * and the figures a report shows beside it: one layer that `report`,
+ * `run` and the HTML report share, instead of each opening, loading and
+ * printing on its own.
+ *
+ * It is the engine's sink: each thread's figures, as the engine hands
+ * them out, are summed into rows by the report's key (rows.h), filtered
+ * and limited to the recording's scope; with call stacks, time per stack
+ * too (pprof, folded) and inclusive time per function. Memory follows the
+ * rows and stacks, never the samples.
+ */
+#ifndef CPULEDGER_ANALYSIS_ANALYSIS_H
+#define CPULEDGER_ANALYSIS_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/accounts.h"
+#include "../core/hindex.h"
+#include "../core/engine.h"
+#include "../core/rows.h"
+#include "../core/table.h"
+#include "../format/rec_source.h"
+#include "../report/report.h"
+
+struct analysis_opts {
+	enum steal_method method;
+	struct row_keys keys;		/* --by */
+	const struct account_rules *rules;	/* NULL: stored, or defaults */
+	const char *const *control;	/* control-program accounts */
+	size_t ncontrol;
+	bool stacks;			/* time per call stack (pprof, folded) */
+	bool salvage;
+	/* filters, as perf report's --comms, --pids, --tids, --dsos:
+	 * none given, none applied */
+	const char *const *comms, *const *dsos;
+	size_t ncomms, ndsos;
+	const uint32_t *pids, *tids;
+	size_t npids, ntids;
+	double percent_limit;		/* rows under this share of cpu go */
+	struct sort_spec sort;
+};
+
+struct analysis {
+	struct analysis_opts o;
+	struct table *table;
+	struct report_extras x;
+	/* owned by the analysis */
+	struct report_cpu *cpus;
+	struct report_event *events;
+	struct rows rows, stacks;
+	struct attrib_totals totals;
+	const struct strtab *names;	/* the source's */
+	struct strtab *stack_frames;	/* the source's; stacks of one
+					 * unsampled function are added */
+	uint32_t unknown, vm;
+	uint64_t programs;
+	bool have_stacks;
+	/* one thread's functions, for their inclusive time (see on_stack) */
+	struct incl_entry *incl;
+	uint32_t nincl, incl_cap;
+	struct hindex incl_index;
+	struct rec_source *src;		/* when read from a file */
+	struct engine *engine;
+	char steal_source[128];
+};
+
+/* Sets up a for figures named in names (and stacks in stack_frames);
+ * then engine__new(..., analysis__sink(a)). 0 or -ENOMEM. */
+int analysis__init(struct analysis *a, const struct analysis_opts *o,
+		   const struct strtab *names, struct strtab *stack_frames,
+		   uint32_t unknown, uint32_t vm);
+struct engine_sink analysis__sink(struct analysis *a);
+
+/* What the table and extras need beside the engine's figures. */
+struct analysis_source {
+	const char *host, *steal_source;
+	enum rec_scope scope;
+	bool steal_known;
+	uint64_t duration_ns, clock_samples, bad_records;
+	const struct rec_cpu_info *cpus;	/* ncpus of them, or NULL */
+	uint32_t ncpus;
+	const struct rec_event_count *events;
+	uint32_t nevents;
+};
+
+/* After engine__finish(e): the table and extras (a->table, a->x).
+ * 0 or -ENOMEM. */
+int analysis__build(struct analysis *a, const struct engine *e,
+		    const struct analysis_source *s);
+
+/*
+ * The whole of it for a recording on fd: opens it, runs the engine, builds
+ * the table. 0; -EINVAL with err set for damage (or what is not a
+ * recording); -errno. Release a with analysis__release() in every case.
+ */
+int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o,
+		       struct rec_error *err);
+
+void analysis__release(struct analysis *a);
+
+#endif

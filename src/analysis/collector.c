@@ -1,0 +1,283 @@
+/* collector: see collector.h. */
+#include "collector.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/grow.h"
+#include "../core/banned.h"
+
+/* One thread's figures for one account: what was collected, what is now. */
+struct coll_entry {
+	uint32_t pid, tid, account;	/* account: id in c->accounts */
+	int64_t proc_start;
+	int64_t cpu, steal, samples;		/* as last collected */
+	int64_t now_cpu, now_steal, now_samples;
+	uint32_t epoch;			/* the collection that set now_* */
+	char *command, *executable, *comm;
+	int64_t uid;
+	uint64_t first_ns, last_ns;
+	bool used;
+};
+
+static uint32_t epoch;	/* a new one per collection and per gone thread */
+
+int collector__init(struct collector *c, const struct strtab *names, const char *host,
+		    const char *boot_id, uint64_t mono_start, int64_t realtime_start,
+		    bool steal_known)
+{
+	memset(c, 0, sizeof(*c));
+	c->names = names;
+	snprintf(c->host, sizeof(c->host), "%s", host);
+	snprintf(c->boot_id, sizeof(c->boot_id), "%s", boot_id);
+	/* a recording is known by where and when it began */
+	snprintf(c->recording, sizeof(c->recording), "%s %s %llu", host, boot_id,
+		 (unsigned long long)mono_start);
+	c->realtime_shift = realtime_start - (int64_t)mono_start;
+	c->last_end_ns = realtime_start;
+	c->steal_known = steal_known;
+	hindex__init(&c->index);
+	strtab__init(&c->accounts);
+	return 0;
+}
+
+static void entry_release(struct coll_entry *e)
+{
+	free(e->command);
+	free(e->executable);
+	free(e->comm);
+	*e = (struct coll_entry){ 0 };
+}
+
+void collector__release(struct collector *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->n; i++)
+		entry_release(&c->v[i]);
+	free(c->v);
+	hindex__release(&c->index);
+	strtab__release(&c->accounts);
+	batch__free(c->gone);
+	memset(c, 0, sizeof(*c));
+}
+
+struct key {
+	const struct collector *c;
+	uint32_t pid, tid, account;
+	int64_t proc_start;
+};
+
+static uint64_t key_hash(const struct key *k)
+{
+	return hash_mix(((uint64_t)k->pid << 32 | k->tid) ^
+			hash_mix((uint64_t)k->proc_start ^ ((uint64_t)k->account << 48)));
+}
+
+static bool key_eq(const void *ctx, uint32_t id)
+{
+	const struct key *k = ctx;
+	const struct coll_entry *e = &k->c->v[id];
+	return e->used && e->pid == k->pid && e->tid == k->tid && e->account == k->account &&
+	       e->proc_start == k->proc_start;
+}
+
+/* The process's start, to the clock tick /proc keeps it in. */
+static int64_t proc_start(const struct eng_proc *p)
+{
+	return (int64_t)(p->start_ns / 10000000 * 10000000);
+}
+
+static struct coll_entry *entry(struct collector *c, const struct eng_proc *p,
+				const struct eng_thread *t, const char *account)
+{
+	uint32_t acc = strtab__intern(&c->accounts, account, strlen(account));
+	if (acc == HINDEX_NONE)
+		return NULL;
+	struct key k = { c, p->pid, t->tid, acc, proc_start(p) };
+	uint64_t h = key_hash(&k);
+	uint32_t id = hindex__find(&c->index, h, key_eq, &k);
+	if (id != HINDEX_NONE)
+		return &c->v[id];
+	if (grow_array((void **)&c->v, &c->cap, c->n, sizeof(*c->v), 256) ||
+	    hindex__insert(&c->index, h, c->n))
+		return NULL;
+	c->v[c->n] = (struct coll_entry){ .pid = p->pid, .tid = t->tid, .account = acc,
+					  .proc_start = k.proc_start, .used = true };
+	return &c->v[c->n++];
+}
+
+static int replace(char **slot, const char *s)
+{
+	if ((!*slot && !s) || (*slot && s && !strcmp(*slot, s)))
+		return 0;
+	free(*slot);
+	*slot = s ? strdup(s) : NULL;
+	return s && !*slot ? -ENOMEM : 0;
+}
+
+/* What the ledger keeps of a task, as it is now. */
+static int note_task(struct collector *c, struct coll_entry *e, const struct eng_proc *p,
+		     const struct eng_thread *t)
+{
+	const char *comm = t->comm != ENGINE_NONE ? strtab__str(c->names, t->comm) : NULL;
+	char bracketed[40];
+	const char *command = p->command;
+	if (!command && comm) {
+		snprintf(bracketed, sizeof(bracketed), "[%s]", comm);
+		command = bracketed;
+	}
+	e->uid = p->uid;
+	e->first_ns = t->first_ns;
+	e->last_ns = t->last_ns;
+	int err = replace(&e->command, command);
+	if (!err)
+		err = replace(&e->executable, p->executable);
+	return err ? err : replace(&e->comm, comm);
+}
+
+int collector__program(struct collector *c, const struct engine *eng,
+		       const struct eng_thread *t, const struct eng_figures *f, bool final)
+{
+	const struct eng_proc *p = engine__proc(eng, t->proc);
+	if (!p || !p->in_scope)
+		return 0;
+	const char *account = f->account != NO_DSO ? strtab__str(c->names, f->account) :
+			      "[unknown]";
+	struct coll_entry *e = entry(c, p, t, account);
+	if (!e)
+		return -ENOMEM;
+	if (e->epoch != epoch) {	/* the first figure of this round */
+		e->epoch = epoch;
+		e->now_cpu = e->now_steal = e->now_samples = 0;
+	}
+	e->now_cpu += (int64_t)f->run_ns;
+	e->now_steal += (int64_t)f->steal_ns;
+	e->now_samples += (int64_t)f->samples;
+	(void)final;
+	return note_task(c, e, p, t);
+}
+
+/* A row of what e gained since it was last collected. */
+static int add_row(struct collector *c, struct batch *b, const struct coll_entry *e)
+{
+	struct task_info t = { .pid = e->pid, .tid = e->tid, .uid = e->uid,
+			       .command = e->command, .executable = e->executable,
+			       .comm = e->comm, .start_ns = -1, .end_ns = -1,
+			       .proc_start_ns = e->proc_start };
+	if (e->first_ns) {
+		t.start_ns = (int64_t)e->first_ns + c->realtime_shift;
+		t.end_ns = (int64_t)e->last_ns + c->realtime_shift;
+	}
+	struct usage u = { .account = strtab__str(&c->accounts, e->account),
+			   .cpu_ns = e->now_cpu - e->cpu, .steal_ns = e->now_steal - e->steal,
+			   .samples = e->now_samples - e->samples,
+			   .steal_known = c->steal_known };
+	if (!u.cpu_ns && !u.steal_ns && !u.samples)
+		return 0;
+	return batch__add(b, &t, &u);
+}
+
+static struct batch *new_batch(struct collector *c, const char *reason, int64_t now)
+{
+	struct collection col = { .collected_ns = now, .reason = reason,
+				  .start_ns = c->last_end_ns, .end_ns = now > c->last_end_ns ?
+				  now : c->last_end_ns, .host = c->host, .boot_id = c->boot_id,
+				  .recording = c->recording, .seq = c->seq };
+	return batch__new(&col);
+}
+
+/* A gone thread: its entries' last rows wait for the next collection.
+ * An entry its last figures did not touch had nothing (figures only
+ * grow while a thread lives): it goes without a row. */
+int collector__thread_gone(struct collector *c, const struct engine *eng,
+			   const struct eng_thread *t)
+{
+	const struct eng_proc *p = engine__proc(eng, t->proc);
+	if (!p || !p->in_scope)
+		return 0;
+	if (!c->gone && !(c->gone = new_batch(c, "end", 0)))
+		return -ENOMEM;
+	int err = 0;
+	for (uint32_t i = 0; i < c->n && !err; i++) {
+		struct coll_entry *e = &c->v[i];
+		if (!e->used || e->pid != p->pid || e->tid != t->tid ||
+		    e->proc_start != proc_start(p))
+			continue;
+		if (e->epoch == epoch)
+			err = add_row(c, c->gone, e);
+		struct key k = { c, e->pid, e->tid, e->account, e->proc_start };
+		hindex__remove(&c->index, key_hash(&k), i);
+		entry_release(e);
+	}
+	epoch++;
+	return err;
+}
+
+/* Entries freed by gone threads leave holes: squeeze them out, now and
+ * then, so memory follows the live threads. */
+static int compact(struct collector *c)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		if (c->v[i].used)
+			c->v[n++] = c->v[i];
+	if (n == c->n)
+		return 0;
+	c->n = n;
+	hindex__release(&c->index);
+	hindex__init(&c->index);
+	for (uint32_t i = 0; i < n; i++) {
+		struct key k = { c, c->v[i].pid, c->v[i].tid, c->v[i].account, c->v[i].proc_start };
+		if (hindex__insert(&c->index, key_hash(&k), i))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int walk_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+			const struct eng_figures *f, bool final)
+{
+	return collector__program(ctx, e, t, f, final);
+}
+
+struct batch *collector__collect(struct collector *c, struct engine *e, const char *reason,
+				 int64_t now_realtime)
+{
+	struct engine_sink walk = { c, walk_program, NULL, NULL };
+	epoch++;
+	struct batch *b = new_batch(c, reason, now_realtime);
+	int err = b ? engine__walk(e, &walk) : -ENOMEM;
+	for (uint32_t i = 0; i < c->n && !err; i++) {
+		struct coll_entry *en = &c->v[i];
+		if (!en->used)
+			continue;
+		if (en->epoch != epoch) {	/* nothing of it now: unchanged */
+			en->now_cpu = en->cpu;
+			en->now_steal = en->steal;
+			en->now_samples = en->samples;
+		}
+		err = add_row(c, b, en);
+		en->cpu = en->now_cpu;
+		en->steal = en->now_steal;
+		en->samples = en->now_samples;
+	}
+	/* the threads gone since the last collection */
+	for (uint32_t i = 0; c->gone && i < c->gone->n && !err; i++)
+		err = batch__add(b, &c->gone->rows[i].t, &c->gone->rows[i].u);
+	batch__free(c->gone);
+	c->gone = NULL;
+	epoch++;
+	if (!err)
+		err = compact(c);
+	if (err) {
+		batch__free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->last_end_ns = b->c.end_ns;
+	c->seq++;
+	return b;
+}

@@ -1,0 +1,608 @@
+/*
+ * live_run: a recording from start to end (live.h): the order of the
+ * steps is what keeps it safe. The perf events and the kernel's symbols
+ * are opened as root; then, under sudo, the recorder becomes the user who
+ * ran sudo, before it opens any file, so nothing it writes is root's and
+ * nothing it writes could not be written by that user.
+ */
+#include "live_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../analysis/collector.h"
+#include "../collect/procfs.h"
+#include "../ledger/writer.h"
+#include "../record/recorder.h"
+#include "../core/banned.h"
+
+struct live {
+	struct live_opts *o;
+	struct live_result *res;
+	struct account_rules rules;
+	char *rules_text;
+	pid_t child;
+	int go_fd, exec_fd;	/* release the command; its exec's failure */
+	int exec_errno;		/* the command could not be run */
+	bool sudo;
+	uid_t uid;
+	gid_t gid;
+	struct recorder *rec;
+	struct outfile out;
+	bool have_out;
+	struct engine *engine;
+	struct collector coll;
+	bool collecting;
+	struct ledger_writer *writer;
+	bool said_failing;
+	uint64_t said_written;	/* collections said to be in the ledger */
+	uint64_t start, end;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The command, held at a pipe until recording has begun; a second pipe
+ * (closed by a successful exec) says why it could not be run. */
+static int start_command(struct live *l)
+{
+	int go[2], ex[2];
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(ex, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	l->child = fork();
+	if (l->child == 0) {
+		char c;
+		close(go[1]);
+		close(ex[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);	/* the recorder gave up */
+		execvp(l->o->command[0], l->o->command);
+		int e = errno;
+		ssize_t w = write(ex[1], &e, sizeof(e));
+		(void)w;
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	if (l->child < 0) {
+		close(go[1]);
+		close(ex[0]);
+		return -errno;
+	}
+	l->go_fd = go[1];
+	l->exec_fd = ex[0];
+	return 0;
+}
+
+/* Whether the command failed to exec (said once it is known). */
+static bool exec_failed(struct live *l)
+{
+	if (l->exec_fd < 0)
+		return l->exec_errno != 0;
+	int e;
+	int flags = fcntl(l->exec_fd, F_GETFL);
+	fcntl(l->exec_fd, F_SETFL, flags | O_NONBLOCK);
+	ssize_t n = read(l->exec_fd, &e, sizeof(e));
+	if (n == sizeof(e))
+		l->exec_errno = e;
+	if (n >= 0 || errno != EAGAIN) {	/* an answer: closed, or why */
+		close(l->exec_fd);
+		l->exec_fd = -1;
+	}
+	return l->exec_errno != 0;
+}
+
+/* Who ran sudo: SUDO_UID and SUDO_GID, when root runs for a user. */
+static bool sudo_user(struct live *l)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	if (geteuid() != 0 || !su || !sg || !*su || !*sg)
+		return false;
+	char *e1, *e2;
+	unsigned long uid = strtoul(su, &e1, 10), gid = strtoul(sg, &e2, 10);
+	if (*e1 || *e2 || uid == 0 || uid >= UINT32_MAX || gid >= UINT32_MAX)
+		return false;	/* sudo from root, or nothing sudo would set */
+	l->uid = (uid_t)uid;
+	l->gid = (gid_t)gid;
+	return true;
+}
+
+static int give_up_root(struct live *l)
+{
+	const char *user = getenv("SUDO_USER");
+	if ((user ? initgroups(user, l->gid) : setgroups(1, &l->gid)) ||
+	    setresgid(l->gid, l->gid, l->gid) || setresuid(l->uid, l->uid, l->uid)) {
+		cli_error("cannot become the sudo user %u: %s", (unsigned)l->uid, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (!l->o->quiet)
+		fprintf(stderr, "%s: recording as user %u from here on (sudo)\n", cli_progname,
+			(unsigned)l->uid);
+	return 0;
+}
+
+/* The recorder must drain the rings while the machine is busiest:
+ * measured with 1 000 runnable threads, at nice 0 it lost 44 % of the
+ * records, at -10 none; SCHED_FIFO when asked (tests/shell/load.sh). */
+static int priority(const struct live_opts *o)
+{
+	if (setpriority(PRIO_PROCESS, 0, -10) != 0)
+		errno = 0;	/* not allowed: record at the priority given */
+	struct sched_param sp = { .sched_priority = o->realtime };
+	if (o->realtime && sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
+		cli_error("--realtime %d: %s", o->realtime, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static const char *paranoid(const char *root)
+{
+	static char v[16];
+	char *t = procfs_read(root, "proc/sys/kernel/perf_event_paranoid", NULL);
+	snprintf(v, sizeof(v), "%.*s", t ? (int)strcspn(t, "\n") : 1, t ? t : "?");
+	free(t);
+	return v;
+}
+
+static int open_recorder(struct live *l)
+{
+	const struct live_opts *o = l->o;
+	struct recorder_opts ro = {
+		.all = o->all, .pids = o->pids, .npids = o->npids, .child = l->child,
+		.command = o->command, .hz = o->hz, .callchain = o->callchain,
+		.no_tracepoints = o->no_tracepoints, .mmap_pages = o->mmap_pages,
+		.root = o->root, .accounts = l->rules_text,
+		.rules = o->accounts ? &l->rules : NULL, .hide_addresses = l->sudo,
+		.user = l->uid,
+	};
+	enum recorder_failure why;
+	l->rec = recorder__new(&ro, &why);
+	if (!l->rec) {
+		if (why == REC_FAIL_NOT_ALLOWED)
+			cli_error("cannot record: perf_event_open: %s (system-wide recording needs "
+				  "root, CAP_PERFMON or kernel.perf_event_paranoid <= 0, now %s; "
+				  "without them, one command or one process of yours can be "
+				  "recorded: -- COMMAND or -p PID)", strerror(errno), paranoid(o->root));
+		else
+			cli_error("cannot record: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	const struct recorder_stats *st = recorder__stats(l->rec);
+	if (st->task_only)
+		fprintf(stderr, "%s: not allowed to record system-wide (perf_event_paranoid %s); "
+			"recording its own user-space samples, steal unknown\n", cli_progname,
+			paranoid(o->root));
+	if (st->tracepoints_missing)
+		fprintf(stderr, "%s: tracepoints sched:sched_switch and sched:sched_stat_runtime "
+			"unavailable; steal will come from sample gaps\n", cli_progname);
+	return 0;
+}
+
+
+/* The engine has one sink: this passes figures to the analysis (run's
+ * table) and the collector (the ledger), whichever there are. */
+static int chain_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+			 const struct eng_figures *f, bool final)
+{
+	struct live *l = ctx;
+	int err = 0;
+	if (l->o->analyse) {
+		struct engine_sink s = analysis__sink(&l->res->a);
+		err = s.program(s.ctx, e, t, f, final);
+	}
+	if (!err && l->collecting)
+		err = collector__program(&l->coll, e, t, f, final);
+	return err;
+}
+
+static int chain_stack(void *ctx, const struct engine *e, const struct eng_thread *t,
+		       const struct eng_stack_figures *f)
+{
+	struct live *l = ctx;
+	struct engine_sink s = analysis__sink(&l->res->a);
+	return l->o->analyse && s.stack ? s.stack(s.ctx, e, t, f) : 0;
+}
+
+static int chain_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	struct live *l = ctx;
+	int err = 0;
+	if (l->o->analyse) {
+		struct engine_sink s = analysis__sink(&l->res->a);
+		err = s.thread_gone ? s.thread_gone(s.ctx, e, t) : 0;
+	}
+	return !err && l->collecting ? collector__thread_gone(&l->coll, e, t) : err;
+}
+
+static int setup_engine(struct live *l)
+{
+	if (!l->o->ledger && !l->o->analyse)
+		return 0;
+	struct engine_config c;
+	recorder__config(l->rec, l->o->a.method, &c);
+	struct strtab *names = recorder__names(l->rec);
+	if (l->o->analyse &&
+	    analysis__init(&l->res->a, &l->o->a, names, NULL, recorder__unknown(l->rec), c.vm))
+		return -ENOMEM;
+	l->res->analysed = l->o->analyse;
+	struct engine_sink sink = { l, chain_program, chain_stack, chain_gone };
+	l->engine = engine__new(&c, &sink);
+	if (!l->engine)
+		return -ENOMEM;
+	int err = 0;
+	for (int i = 0; i < l->o->npids && !c.scope_all && !err; i++)
+		err = engine__scope(l->engine, (uint32_t)l->o->pids[i]);
+	if (!err && l->child > 0 && !c.scope_all)
+		err = engine__scope(l->engine, (uint32_t)l->child);
+	if (err)
+		return err;
+	recorder__attach(l->rec, l->engine);
+	if (!l->o->ledger)
+		return 0;
+	l->writer = ledger_writer__new(l->o->ledger, 8);
+	if (!l->writer)
+		return -errno;
+	l->collecting = true;
+	return 0;
+}
+
+/* After recorder__start: the collector knows the recording's start. */
+static int setup_collector(struct live *l)
+{
+	if (!l->collecting)
+		return 0;
+	const struct recorder_stats *st = recorder__stats(l->rec);
+	return collector__init(&l->coll, recorder__names(l->rec), recorder__host(l->rec),
+			       recorder__boot_id(l->rec), st->start_ns,
+			       recorder__realtime_start(l->rec), !st->task_only);
+}
+
+/* A collection now (seed 000's collection means): queued for the writer. */
+static int collect(struct live *l, const char *reason)
+{
+	struct batch *b = collector__collect(&l->coll, l->engine, reason, real_ns());
+	if (!b) {
+		cli_error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	ledger_writer__submit(l->writer, b);
+	return 0;
+}
+
+/* Says when the ledger cannot be written, and when it can again. */
+static void writer_news(struct live *l)
+{
+	struct writer_status ws;
+	if (!l->writer)
+		return;
+	ledger_writer__status(l->writer, &ws);
+	/* off a terminal, each collection as it is committed */
+	if (ws.written > l->said_written && !l->o->quiet && !isatty(STDERR_FILENO))
+		fprintf(stderr, "%s: collection %lld (%s) added to '%s'%s\n", cli_progname,
+			(long long)ws.last_seq, ws.last_reason, l->o->ledger,
+			ws.written - l->said_written > 1 ? " (and those before it)" : "");
+	l->said_written = ws.written;
+	if (ws.failing && !l->said_failing)
+		fprintf(stderr, "%s: %s: %u collection(s) wait in memory, retried\n",
+			cli_progname, ws.error, ws.waiting);
+	else if (!ws.failing && l->said_failing)
+		fprintf(stderr, "%s: ledger '%s' written again\n", cli_progname, l->o->ledger);
+	l->said_failing = ws.failing;
+}
+
+static bool pids_alive(const struct live_opts *o)
+{
+	for (int i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+static void show_progress(struct live *l, bool tty)
+{
+	const struct recorder_stats *st = recorder__stats(l->rec);
+	if (tty)
+		fprintf(stderr, "\rrecording: %.0f s, %llu samples, %.1f MB  ",
+			(double)(mono_ns() - l->start) / 1e9, (unsigned long long)st->samples,
+			(double)st->bytes / 1e6);
+}
+
+/* Whether recording should end now. */
+static bool over(struct live *l, uint64_t end)
+{
+	if (live_stop_signal || mono_ns() >= end || exec_failed(l))
+		return true;
+	int st;
+	if (l->child > 0 && waitpid(l->child, &st, WNOHANG) == l->child) {
+		l->res->child_status = st;
+		l->child = -1;
+		return true;
+	}
+	return l->o->npids && !l->o->command && !pids_alive(l->o);
+}
+
+static int loop(struct live *l)
+{
+	const struct live_opts *o = l->o;
+	uint64_t every = o->interval > 0 ? (uint64_t)(o->interval * 1e9) : 0;
+	uint64_t next = every ? l->start + every : UINT64_MAX, last_show = l->start;
+	uint64_t end = o->duration > 0 ? l->start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	bool tty = isatty(STDERR_FILENO) && !o->quiet;
+	int err = 0;
+	while (!err && !over(l, end)) {
+		err = recorder__poll(l->rec, 100);
+		uint64_t now = mono_ns();
+		if (now - last_show > 1000000000ULL) {
+			show_progress(l, tty);
+			writer_news(l);
+			last_show = now;
+		}
+		if (!err && l->collecting && (now >= next || live_collect_requested)) {
+			const char *why = live_collect_requested ? "request" : "interval";
+			live_collect_requested = 0;
+			while (next <= now)
+				next += every;
+			if (collect(l, why))
+				return EXIT_RUNTIME;
+		}
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	if (err)
+		cli_error("cannot record: %s", strerror(-err));
+	return err ? EXIT_RUNTIME : 0;
+}
+
+/* What run's table and summary need beside the engine's figures. */
+static int analyse(struct live *l)
+{
+	const struct recorder_stats *st = recorder__stats(l->rec);
+	uint32_t n = recorder__ncpus(l->rec);
+	struct rec_cpu_info *cpus = calloc(n ? n : 1, sizeof(*cpus));
+	if (!cpus)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < n; c++) {
+		cpus[c].present = recorder__cpu(l->rec, c, &cpus[c].kernel_steal_ns, &cpus[c].lost) ||
+				  cpus[c].lost;
+		cpus[c].kernel_known = cpus[c].present;
+	}
+	struct analysis_source s = {
+		.host = recorder__host(l->rec), .steal_source = st->steal_source,
+		.scope = l->o->all ? SCOPE_ALL : l->child > 0 || l->o->command ? SCOPE_COMMAND :
+			 l->o->npids ? SCOPE_PIDS : SCOPE_ALL,
+		.steal_known = !st->task_only, .duration_ns = l->end - st->start_ns,
+		.clock_samples = st->samples, .cpus = cpus, .ncpus = n,
+	};
+	int err = analysis__build(&l->res->a, l->engine, &s);
+	free(cpus);
+	return err;
+}
+
+/* The engine to its end: GAPS mode shares the kernel's steal now. */
+static int finish_engine(struct live *l)
+{
+	for (uint32_t c = 0; c < recorder__ncpus(l->rec); c++) {
+		uint64_t steal, lost;
+		if (recorder__cpu(l->rec, c, &steal, &lost))
+			engine__set_kernel_steal(l->engine, c, steal);
+	}
+	int err = engine__finish(l->engine, l->end);
+	if (!err && l->collecting)
+		err = collect(l, "end") ? -ENOMEM : 0;
+	if (!err && l->o->analyse)
+		err = analyse(l);
+	if (err)
+		cli_error("cannot finish the analysis: %s", strerror(-err));
+	return err ? EXIT_RUNTIME : 0;
+}
+
+/* The last collections written (waiting up to 30 s for a locked ledger). */
+static int drain_writer(struct live *l)
+{
+	if (!l->writer)
+		return 0;
+	uint32_t left = ledger_writer__drain(l->writer, 30000);
+	struct writer_status ws;
+	writer_news(l);
+	ledger_writer__status(l->writer, &ws);
+	if (!left)
+		return 0;
+	cli_error("%u collection(s) could not be written to '%s' (%s)%s", left, l->o->ledger,
+		  ws.error, l->o->output ? "; 'cpuledger ledger add' of the recording adds "
+		  "them later" : "");
+	return EXIT_RUNTIME;
+}
+
+static void summary(struct live *l)
+{
+	const struct recorder_stats *st = recorder__stats(l->rec);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru))
+		ru.ru_maxrss = 0;
+	if (l->o->quiet)
+		return;
+	fprintf(stderr, "%s: %.1f s, %llu records, %.2f MB written%s%s%s; %llu records lost%s; "
+		"peak memory %.1f MB\n", cli_progname, (double)(l->end - l->start) / 1e9,
+		(unsigned long long)st->records, (double)st->bytes / 1e6,
+		l->o->output ? " to '" : "", l->o->output ? l->o->output : "",
+		l->o->output ? "'" : "", (unsigned long long)st->lost,
+		live_stop_signal ? " (stopped by a signal)" : "", (double)ru.ru_maxrss / 1024);
+}
+
+/* Stops, writes the end, commits the file (or not: a command that could
+ * not be run leaves no recording, and an earlier one in place). */
+static int finish(struct live *l)
+{
+	int err = recorder__finish(l->rec);
+	l->end = mono_ns();
+	if (exec_failed(l)) {
+		cli_error("cannot run '%s': %s", l->o->command[0], strerror(l->exec_errno));
+		if (l->have_out)
+			outfile__abort(&l->out);
+		l->have_out = false;
+		return 127;
+	}
+	if (err) {
+		cli_error("cannot write '%s': %s", l->o->output, strerror(-err));
+		if (l->have_out)
+			outfile__abort(&l->out);
+		l->have_out = false;
+		return EXIT_RUNTIME;
+	}
+	if (l->have_out && outfile__commit(&l->out))
+		return EXIT_RUNTIME;
+	l->have_out = false;
+	summary(l);
+	int status = l->engine ? finish_engine(l) : 0;
+	int st2 = drain_writer(l);
+	return status ? status : st2;
+}
+
+static int check(struct live *l)
+{
+	const struct live_opts *o = l->o;
+	if (!o->all && !o->npids && !o->command) {
+		cli_error("nothing to record: give -a, -p PID or -- COMMAND");
+		return EXIT_USAGE;
+	}
+	if (o->interval > 0 && !o->ledger) {
+		cli_error("--interval needs --ledger");
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			cli_error("--pid: no process %d", (int)o->pids[i]);
+			return EXIT_USAGE;
+		}
+	if (o->accounts && cli_load_accounts(o->accounts, &l->rules, &l->rules_text))
+		return EXIT_USAGE;
+	return 0;
+}
+
+/* Up to recording: the command held, the events open, root given up,
+ * the file and the engine ready. */
+static int prepare(struct live *l)
+{
+	int status = check(l);
+	if (!status && l->o->command && start_command(l)) {
+		cli_error("cannot start '%s': %s", l->o->command[0], strerror(errno));
+		status = EXIT_RUNTIME;
+	}
+	l->sudo = !status && sudo_user(l);
+	if (!status)
+		status = priority(l->o);
+	if (!status)
+		status = open_recorder(l);
+	if (!status && l->sudo)
+		status = give_up_root(l);
+	if (!status && l->o->output) {
+		if (outfile__open_recording(&l->out, l->o->output))
+			status = EXIT_RUNTIME;
+		l->have_out = !status;
+	}
+	if (!status && setup_engine(l)) {
+		cli_error("cannot set up: %s", strerror(errno ? errno : ENOMEM));
+		status = EXIT_RUNTIME;
+	}
+	return status;
+}
+
+static int start(struct live *l)
+{
+	int err = recorder__start(l->rec, l->have_out ? l->out.fd : -1);
+	if (!err)
+		err = setup_collector(l);
+	if (!err)
+		err = recorder__enable(l->rec);
+	if (err) {
+		cli_error("cannot start recording: %s", strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	l->start = recorder__stats(l->rec)->start_ns;
+	if (l->go_fd >= 0) {
+		ssize_t w = write(l->go_fd, "g", 1);
+		close(l->go_fd);
+		l->go_fd = -1;
+		if (w != 1)
+			return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static void cleanup(struct live *l)
+{
+	if (l->have_out)
+		outfile__abort(&l->out);
+	if (l->go_fd >= 0)
+		close(l->go_fd);	/* the child sees EOF and exits 127 */
+	if (l->exec_fd >= 0)
+		close(l->exec_fd);
+	if (l->child > 0) {
+		/* recording stopped first (a signal, --duration, an error):
+		 * the command goes with it, as under perf record */
+		int st;
+		kill(l->child, SIGTERM);
+		if (waitpid(l->child, &st, 0) == l->child)
+			l->res->child_status = st;
+	}
+	ledger_writer__free(l->writer);
+	if (l->collecting)
+		collector__release(&l->coll);
+	recorder__free(l->rec);
+	account_rules__release(&l->rules);
+	free(l->rules_text);
+}
+
+int live_run(struct live_opts *o, struct live_result *res)
+{
+	struct live l = { .o = o, .res = res, .go_fd = -1, .exec_fd = -1, .child = -1 };
+	memset(res, 0, sizeof(*res));
+	res->child_status = -1;
+	live_install_signals();
+	int status = prepare(&l);
+	if (!status)
+		status = start(&l);
+	if (!status)
+		status = loop(&l);
+	if (!status)
+		status = finish(&l);
+	if (l.engine && !res->analysed)
+		engine__free(l.engine);
+	else if (l.engine)
+		res->a.engine = l.engine;	/* the table borrows its names */
+	cleanup(&l);
+	return status;
+}
+
+void live_result__release(struct live_result *res)
+{
+	if (res->analysed)
+		analysis__release(&res->a);
+}

@@ -1,0 +1,188 @@
+/* rows: see rows.h. */
+#include "rows.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "grow.h"
+
+static const char *const field_names[RF_COUNT] = {
+	[RF_VM] = "vm", [RF_PROCESS] = "process", [RF_THREAD] = "thread",
+	[RF_COMM] = "comm", [RF_COMMAND] = "command", [RF_EXECUTABLE] = "executable",
+	[RF_USER] = "user", [RF_DSO] = "dso", [RF_FUNCTION] = "function",
+	[RF_ACCOUNT] = "account", [RF_CPU] = "cpu", [RF_CGROUP] = "cgroup",
+	[RF_STACK] = "stack",
+};
+
+const char *row_field__name(enum row_field f)
+{
+	return f < RF_COUNT ? field_names[f] : "?";
+}
+
+int row_field__parse(const char *s, size_t len, enum row_field *out)
+{
+	for (int i = 0; i < RF_STACK; i++)
+		if (strlen(field_names[i]) == len && !memcmp(field_names[i], s, len)) {
+			*out = (enum row_field)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int row_keys__parse(struct row_keys *k, const char *list, size_t *bad)
+{
+	memset(k, 0, sizeof(*k));
+	const char *p = list;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		enum row_field f;
+		*bad = (size_t)(p - list);
+		if (row_field__parse(p, len, &f) || (k->mask & RF_BIT(f)))
+			return -EINVAL;
+		k->v[k->n++] = (uint8_t)f;
+		k->mask |= RF_BIT(f);
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+void row_keys__format(const struct row_keys *k, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (uint8_t i = 0; i < k->n && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "," : "",
+				      field_names[k->v[i]]);
+}
+
+void rows__init(struct rows *r, const struct row_keys *keys)
+{
+	memset(r, 0, sizeof(*r));
+	r->keys = *keys;
+	strtab__init(&r->strings);
+	hindex__init(&r->index);
+}
+
+void rows__release(struct rows *r)
+{
+	if (!r)
+		return;
+	strtab__release(&r->strings);
+	hindex__release(&r->index);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The id of s (ROW_NONE for NULL); false when memory runs out. */
+static bool intern(struct rows *r, const char *s, uint32_t *id)
+{
+	*id = s ? strtab__intern(&r->strings, s, strlen(s)) : ROW_NONE;
+	return !s || *id != HINDEX_NONE;
+}
+
+/* k as a row of ids, the fields outside the key cleared. */
+static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
+{
+	uint32_t m = r->keys.mask;
+	*w = (struct row){ .vm = ROW_NONE, .comm = ROW_NONE, .command = ROW_NONE,
+			   .executable = ROW_NONE, .dso = ROW_NONE, .function = ROW_NONE,
+			   .account = ROW_NONE, .cgroup = ROW_NONE, .uid = ROW_NO_UID,
+			   .cpu = ROW_NO_CPU, .attr_command = ROW_NONE,
+			   .attr_comm = ROW_NONE };
+	if (m & (RF_BIT(RF_PROCESS) | RF_BIT(RF_THREAD)))
+		w->pid = k->pid;
+	if (m & RF_BIT(RF_THREAD))
+		w->tid = k->tid;
+	if (m & RF_BIT(RF_USER))
+		w->uid = k->uid;
+	if (m & RF_BIT(RF_CPU))
+		w->cpu = k->cpu;
+	if (m & RF_BIT(RF_STACK))
+		w->stack = k->stack;
+	/* a function is named within its file */
+	bool dso = m & (RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION));
+	return (!(m & RF_BIT(RF_VM)) || intern(r, k->vm, &w->vm)) &&
+	       (!(m & RF_BIT(RF_COMM)) || intern(r, k->comm, &w->comm)) &&
+	       (!(m & RF_BIT(RF_COMMAND)) || intern(r, k->command, &w->command)) &&
+	       (!(m & RF_BIT(RF_EXECUTABLE)) || intern(r, k->executable, &w->executable)) &&
+	       (!dso || intern(r, k->dso, &w->dso)) &&
+	       (!(m & RF_BIT(RF_FUNCTION)) || intern(r, k->function, &w->function)) &&
+	       (!(m & RF_BIT(RF_ACCOUNT)) || intern(r, k->account, &w->account)) &&
+	       (!(m & RF_BIT(RF_CGROUP)) || intern(r, k->cgroup, &w->cgroup));
+}
+
+static uint64_t key_hash(const struct row *w)
+{
+	uint64_t h = hash_mix((uint64_t)w->vm << 32 | w->comm);
+	h = hash_mix(h ^ ((uint64_t)w->command << 32 | w->executable));
+	h = hash_mix(h ^ ((uint64_t)w->dso << 32 | w->function));
+	h = hash_mix(h ^ ((uint64_t)w->account << 32 | w->cgroup));
+	h = hash_mix(h ^ ((uint64_t)w->pid << 32 | w->tid));
+	h = hash_mix(h ^ (uint64_t)w->uid ^ ((uint64_t)(uint32_t)w->cpu << 40));
+	return hash_mix(h ^ w->stack);
+}
+
+struct key_ctx {
+	const struct rows *r;
+	const struct row *w;
+};
+
+static bool key_eq(const void *ctx, uint32_t id)
+{
+	const struct key_ctx *c = ctx;
+	const struct row *a = &c->r->v[id], *b = c->w;
+	return a->vm == b->vm && a->comm == b->comm && a->command == b->command &&
+	       a->executable == b->executable && a->dso == b->dso &&
+	       a->function == b->function && a->account == b->account &&
+	       a->cgroup == b->cgroup && a->pid == b->pid && a->tid == b->tid &&
+	       a->uid == b->uid && a->cpu == b->cpu && a->stack == b->stack;
+}
+
+/* An attribute kept while every contribution agrees on it. */
+static bool note_attr(struct rows *r, uint32_t *slot, bool first, const char *s)
+{
+	uint32_t id;
+	if (!intern(r, s, &id))
+		return false;
+	if (first)
+		*slot = id;
+	else if (*slot != id)
+		*slot = ROW_NONE;
+	return true;
+}
+
+int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a,
+	      const struct row_figures *f)
+{
+	struct row w;
+	if (!make_key(r, k, &w))
+		return -ENOMEM;
+	uint64_t h = key_hash(&w);
+	struct key_ctx ctx = { r, &w };
+	uint32_t id = hindex__find(&r->index, h, key_eq, &ctx);
+	if (id == HINDEX_NONE) {
+		if (grow_array((void **)&r->v, &r->cap, r->n, sizeof(*r->v), 64) ||
+		    hindex__insert(&r->index, h, r->n))
+			return -ENOMEM;
+		id = r->n++;
+		r->v[id] = w;
+	}
+	struct row *row = &r->v[id];
+	if (a) {
+		bool first = !row->attr_seen;
+		if (!note_attr(r, &r->v[id].attr_command, first, a->command) ||
+		    !note_attr(r, &r->v[id].attr_comm, first, a->comm))
+			return -ENOMEM;
+		row = &r->v[id];
+		row->attr_seen = true;
+	}
+	row->f.samples += f->samples;
+	row->f.steal_samples += f->steal_samples;
+	row->f.cpu_ns += f->cpu_ns;
+	row->f.steal_ns += f->steal_ns;
+	row->f.control_ns += f->control_ns;
+	row->f.inclusive_ns += f->inclusive_ns;
+	return 0;
+}

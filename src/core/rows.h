@@ -1,0 +1,125 @@
+/*
+ * rows: figures summed into rows by a composite key, as perf's --sort
+ * composes its keys: `--by comm,function` gives one row per program name
+ * and function, summed over the processes and threads it leaves out.
+ *
+ * A key is a list of fields (row_keys); the values of a row's fields are
+ * a row_key, whose strings the rows intern in their own table, so memory
+ * follows the number of distinct rows and never what was summed into
+ * them. Figures come from anywhere (the streaming engine handing out a
+ * thread's functions, sampling data's programs); rows do no arithmetic
+ * but sums. Nothing here does I/O.
+ */
+#ifndef CPULEDGER_CORE_ROWS_H
+#define CPULEDGER_CORE_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindex.h"
+#include "strtab.h"
+
+enum row_field {
+	RF_VM,		/* the host (or VM of sampling data) */
+	RF_PROCESS,	/* pid */
+	RF_THREAD,	/* pid and tid */
+	RF_COMM,	/* the thread's name, as perf's comm */
+	RF_COMMAND,	/* the process's whole command line */
+	RF_EXECUTABLE,	/* the process's executable file */
+	RF_USER,	/* the process's uid */
+	RF_DSO,		/* the code region's file */
+	RF_FUNCTION,	/* the function, within its dso */
+	RF_ACCOUNT,	/* the charge account */
+	RF_CPU,		/* the CPU it ran on */
+	RF_CGROUP,	/* the task's cgroup */
+	RF_STACK,	/* a call stack (the source's id): not a --by key;
+			 * rows of stacks for pprof and folded */
+	RF_COUNT
+};
+
+#define RF_BIT(f) (1u << (f))
+
+struct row_keys {
+	uint8_t v[RF_COUNT];	/* fields in the order given */
+	uint8_t n;
+	uint32_t mask;		/* RF_BIT of each */
+};
+
+/* "process", "thread", ... ; parse returns 0 or -EINVAL. */
+const char *row_field__name(enum row_field f);
+int row_field__parse(const char *s, size_t len, enum row_field *out);
+
+/* A comma-separated list of fields, each once: 0, or -EINVAL with *bad
+ * the offset of the field at fault. */
+int row_keys__parse(struct row_keys *k, const char *list, size_t *bad);
+/* The list as text ("comm,function") into buf. */
+void row_keys__format(const struct row_keys *k, char *buf, size_t size);
+static inline bool row_keys__has(const struct row_keys *k, enum row_field f)
+{
+	return k->mask & RF_BIT(f);
+}
+
+#define ROW_NONE UINT32_MAX	/* a string not known */
+#define ROW_NO_UID (-1)
+#define ROW_NO_CPU (-1)
+
+/* A row's values: strings as the caller's text (copied in), numbers as
+ * they are. Fields outside the key are ignored. */
+struct row_key {
+	const char *vm, *comm, *command, *executable, *dso, *function, *account,
+		*cgroup;	/* NULL: unknown */
+	uint32_t pid, tid;
+	int64_t uid;		/* ROW_NO_UID: unknown */
+	int32_t cpu;		/* ROW_NO_CPU: unknown */
+	uint32_t stack;		/* RF_STACK */
+};
+
+/* What a row shows beside its key, when every part of it agrees: a
+ * process row's command line, a thread row's comm. */
+struct row_attrs {
+	const char *command, *comm;
+};
+
+struct row_figures {
+	uint64_t samples, steal_samples;
+	uint64_t cpu_ns, steal_ns;	/* run (or labelled) time, and steal */
+	uint64_t control_ns;		/* cpu_ns in control-program accounts */
+	uint64_t inclusive_ns;		/* with call stacks */
+};
+
+/* One row as kept: string ids in the rows' own table. */
+struct row {
+	uint32_t vm, comm, command, executable, dso, function, account, cgroup;
+	uint32_t pid, tid;
+	int64_t uid;
+	int32_t cpu;
+	uint32_t stack;
+	uint32_t attr_command, attr_comm;	/* ROW_NONE: none or mixed */
+	bool attr_seen;
+	struct row_figures f;
+};
+
+struct rows {
+	struct row_keys keys;
+	struct strtab strings;
+	struct row *v;
+	uint32_t n, cap;
+	struct hindex index;
+};
+
+void rows__init(struct rows *r, const struct row_keys *keys);
+void rows__release(struct rows *r);
+
+/* Adds f to the row of key k (created on first sight), noting its
+ * attributes a (may be NULL). 0 or -ENOMEM. */
+int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a,
+	      const struct row_figures *f);
+
+/* The string of a row's id, or NULL for ROW_NONE. */
+static inline const char *rows__str(const struct rows *r, uint32_t id)
+{
+	return id == ROW_NONE ? NULL : strtab__str(&r->strings, id);
+}
+
+#endif

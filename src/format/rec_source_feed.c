@@ -1,0 +1,431 @@
+/*
+ * rec_source_feed: a recording's items made into engine events, in file
+ * order, with the watermark the file allows (see rec_source.h).
+ */
+#include "rec_source_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procstat.h"
+#include "../core/grow.h"
+#include "../core/banned.h"
+
+/* The names id of a NAME id (REC_NO_NAME or unknown: the unknown id). */
+static uint32_t name_of(const struct rec_source *s, uint32_t id)
+{
+	return id < s->nmap ? s->name_map[id] : s->unknown;
+}
+
+/* NAME: u32 id, u32 0, text. Ids come in order 0, 1, 2... */
+static int on_name(struct rec_source *s, const uint8_t *d, uint32_t len,
+		   struct rec_error *err)
+{
+	uint32_t pre[2];
+	if (len < 8)
+		return 0;
+	memcpy(pre, d, 8);
+	if (pre[0] != s->nmap) {
+		s->bad_records++;
+		return 0;
+	}
+	s->name_bytes += len - 8;
+	if (s->nmap >= REC_MAX_NAMES || s->name_bytes > REC_MAX_NAME_BYTES)
+		return rec_source_fail(err, rec_reader__offset(s->rd),
+				       "more names than a reader holds (docs/robustness.md)");
+	uint32_t id = strtab__intern(&s->names, (const char *)d + 8, len - 8);
+	if (id == HINDEX_NONE || grow_array((void **)&s->name_map, &s->map_cap, s->nmap,
+					    sizeof(*s->name_map), 1024))
+		return -ENOMEM;
+	s->name_map[s->nmap++] = id;
+	return 0;
+}
+
+/* The rules: the ones given, else those stored (ACCOUNTS, right after
+ * the META), else the defaults. */
+int rec_source_resolver(struct rec_source *s)
+{
+	if (s->res)
+		return 0;
+	const struct account_rules *rules = s->o.rules ? s->o.rules :
+		s->have_stored_rules ? &s->stored_rules : NULL;
+	bool v1 = s->meta.version == 1 && !s->meta.imported;
+	struct sym_source syms = { s, NULL };
+	if (v1)
+		syms.lookup = rec_source_stored_lookup;
+	s->res = resolver__new(&s->names, v1 ? &syms : NULL, rules);
+	return s->res ? 0 : -ENOMEM;
+}
+
+static int on_accounts(struct rec_source *s, const uint8_t *d, uint32_t len,
+		       struct rec_error *err)
+{
+	if (s->o.rules || s->res)
+		return 0;	/* the report's own rules win */
+	size_t line;
+	char msg[96];
+	int e = account_rules__parse(&s->stored_rules, (const char *)d, len, &line, msg,
+				     sizeof(msg));
+	if (e == -EINVAL) {
+		err->offset = rec_reader__offset(s->rd);
+		snprintf(err->msg, sizeof(err->msg), "the stored account rules: line %zu: %s",
+			 line, msg);
+	}
+	s->have_stored_rules = !e;
+	return e;
+}
+
+void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
+{
+	if (t > s->now)
+		s->now = t;
+	if (cpu < s->meta.ncpus) {
+		s->cpus[cpu].present = true;
+		if (t)
+			s->last_time[cpu] = t;
+	}
+}
+
+int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev)
+{
+	int err = engine__push(e, ev);
+	if (!err && s->meta.ordered)
+		err = engine__advance(e, s->now);	/* in time order already */
+	return err == -EINVAL ? 0 : err;
+}
+
+/* A sample's stack: (function, dso, account) of each frame, leaf first. */
+static uint32_t stack_id(struct rec_source *s, const struct res_frame *f, uint32_t n,
+			 const uint32_t *accounts)
+{
+	uint32_t key[3 * RES_MAX_FRAMES];
+	for (uint32_t i = 0; i < n; i++) {
+		key[3 * i] = f[i].function;
+		key[3 * i + 1] = f[i].dso;
+		key[3 * i + 2] = accounts[i];
+	}
+	return strtab__intern(&s->stacks, (const char *)key, 3 * n * sizeof(*key));
+}
+
+/* A named sample (resolved here or by the recorder) into the engine. */
+int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
+		  uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time)
+{
+	static __thread uint32_t acc[RES_MAX_FRAMES];
+	struct eng_event ev = { .kind = EK_SAMPLE, .time = time, .cpu = cpu, .pid = pid,
+				.tid = tid, .stack = ENGINE_NONE };
+	s->samples++;
+	rec_source_seen(s, cpu, time);
+	if (tid && n) {
+		int err = rec_source_resolver(s);
+		if (err)
+			return err;
+		uint32_t frames = s->o.stacks ? n : 1;
+		for (uint32_t i = 0; i < frames; i++) {
+			acc[i] = resolver__account(s->res, f[i].dso, f[i].function, f[i].ip,
+						   f[i].flags);
+			if (acc[i] == UINT32_MAX)
+				return -ENOMEM;
+		}
+		ev.function = f[0].function;
+		ev.dso = f[0].dso;
+		ev.account = acc[0];
+		ev.flags = f[0].flags;
+		ev.ip = f[0].ip;
+		if (s->o.stacks && (ev.stack = stack_id(s, f, n, acc)) == HINDEX_NONE)
+			return -ENOMEM;
+	}
+	return rec_source_push(s, e, &ev);
+}
+
+/* SAMPLE: a head, then nframes frames with NAME ids, the sample's first. */
+static int on_sample(struct rec_source *s, struct engine *e, const uint8_t *d,
+		     uint32_t len, struct rec_error *err)
+{
+	static __thread struct res_frame f[RES_MAX_FRAMES];
+	struct rec_sample_head h;
+	struct rec_frame rf;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, d, sizeof(h));
+	if (h.nframes > REC_MAX_FRAMES)
+		return rec_source_fail(err, rec_reader__offset(s->rd),
+				       "a sample with more frames than a reader holds");
+	if (h.cpu >= s->meta.ncpus || len != sizeof(h) + h.nframes * sizeof(rf))
+		goto bad;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < h.nframes && n < RES_MAX_FRAMES; i++) {
+		memcpy(&rf, d + sizeof(h) + i * sizeof(rf), sizeof(rf));
+		f[n++] = (struct res_frame){ .ip = rf.ip, .function = name_of(s, rf.function),
+					     .dso = name_of(s, rf.dso),
+					     .flags = (uint8_t)(rf.flags & 3) };
+	}
+	if (!n)	/* no frame: a function not known */
+		f[n++] = (struct res_frame){ .function = s->unknown, .dso = s->unknown };
+	return rec_source_sample(s, e, f, n, h.pid, h.tid, h.cpu, h.time_ns);
+bad:
+	s->bad_records++;
+	return 0;
+}
+
+static int on_sched(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
+{
+	struct rec_sched r;
+	if (len != sizeof(r))
+		goto bad;
+	memcpy(&r, d, sizeof(r));
+	if (r.cpu >= s->meta.ncpus || (r.kind != REC_SCHED_SWITCH && r.kind != REC_SCHED_RUNTIME))
+		goto bad;
+	rec_source_seen(s, r.cpu, r.time_ns);
+	struct eng_event ev = { .time = r.time_ns, .cpu = r.cpu, .value = r.value };
+	if (r.kind == REC_SCHED_SWITCH) {
+		s->switches++;
+		ev.kind = EK_SWITCH;
+		ev.pid = r.a;
+		ev.tid = r.b;
+	} else {
+		s->runtimes++;
+		ev.kind = EK_RUNTIME;
+		ev.tid = r.a;
+	}
+	return rec_source_push(s, e, &ev);
+bad:
+	s->bad_records++;
+	return 0;
+}
+
+static int on_taskev(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
+{
+	struct rec_taskev t;
+	if (len != sizeof(t) || (memcpy(&t, d, sizeof(t)), t.cpu >= s->meta.ncpus) ||
+	    t.kind < REC_TASK_FORK || t.kind > REC_TASK_EXIT) {
+		s->bad_records++;
+		return 0;
+	}
+	rec_source_seen(s, t.cpu, t.time_ns);
+	struct eng_event ev = {
+		.kind = t.kind == REC_TASK_FORK ? EK_FORK : t.kind == REC_TASK_COMM ? EK_COMM :
+			EK_EXIT,
+		.time = t.time_ns, .cpu = t.cpu, .pid = t.pid, .tid = t.tid,
+		.ppid = t.ppid, .ptid = t.ptid, .comm = name_of(s, t.comm),
+		.flags = t.flags & REC_TASK_EXEC ? EF_EXEC : 0,
+	};
+	return rec_source_push(s, e, &ev);
+}
+
+static int on_lostwin(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
+{
+	struct rec_lostwin w;
+	if (len != sizeof(w) || (memcpy(&w, d, sizeof(w)), w.cpu >= s->meta.ncpus)) {
+		s->bad_records++;
+		return 0;
+	}
+	rec_source_seen(s, w.cpu, w.to_ns);
+	struct eng_event ev = { .kind = EK_LOST, .time = w.to_ns, .cpu = w.cpu,
+				.value = w.from_ns };
+	return rec_source_push(s, e, &ev);
+}
+
+/* A copy of text (n bytes) with control characters made '?': text from
+ * the recorded machine goes into reports. cut marks it as cut short. */
+static char *clean_text(const char *text, size_t n, bool cut)
+{
+	char *c = malloc(n + 8);
+	if (!c)
+		return NULL;
+	memcpy(c, text, n);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)c[i] < 0x20 || c[i] == 0x7f)
+			c[i] = '?';
+	memcpy(c + n, cut ? " [...]" : "", cut ? 7 : 1);
+	return c;
+}
+
+/* A command line and executable, for process pid. */
+static int proc_event(struct rec_source *s, struct engine *e, uint64_t time, uint32_t pid,
+		      const char *cmd, size_t cmd_len, bool cut, const char *exe,
+		      size_t exe_len, int64_t uid)
+{
+	struct eng_event ev = { .kind = EK_PROC, .time = time, .pid = pid, .uid = uid };
+	if (cmd_len && !(ev.text = clean_text(cmd, cmd_len, cut)))
+		return -ENOMEM;
+	if (exe_len && !(ev.exe = clean_text(exe, exe_len, false))) {
+		free(ev.text);
+		return -ENOMEM;
+	}
+	return rec_source_push(s, e, &ev);
+}
+
+static int on_proc(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
+{
+	struct rec_proc p;
+	if (len < sizeof(p) || (memcpy(&p, d, sizeof(p)),
+				(uint64_t)p.command_len + p.exe_len != len - sizeof(p))) {
+		s->bad_records++;
+		return 0;
+	}
+	const char *text = (const char *)d + sizeof(p);
+	return proc_event(s, e, p.time_ns, p.pid, text, p.command_len, p.flags & REC_PROC_CUT,
+			  text + p.command_len, p.exe_len,
+			  p.uid == REC_PROC_NO_UID ? -1 : (int64_t)p.uid);
+}
+
+/* TASK: a thread alive at the start, with its name. */
+static int on_task(struct rec_source *s, struct engine *e, const uint32_t *pre,
+		   const uint8_t *text, uint32_t n)
+{
+	uint32_t comm = n ? strtab__intern(&s->names, (const char *)text, n) : ENGINE_NONE;
+	if (comm == HINDEX_NONE)
+		return -ENOMEM;
+	struct eng_event ev = { .kind = EK_TASK, .time = s->now, .pid = pre[0],
+				.tid = pre[1], .comm = comm };
+	return rec_source_push(s, e, &ev);
+}
+
+static int on_procstat(struct rec_source *s, uint32_t phase, const uint8_t *d,
+		       uint32_t len, struct rec_error *err)
+{
+	char *text = malloc(len + 1);
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, d, len);
+	text[len] = '\0';
+	int n = phase ? procstat_steal(text, s->steal1, s->seen1, s->meta.ncpus) :
+			procstat_steal(text, s->steal0, s->seen0, s->meta.ncpus);
+	free(text);
+	return n < 0 ? rec_source_fail(err, rec_reader__offset(s->rd),
+				       "bad /proc/stat snapshot") : 0;
+}
+
+/* Items that start with two u32s. */
+static int on_prefixed(struct rec_source *s, struct engine *e, uint32_t type,
+		       const uint8_t *d, uint32_t len, struct rec_error *err)
+{
+	uint32_t pre[2];
+	if (len < 8)
+		return 0;	/* too short to be one: skipped */
+	memcpy(pre, d, 8);
+	const uint8_t *rest = d + 8;
+	uint32_t n = len - 8;
+	switch (type) {
+	case REC_PERF:
+		return rec_source_v1_perf(s, e, pre[0], rest, n);
+	case REC_TASK:
+		return on_task(s, e, pre, rest, n);
+	case REC_CMDLINE:
+		return proc_event(s, e, s->now, pre[0], (const char *)rest, n, false, NULL, 0, -1);
+	case REC_PROCINFO:
+		return proc_event(s, e, s->now, pre[0], NULL, 0, false, (const char *)rest, n,
+				  pre[1] == UINT32_MAX ? -1 : (int64_t)pre[1]);
+	case REC_PROCSTAT:
+		return on_procstat(s, pre[0], rest, n, err);
+	case REC_MAPS: {
+		int r = rec_source_resolver(s);
+		return r ? r : resolver__maps(s->res, pre[0], (const char *)rest, n);
+	}
+	case REC_LOST:
+		if (n >= 8 && pre[0] < s->meta.ncpus) {
+			uint64_t v;
+			memcpy(&v, rest, 8);
+			/* the ring's own count covers what PERF_RECORD_LOST
+			 * said: keep the larger */
+			if (v > s->cpus[pre[0]].lost)
+				s->cpus[pre[0]].lost = v;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
+		   const uint8_t *d, uint32_t len, struct rec_error *err)
+{
+	switch (type) {
+	case REC_META: {
+		char msg[160];
+		int r = rec_meta__parse(&s->meta, (const char *)d, len, msg, sizeof(msg));
+		return r == -EINVAL ? rec_source_fail(err, rec_reader__offset(s->rd), msg) : r;
+	}
+	case REC_ACCOUNTS:
+		return on_accounts(s, d, len, err);
+	case REC_NAME:
+		return on_name(s, d, len, err);
+	case REC_SAMPLE:
+		return on_sample(s, e, d, len, err);
+	case REC_SCHED:
+		return on_sched(s, e, d, len);
+	case REC_TASKEV:
+		return on_taskev(s, e, d, len);
+	case REC_LOSTWIN:
+		return on_lostwin(s, e, d, len);
+	case REC_PROC:
+		return on_proc(s, e, d, len);
+	case REC_ROUND: {
+		uint64_t t;
+		if (len < 8)
+			return 0;
+		memcpy(&t, d, 8);
+		return engine__advance(e, t);
+	}
+	case REC_SYMBOL:
+	case REC_DSO:
+		return 0;	/* read first (version 1), or for people */
+	default:
+		return on_prefixed(s, e, type, d, len, err);
+	}
+}
+
+/* What the end of the file says per CPU: the kernel's steal, losses. */
+static void finish_cpus(struct rec_source *s, struct engine *e)
+{
+	for (uint32_t c = 0; c < s->meta.ncpus; c++) {
+		struct rec_cpu_info *ci = &s->cpus[c];
+		ci->present |= s->seen0[c] || ci->lost;
+		if (s->seen0[c] && s->seen1[c] && s->steal1[c] >= s->steal0[c]) {
+			ci->kernel_known = true;
+			ci->kernel_steal_ns = (s->steal1[c] - s->steal0[c]) *
+					      (1000000000ULL / s->meta.clk_tck);
+			engine__set_kernel_steal(e, c, ci->kernel_steal_ns);
+		}
+	}
+}
+
+static void count_events(struct rec_source *s)
+{
+	const struct rec_meta *m = &s->meta;
+	/* an import's META counts every event of the text */
+	for (uint32_t i = 0; i < m->nevents && s->nevents < 16; i++)
+		s->events[s->nevents++] = m->events[i];
+	if (m->nevents)
+		return;
+	struct rec_event_count own[] = {
+		{ "cpu-clock", s->samples }, { "sched:sched_switch", s->switches },
+		{ "sched:sched_stat_runtime", s->runtimes },
+	};
+	for (size_t i = 0; i < 3; i++)
+		if (own[i].samples || !i)
+			s->events[s->nevents++] = own[i];
+}
+
+int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *err)
+{
+	int r = 0;
+	for (uint32_t i = 0; i < s->meta.nscope && s->meta.scope != SCOPE_ALL && !r; i++)
+		r = engine__scope(e, s->meta.scope_pids[i]);
+	while (!r) {
+		uint32_t type, len;
+		const uint8_t *d;
+		r = rec_reader__next(s->rd, &type, &d, &len, err);
+		if (r <= 0)
+			break;
+		r = on_item(s, e, type, d, len, err);
+	}
+	if (r)
+		return r;
+	s->damaged = rec_reader__damage(s->rd, &s->damage);
+	finish_cpus(s, e);
+	count_events(s);
+	return rec_source_v1_advance(s, e);
+}

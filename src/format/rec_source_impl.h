@@ -1,0 +1,67 @@
+/*
+ * rec_source_impl: the reader's state, shared by rec_source.c (opening a
+ * recording, its metadata, version 1's stored functions) and
+ * rec_source_feed.c (its items, made into engine events).
+ */
+#ifndef CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
+#define CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
+
+#include "rec_source.h"
+#include "../resolve/resolve.h"
+
+/* A function a version 1 recording stored (its SYMBOL items). */
+struct stored_sym {
+	uint32_t dso, name;	/* ids in syms_names */
+	uint64_t start, end;
+};
+
+struct rec_source {
+	int fd;
+	struct rec_source_opts o;
+	struct rec_reader *rd;
+	struct rec_meta meta;
+	struct strtab names, stacks;
+	uint32_t unknown, no_dso_account;
+	uint32_t *name_map;		/* NAME id -> names id */
+	uint32_t nmap, map_cap;
+	uint64_t name_bytes;
+	struct account_rules stored_rules;
+	bool have_stored_rules;
+	struct resolver *res;
+	struct strtab syms_names;	/* version 1: stored functions */
+	struct stored_sym *syms;
+	uint32_t nsyms, syms_cap;
+	struct rec_cpu_info *cpus;
+	uint64_t *steal0, *steal1, *last_time;
+	uint8_t *seen0, *seen1;
+	uint64_t now;			/* the latest event time read */
+	int last_cpu;			/* version 1: to tell its rounds */
+	uint64_t round_max, prev_round_max;
+	struct { uint32_t pid; uint64_t time; } *forget;
+	uint32_t nforget, forget_cap;
+	uint64_t bad_records, samples, switches, runtimes;
+	struct rec_event_count events[16];
+	uint32_t nevents;
+	bool damaged;
+	struct rec_error damage;
+};
+
+/* The symbol source of a version 1 recording: its stored functions. */
+int rec_source_stored_lookup(void *ctx, const char *dso, uint64_t offset,
+			     struct sym_hit *out);
+/* Version 1's perf records, and its watermark at the end. */
+int rec_source_v1_perf(struct rec_source *s, struct engine *e, uint32_t cpu,
+		       const uint8_t *d, uint32_t len);
+int rec_source_v1_advance(struct rec_source *s, struct engine *e);
+
+/* Shared by the items' readers (rec_source_feed.c). */
+int rec_source_resolver(struct rec_source *s);
+int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev);
+void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t);
+int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
+		      uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time);
+
+/* Sets err and returns -EINVAL. */
+int rec_source_fail(struct rec_error *err, uint64_t offset, const char *msg);
+
+#endif

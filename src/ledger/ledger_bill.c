@@ -1,0 +1,177 @@
+/* ledger_bill: bills by composed keys, and retention (ledger.h). */
+#include "ledger_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/banned.h"
+
+static const char *const key_names[BK_COUNT] = {
+	[BK_HOST] = "host", [BK_USER] = "user", [BK_COMMAND] = "command",
+	[BK_COMM] = "comm", [BK_EXECUTABLE] = "executable", [BK_ACCOUNT] = "account",
+	[BK_PROCESS] = "process", [BK_THREAD] = "thread", [BK_DAY] = "day",
+};
+
+int bill_key__parse(const char *s, size_t len, enum bill_key *out)
+{
+	for (int i = 0; i < BK_COUNT; i++)
+		if (strlen(key_names[i]) == len && !memcmp(key_names[i], s, len)) {
+			*out = (enum bill_key)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *bill_key__name(enum bill_key k)
+{
+	return k < BK_COUNT ? key_names[k] : "?";
+}
+
+/* The output columns, each the expression of the keys that show it. */
+enum { C_HOST, C_UID, C_COMMAND, C_COMM, C_EXECUTABLE, C_ACCOUNT, C_PID, C_TID, C_DAY,
+       C_COUNT };
+
+static bool has(const enum bill_key *keys, size_t n, enum bill_key k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keys[i] == k)
+			return true;
+	return false;
+}
+
+/* SELECT's key columns and GROUP BY's expressions for keys. */
+static void key_sql(const struct ledger *l, const enum bill_key *keys, size_t n,
+		    char *cols, size_t csize, char *group, size_t gsize)
+{
+	bool proc = has(keys, n, BK_PROCESS) || has(keys, n, BK_THREAD);
+	const char *comm = l->version >= 2 ? "coalesce(t.comm, t.command)" : "t.command";
+	const char *expr[C_COUNT] = {
+		[C_HOST] = proc || has(keys, n, BK_HOST) ? "t.host" : NULL,
+		[C_UID] = has(keys, n, BK_USER) ? "t.uid" : NULL,
+		[C_COMMAND] = has(keys, n, BK_COMMAND) || has(keys, n, BK_PROCESS) ? "t.command" : NULL,
+		[C_COMM] = has(keys, n, BK_COMM) || has(keys, n, BK_THREAD) ? comm : NULL,
+		[C_EXECUTABLE] = has(keys, n, BK_EXECUTABLE) ? "t.executable" : NULL,
+		[C_ACCOUNT] = has(keys, n, BK_ACCOUNT) ? "u.account" : NULL,
+		[C_PID] = proc ? "t.pid" : NULL,
+		[C_TID] = has(keys, n, BK_THREAD) ? "t.tid" : NULL,
+		[C_DAY] = has(keys, n, BK_DAY) ? "date(c.end_ns / 1000000000, 'unixepoch')" : NULL,
+	};
+	size_t c = 0, g = 0;
+	cols[0] = group[0] = '\0';
+	for (int i = 0; i < C_COUNT; i++) {
+		c += (size_t)snprintf(cols + c, csize - c, "%s, ", expr[i] ? expr[i] : "NULL");
+		if (expr[i])
+			g += (size_t)snprintf(group + g, gsize - g, "%s%s", g ? ", " : "", expr[i]);
+	}
+	/* a process is its pid and start: pids are given again */
+	if (proc && l->version >= 2)
+		g += (size_t)snprintf(group + g, gsize - g, "%st.proc_start_ns", g ? ", " : "");
+	if (!g)
+		snprintf(group, gsize, "1");
+}
+
+static struct bill_row row_of(sqlite3_stmt *st)
+{
+	struct bill_row r;
+	const char **text[] = { &r.host, NULL, &r.command, &r.comm, &r.executable, &r.account,
+				NULL, NULL, &r.day };
+	for (int i = 0; i < C_COUNT; i++)
+		if (text[i])
+			*text[i] = (const char *)sqlite3_column_text(st, i);
+	r.uid = sqlite3_column_type(st, C_UID) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, C_UID);
+	r.pid = sqlite3_column_type(st, C_PID) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, C_PID);
+	r.tid = sqlite3_column_type(st, C_TID) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, C_TID);
+	r.cpu_ns = sqlite3_column_int64(st, C_COUNT);
+	r.control_ns = sqlite3_column_int64(st, C_COUNT + 1);
+	r.steal_ns = sqlite3_column_int64(st, C_COUNT + 2);
+	r.unknown_steal_cpu_ns = sqlite3_column_int64(st, C_COUNT + 3);
+	r.samples = sqlite3_column_int64(st, C_COUNT + 4);
+	return r;
+}
+
+int ledger__bill(struct ledger *l, const enum bill_key *keys, size_t nkeys,
+		 int64_t since_ns, int64_t until_ns, const char *const *control,
+		 size_t ncontrol, int (*fn)(void *ctx, const struct bill_row *row),
+		 void *ctx, char *msg, size_t size)
+{
+	char in[1024] = "0", cols[1024], group[512], sql[4096];
+	if (ncontrol) {
+		size_t n = (size_t)snprintf(in, sizeof(in), "u.account IN (");
+		for (size_t i = 0; i < ncontrol && n < sizeof(in) - 4; i++)
+			n += (size_t)snprintf(in + n, sizeof(in) - n, i ? ",?" : "?");
+		snprintf(in + n, sizeof(in) - n, ")");
+	}
+	key_sql(l, keys, nkeys, cols, sizeof(cols), group, sizeof(group));
+	snprintf(sql, sizeof(sql),
+		 "SELECT %s sum(u.cpu_ns), sum(CASE WHEN %s THEN u.cpu_ns ELSE 0 END), "
+		 "coalesce(sum(u.steal_ns), 0), "
+		 "sum(CASE WHEN u.steal_ns IS NULL THEN u.cpu_ns ELSE 0 END), sum(u.samples) "
+		 "FROM usage u JOIN collections c ON c.id = u.collection_id "
+		 "JOIN tasks t ON t.id = u.task_id WHERE c.end_ns >= ? AND c.end_ns < ? "
+		 "GROUP BY %s ORDER BY %d DESC, %s", cols, in, group, C_COUNT + 1, group);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	int p = 1;
+	for (size_t i = 0; i < ncontrol; i++)
+		sqlite3_bind_text(st, p++, control[i], -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, p++, since_ns);
+	sqlite3_bind_int64(st, p++, until_ns);
+	int rc, e = 0;
+	while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct bill_row r = row_of(st);
+		e = fn(ctx, &r);
+	}
+	if (!e && rc != SQLITE_DONE)
+		e = ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	sqlite3_finalize(st);
+	return e;
+}
+
+int64_t ledger__retain(struct ledger *l, int64_t before_ns, char *msg, size_t size)
+{
+	char sql[512];
+	int e = ledger_exec(l, "BEGIN IMMEDIATE", msg, size);
+	if (e)
+		return e;
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM usage WHERE collection_id IN "
+		 "(SELECT id FROM collections WHERE end_ns < %lld);"
+		 "DELETE FROM collections WHERE end_ns < %lld;", (long long)before_ns,
+		 (long long)before_ns);
+	e = ledger_exec(l, sql, msg, size);
+	int64_t gone = e ? 0 : sqlite3_changes(l->db);
+	if (!e)
+		e = ledger_exec(l, "DELETE FROM tasks WHERE id NOT IN (SELECT task_id FROM usage);",
+				msg, size);
+	if (!e)
+		e = ledger_exec(l, "COMMIT", msg, size);
+	else
+		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+	return e ? e : gone;
+}
+
+int ledger__check_accounts(struct ledger *l, const char *const *names, size_t n,
+			   char *msg, size_t size)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT 1 FROM usage WHERE account = ? LIMIT 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	int e = 0;
+	for (size_t i = 0; i < n && !e; i++) {
+		if (!strcmp(names[i], "kernel") || !strcmp(names[i], "program") ||
+		    !strcmp(names[i], "library"))
+			continue;
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, names[i], -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			snprintf(msg, size, "--control: no account '%s' in the ledger (nor a default: "
+				 "kernel, program, library)", names[i]);
+			e = -ENOENT;
+		}
+	}
+	sqlite3_finalize(st);
+	return e;
+}

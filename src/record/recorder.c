@@ -1,0 +1,427 @@
+/* recorder: see recorder.h; the file it writes is docs/recording-format.md. */
+#include "recorder_impl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../collect/procfs.h"
+#include "../core/grow.h"
+#include "../format/procstat.h"
+#include "../format/rec_meta.h"
+#include "../core/banned.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Ring pages per CPU. Root is not held to perf_event_mlock_kb, and a busy
+ * machine (thousands of context switches a second, each two tracepoint
+ * records) fills 512 KiB between two drains: 4 MiB as root. */
+static size_t ring_pages(const struct recorder_opts *o)
+{
+	if (o->mmap_pages)
+		return o->mmap_pages;
+	size_t pages = geteuid() == 0 ? 1024 : 128;
+	return o->callchain ? 2 * pages : pages;
+}
+
+/* The perf events, with the fallbacks: no tracepoints (sample gaps), and
+ * unprivileged, the command's (or -p process's) own user-space samples. */
+static int open_session(struct recorder *r, enum recorder_failure *fail)
+{
+	const struct recorder_opts *o = &r->o;
+	r->tracepoints = !o->no_tracepoints && tp_formats__load(&r->tp, o->root) == 0;
+	struct perf_options po = { .hz = o->hz, .callchain = o->callchain,
+				   .tracepoints = r->tracepoints, .ring_pages = ring_pages(o) };
+	int err = perf_session__open(&r->perf, &po, &r->tp);
+	if (err == -ENOENT && r->tracepoints) {
+		r->tracepoints = po.tracepoints = false;	/* tracefs yes, kernel no */
+		err = perf_session__open(&r->perf, &po, &r->tp);
+	}
+	pid_t task = o->child > 0 && !o->all && !o->npids ? o->child :
+		     !o->all && !o->child && o->npids == 1 ? o->pids[0] : 0;
+	if ((err == -EACCES || err == -EPERM) && task > 0) {
+		/* not allowed system-wide: its own user-space samples are
+		 * still ours to take; steal cannot be measured so */
+		r->tracepoints = po.tracepoints = false;
+		po.task = task;
+		err = perf_session__open(&r->perf, &po, &r->tp);
+		r->st.task_only = !err;
+	}
+	r->st.tracepoints_missing = !r->tracepoints && !po.task && !o->no_tracepoints;
+	if (err) {
+		*fail = err == -EACCES || err == -EPERM ? REC_FAIL_NOT_ALLOWED : REC_FAIL_PERF;
+		return err;
+	}
+	return 0;
+}
+
+/* What reading the session's records needs (kept in META too). */
+static int make_layout(struct recorder *r)
+{
+	for (int k = 0; k < EV_KINDS; k++)
+		r->layout.sample_type[k] = perf_session__sample_type(&r->perf.opts,
+								     (enum perf_event_kind)k);
+	r->layout.prev_pid = (struct pd_field){ r->tp.prev_pid.offset, r->tp.prev_pid.size };
+	r->layout.next_pid = (struct pd_field){ r->tp.next_pid.offset, r->tp.next_pid.size };
+	r->layout.rt_pid = (struct pd_field){ r->tp.rt_pid.offset, r->tp.rt_pid.size };
+	r->layout.rt_runtime = (struct pd_field){ r->tp.rt_runtime.offset, r->tp.rt_runtime.size };
+	for (int i = 0; i < r->perf.ncpus; i++) {
+		const struct perf_cpu *c = &r->perf.cpus[i];
+		if ((uint32_t)c->cpu + 1 > r->ncpus)
+			r->ncpus = (uint32_t)c->cpu + 1;
+		for (int k = 0; k < EV_KINDS; k++)
+			if (c->fd[k] >= 0 && pd_layout__add_id(&r->layout, c->id[k], (enum pd_event)k))
+				return -ENOMEM;
+	}
+	pd_layout__ready(&r->layout);
+	return 0;
+}
+
+static int symbolizer_lookup(void *ctx, const char *dso, uint64_t offset, struct sym_hit *out)
+{
+	struct sym s;
+	int err = symbolizer__lookup(ctx, dso, offset, &s);
+	if (!err)
+		*out = (struct sym_hit){ s.name, s.start, s.end };
+	return err;
+}
+
+static void read_host(struct recorder *r)
+{
+	gethostname(r->host, sizeof(r->host) - 1);
+	char *boot = procfs_read(r->o.root, "proc/sys/kernel/random/boot_id", NULL);
+	if (boot)
+		snprintf(r->boot_id, sizeof(r->boot_id), "%.*s", (int)strcspn(boot, "\n"), boot);
+	free(boot);
+}
+
+struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_failure *fail)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	*fail = REC_FAIL_NOMEM;
+	if (!r)
+		return NULL;
+	r->o = *o;
+	strtab__init(&r->names);
+	hindex__init(&r->scope.index);
+	int err = open_session(r, fail);
+	if (!err)
+		err = make_layout(r);
+	/* the kernel's symbols, read now, while their addresses show (a
+	 * recorder under sudo gives up root later) */
+	if (!err && !(r->sy = symbolizer__new(o->root)))
+		err = -ENOMEM;
+	if (!err)
+		symbolizer__read_kernel(r->sy);
+	struct sym_source syms = { r->sy, symbolizer_lookup };
+	if (!err && !(r->res = resolver__new(&r->names, &syms, o->rules)))
+		err = -ENOMEM;
+	if (!err) {
+		r->unknown = resolver__unknown(r->res);
+		r->st.steal_source = r->st.task_only ?
+			"unknown (no permission to record system-wide)" :
+			r->tracepoints ? "tracepoints" : "sample-gaps";
+		read_host(r);
+		return r;
+	}
+	recorder__free(r);
+	errno = -err;
+	return NULL;
+}
+
+void recorder__attach(struct recorder *r, struct engine *e)
+{
+	r->engine = e;
+}
+
+struct strtab *recorder__names(struct recorder *r)
+{
+	return &r->names;
+}
+
+uint32_t recorder__unknown(const struct recorder *r)
+{
+	return r->unknown;
+}
+
+void recorder__config(const struct recorder *r, enum steal_method method,
+		      struct engine_config *c)
+{
+	*c = (struct engine_config){
+		.method = method, .interval_ns = 1000000000ULL / r->o.hz, .ncpus = r->ncpus,
+		.vm = strtab__intern((struct strtab *)&r->names, r->host, strlen(r->host)),
+		.unknown_fn = r->unknown,
+		.scope_all = r->o.all || (!r->o.npids && r->o.child <= 0),
+		.mode = r->st.task_only ? STEAL_UNKNOWN :
+			r->tracepoints ? STEAL_STINTS : STEAL_GAPS,
+	};
+	c->keep_all = c->mode == STEAL_GAPS;
+}
+
+/* Appends "key=value\n" to a memstream. */
+__attribute__((format(printf, 3, 4)))
+static void meta(FILE *m, enum rec_meta_key k, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(m, "%s=", rec_meta_key__name(k));
+	va_start(ap, fmt);
+	vfprintf(m, fmt, ap);
+	va_end(ap);
+	putc('\n', m);
+}
+
+static void meta_layout(struct recorder *r, FILE *m)
+{
+	static const char *const names[EV_KINDS] = { "clock", "switch", "runtime" };
+	for (int k = 0; k < EV_KINDS; k++)
+		fprintf(m, "%s.%s=%llu\n", rec_meta_key__name(MK_SAMPLE_TYPE), names[k],
+			(unsigned long long)r->layout.sample_type[k]);
+	for (int i = 0; i < r->perf.ncpus; i++) {
+		const struct perf_cpu *c = &r->perf.cpus[i];
+		meta(m, MK_CPU, "%d", c->cpu);
+		for (int k = 0; k < EV_KINDS; k++)
+			if (c->fd[k] >= 0)
+				fprintf(m, "%s.%s=%llu\n", rec_meta_key__name(MK_ID), names[k],
+					(unsigned long long)c->id[k]);
+	}
+}
+
+static void meta_start(struct recorder *r, FILE *m)
+{
+	const struct recorder_opts *o = &r->o;
+	struct utsname u;
+	uname(&u);
+	meta(m, MK_PHASE, "start");
+	meta(m, MK_HOST, "%s", r->host);
+	meta(m, MK_KERNEL, "%s", u.release);
+	meta(m, MK_BOOT_ID, "%s", r->boot_id);
+	meta(m, MK_HZ, "%u", o->hz);
+	meta(m, MK_INTERVAL_NS, "%llu", 1000000000ULL / o->hz);
+	meta(m, MK_CLK_TCK, "%ld", sysconf(_SC_CLK_TCK));
+	meta(m, MK_CALLCHAIN, "%d", o->callchain);
+	meta(m, MK_STEAL_SOURCE, "%s", r->st.steal_source);
+	/* -a with a command records everything, until it exits */
+	meta(m, MK_SCOPE, "%s", rec_scope__name(o->all ? SCOPE_ALL : o->child > 0 ?
+					      SCOPE_COMMAND : o->npids ? SCOPE_PIDS : SCOPE_ALL));
+	for (int i = 0; i < o->npids; i++)
+		meta(m, MK_PID, "%d", (int)o->pids[i]);
+	if (o->child > 0)
+		meta(m, MK_CHILD, "%d", (int)o->child);
+	meta_layout(r, m);
+}
+
+static int write_meta(struct recorder *r, bool start)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		return -ENOMEM;
+	if (start)
+		meta_start(r, m);
+	else
+		meta(m, MK_PHASE, "end");
+	uint64_t now = mono_ns();
+	int64_t real = real_ns();
+	if (start) {
+		r->st.start_ns = now;
+		r->realtime_start = real;
+	}
+	meta(m, MK_TIME_NS, "%llu", (unsigned long long)now);
+	meta(m, MK_REALTIME_NS, "%lld", (long long)real);
+	int err = ferror(m) ? -ENOMEM : 0;
+	fclose(m);
+	if (!err && r->w)
+		err = rec_writer__add(r->w, REC_META, text, len, NULL, 0);
+	free(text);
+	return err;
+}
+
+static int write_procstat(struct recorder *r, uint32_t phase)
+{
+	size_t len;
+	char *text = procfs_read(r->o.root, "proc/stat", &len);
+	if (!text)
+		return -errno;
+	int err = 0;
+	if (!phase) {	/* kept for the engine's share of steal (sample gaps) */
+		uint8_t *seen = calloc(r->ncpus ? r->ncpus : 1, 1);
+		r->steal0 = calloc(r->ncpus ? r->ncpus : 1, sizeof(*r->steal0));
+		if (!seen || !r->steal0 || procstat_steal(text, r->steal0, seen, r->ncpus) < 0)
+			err = -ENOMEM;
+		free(seen);
+	}
+	uint32_t pre[2] = { phase, 0 };
+	if (!err && r->w)
+		err = rec_writer__add(r->w, REC_PROCSTAT, pre, sizeof(pre), text, len);
+	free(text);
+	return err;
+}
+
+int recorder__start(struct recorder *r, int out_fd)
+{
+	int err = 0;
+	if (out_fd >= 0 && !(r->w = rec_writer__new(out_fd)))
+		return -errno;
+	r->last_time = calloc(r->ncpus ? r->ncpus : 1, sizeof(*r->last_time));
+	if (!r->last_time)
+		return -ENOMEM;
+	r->scope.all = r->o.all || (!r->o.npids && r->o.child <= 0);
+	for (int i = 0; i < r->o.npids && !err; i++)
+		err = rscope_add(&r->scope, (uint32_t)r->o.pids[i]);
+	if (!err && r->o.child > 0)
+		err = rscope_add(&r->scope, (uint32_t)r->o.child);
+	if (!err)
+		err = write_meta(r, true);
+	if (!err && r->o.accounts && r->w)	/* after META, which readers need first */
+		err = rec_writer__add(r->w, REC_ACCOUNTS, r->o.accounts,
+				      strlen(r->o.accounts), NULL, 0);
+	if (!err)
+		err = write_procstat(r, 0);
+	return err ? err : recorder_snapshot(r);
+}
+
+int recorder__enable(struct recorder *r)
+{
+	return perf_session__enable(&r->perf);
+}
+
+int recorder__flush(struct recorder *r)
+{
+	if (!r->w)
+		return 0;
+	int err = rec_writer__flush(r->w);
+	r->bytes_flushed = rec_writer__bytes(r->w);
+	return err;
+}
+
+int recorder__poll(struct recorder *r, int timeout_ms)
+{
+	if (timeout_ms)
+		perf_session__wait(&r->perf, timeout_ms);
+	int err = perf_session__read(&r->perf, recorder_on_record, r);
+	if (!err)
+		err = recorder_round(r);
+	/* a recorder killed later keeps what it flushed */
+	if (!err && r->w && rec_writer__bytes(r->w) - r->bytes_flushed > (4u << 20))
+		err = recorder__flush(r);
+	return err;
+}
+
+int recorder__finish(struct recorder *r)
+{
+	perf_session__disable(&r->perf);
+	int err = perf_session__read(&r->perf, recorder_on_record, r);
+	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */
+	if (!err)
+		err = recorder_round(r);
+	if (!err)
+		err = write_procstat(r, 1);
+	if (!err)
+		err = write_meta(r, false);
+	for (int i = 0; i < r->perf.ncpus && !err; i++) {
+		uint32_t pre[2] = { (uint32_t)r->perf.cpus[i].cpu, 0 };
+		uint64_t l = perf_session__lost(&r->perf, i);
+		if (r->w)
+			err = rec_writer__add(r->w, REC_LOST, pre, sizeof(pre), &l, sizeof(l));
+	}
+	if (!err && r->w)
+		err = rec_writer__finish(r->w);
+	r->finished = true;
+	return err;
+}
+
+void recorder__free(struct recorder *r)
+{
+	if (!r)
+		return;
+	rec_writer__free(r->w);
+	perf_session__release(&r->perf);
+	pd_layout__release(&r->layout);
+	resolver__free(r->res);
+	symbolizer__free(r->sy);
+	rscope_release(&r->scope);
+	strtab__release(&r->names);
+	free(r->steal0);
+	free(r->last_time);
+	free(r->forget);
+	free(r);
+}
+
+const struct recorder_stats *recorder__stats(const struct recorder *r)
+{
+	struct recorder_stats *st = (struct recorder_stats *)&r->st;
+	st->lost = 0;
+	for (int i = 0; i < r->perf.ncpus; i++)
+		st->lost += perf_session__lost(&r->perf, i);
+	st->bytes = r->w ? rec_writer__bytes(r->w) : 0;
+	st->items = r->w ? rec_writer__items(r->w) : 0;
+	return st;
+}
+
+uint32_t recorder__ncpus(const struct recorder *r)
+{
+	return r->ncpus;
+}
+
+bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_steal_ns,
+		   uint64_t *lost)
+{
+	*kernel_steal_ns = 0;
+	*lost = 0;
+	const struct perf_cpu *c = NULL;
+	int index = -1;
+	for (int i = 0; i < r->perf.ncpus; i++)
+		if ((uint32_t)r->perf.cpus[i].cpu == cpu) {
+			c = &r->perf.cpus[i];
+			index = i;
+		}
+	if (!c)
+		return false;
+	*lost = perf_session__lost(&r->perf, index);
+	char *text = procfs_read(r->o.root, "proc/stat", NULL);
+	uint64_t *now = calloc(r->ncpus ? r->ncpus : 1, sizeof(*now));
+	uint8_t *seen = calloc(r->ncpus ? r->ncpus : 1, 1);
+	bool known = text && now && seen && r->steal0 &&
+		     procstat_steal(text, now, seen, r->ncpus) >= 0 && seen[cpu] &&
+		     now[cpu] >= r->steal0[cpu];
+	if (known)
+		*kernel_steal_ns = (now[cpu] - r->steal0[cpu]) *
+				   (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	free(text);
+	free(now);
+	free(seen);
+	return known;
+}
+
+const char *recorder__host(const struct recorder *r)
+{
+	return r->host;
+}
+
+const char *recorder__boot_id(const struct recorder *r)
+{
+	return r->boot_id;
+}
+
+int64_t recorder__realtime_start(const struct recorder *r)
+{
+	return r->realtime_start;
+}

@@ -1,0 +1,100 @@
+/*
+ * recorder: the live recording, as a component with a lifecycle (as
+ * libbpf's ring_buffer): recorder__new opens the perf events (every CPU,
+ * or one process tree where system-wide is not allowed), recorder__start
+ * writes the recording's start and what /proc says of the processes
+ * running, recorder__poll drains every ring once, recorder__finish writes
+ * the end. It prints nothing and never exits: the command that drives it
+ * does (cmd-record.c, cmd-run.c).
+ *
+ * Each record drained is decoded once (perf_decode.h) and resolved once
+ * (resolve.h): samples are named as they come, while the files they ran
+ * from are there. What was decoded is written as version 2 items
+ * (docs/recording-format.md), and fed to an engine when one is attached
+ * (collections into the ledger, run's summary), with the watermark each
+ * round of draining allows: perf's rule, everything up to the latest time
+ * of the round before has been read.
+ */
+#ifndef CPULEDGER_RECORD_RECORDER_H
+#define CPULEDGER_RECORD_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/accounts.h"
+#include "../core/engine.h"
+#include "../core/strtab.h"
+
+struct recorder_opts {
+	bool all;		/* -a */
+	const pid_t *pids;	/* -p */
+	int npids;
+	pid_t child;		/* -- COMMAND, started (held) by the caller; 0: none */
+	char *const *command;	/* its argv, for its command line */
+	uint32_t hz;		/* -F */
+	bool callchain;		/* -g (frame pointers) */
+	bool no_tracepoints;	/* steal from sample gaps */
+	uint32_t mmap_pages;	/* per CPU ring; 0: by privilege */
+	const char *root;	/* for /proc and tracefs: "/" */
+	const char *accounts;	/* --accounts rules text, stored; may be NULL */
+	const struct account_rules *rules;	/* for the engine's accounts */
+	bool hide_addresses;	/* under sudo: no kernel addresses, no other
+				 * users' code addresses in the file */
+	uid_t user;		/* hide_addresses: whose addresses stay */
+};
+
+/* Why recorder__new failed, for the caller to say. */
+enum recorder_failure {
+	REC_FAIL_NOMEM,
+	REC_FAIL_NOT_ALLOWED,	/* perf_event_open refused system-wide */
+	REC_FAIL_PERF,		/* perf_event_open failed otherwise */
+};
+
+struct recorder_stats {
+	uint64_t records, samples, lost, bytes, items;
+	uint64_t symbols;		/* functions named */
+	const char *steal_source;	/* "tracepoints", "sample-gaps", "unknown (...)" */
+	bool task_only;			/* the command's own user-space samples */
+	bool tracepoints_missing;	/* wanted, not there: sample gaps */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC, when started */
+};
+
+struct recorder;
+
+/* Opens the events (disabled). NULL with *fail and errno set. */
+struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_failure *fail);
+
+/* Feeds events to e from now on (may be NULL). Before recorder__start. */
+void recorder__attach(struct recorder *r, struct engine *e);
+/* The names the engine's events refer to (functions, files, comms). */
+struct strtab *recorder__names(struct recorder *r);
+uint32_t recorder__unknown(const struct recorder *r);
+/* The engine's configuration for this recording. */
+void recorder__config(const struct recorder *r, enum steal_method method,
+		      struct engine_config *c);
+
+/* Writes the start to out_fd (-1: no recording file) and reads /proc. 0
+ * or -errno. */
+int recorder__start(struct recorder *r, int out_fd);
+int recorder__enable(struct recorder *r);
+/* Waits for data up to timeout_ms, then drains every ring once. 0 or -errno. */
+int recorder__poll(struct recorder *r, int timeout_ms);
+/* Flushes what is written to the file so far (for a recorder killed later). */
+int recorder__flush(struct recorder *r);
+/* Stops, drains what is left, writes the end. 0 or -errno. */
+int recorder__finish(struct recorder *r);
+void recorder__free(struct recorder *r);
+
+const struct recorder_stats *recorder__stats(const struct recorder *r);
+/* Per CPU: /proc/stat's steal at the start and now (for the engine and
+ * reports), and the records lost. */
+uint32_t recorder__ncpus(const struct recorder *r);
+bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_steal_ns,
+		   uint64_t *lost);
+/* What the recording's metadata says (host, times), for reports. */
+const char *recorder__host(const struct recorder *r);
+const char *recorder__boot_id(const struct recorder *r);
+int64_t recorder__realtime_start(const struct recorder *r);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * recorder_impl: the recorder's state, shared by recorder.c (lifecycle,
+ * the perf session, metadata), recorder_proc.c (what /proc says of
+ * processes: at the start and at each exec) and recorder_events.c (each
+ * record decoded, resolved, written and fed to the engine).
+ */
+#ifndef CPULEDGER_RECORD_RECORDER_IMPL_H
+#define CPULEDGER_RECORD_RECORDER_IMPL_H
+
+#include "recorder.h"
+#include "../collect/perf.h"
+#include "../core/hindex.h"
+#include "../format/perf_decode.h"
+#include "../format/recording.h"
+#include "../resolve/resolve.h"
+#include "../symbols/symbolizer.h"
+
+/* The processes a -p or -- CMD recording describes: the pids and their
+ * descendants, learnt from FORK records as they come. */
+struct rscope {
+	bool all;
+	uint32_t *pids;
+	uint32_t n, cap;
+	struct hindex index;
+};
+
+struct recorder {
+	struct recorder_opts o;
+	struct recorder_stats st;
+	struct perf_session perf;
+	struct tp_formats tp;
+	bool tracepoints;
+	struct pd_layout layout;
+	struct strtab names;		/* NAME ids are these ids */
+	uint32_t names_written;		/* NAME items written: ids below */
+	struct resolver *res;
+	struct symbolizer *sy;
+	struct rscope scope;
+	struct rec_writer *w;		/* NULL: no recording file */
+	struct engine *engine;		/* NULL: none attached */
+	uint32_t unknown;
+	uint32_t ncpus;			/* highest CPU + 1 */
+	uint64_t *steal0;		/* /proc/stat at the start, ns per CPU */
+	uint64_t *last_time;		/* per CPU: its latest record's time */
+	uint64_t round_max, prev_round_max;
+	uint64_t bytes_flushed;
+	char host[256], boot_id[64];
+	int64_t realtime_start;
+	struct { uint32_t pid; uint64_t time; } *forget;	/* exited, regions to go */
+	uint32_t nforget, forget_cap;
+	bool finished;
+};
+
+/* recorder_proc.c */
+bool rscope_has(const struct rscope *s, uint32_t pid);
+int rscope_add(struct rscope *s, uint32_t pid);
+void rscope_release(struct rscope *s);
+int recorder_snapshot(struct recorder *r);
+int recorder_proc_item(struct recorder *r, uint32_t pid, uint64_t time);
+bool recorder_parent_in_scope(struct recorder *r, uint32_t pid);
+bool recorder_own(struct recorder *r, uint32_t pid);
+
+/* recorder_events.c */
+int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h);
+int recorder_round(struct recorder *r);
+int recorder_names_out(struct recorder *r, uint32_t upto);
+int recorder_push(struct recorder *r, struct eng_event *ev);
+
+#endif
