@@ -262,8 +262,12 @@ static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *
 		    HINDEX_NONE)
 			return a->stack_frames ? -ENOMEM : 0;
 	}
-	const uint32_t *frames = (const uint32_t *)strtab__str(a->stack_frames, stack);
+	/* the table's strings are not aligned: a copy is */
+	static __thread uint32_t frames[3 * 4096];
 	size_t n = strtab__len(a->stack_frames, stack) / (3 * sizeof(uint32_t));
+	if (n > 4096)
+		n = 4096;
+	memcpy(frames, strtab__str(a->stack_frames, stack), n * 3 * sizeof(uint32_t));
 	if (!n || !wanted(a, &w, t, name(a, frames[1])))
 		return 0;
 	struct row_key k = key_of(a, &w, t);
@@ -364,6 +368,8 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.duration_ns = s->duration_ns, .bias_ns = st->bias_ns,
 		.bad_records = s->bad_records, .lossy_stints = st->lossy_stints,
 		.late_events = st->late_events, .clock_samples = s->clock_samples,
+		.missed_switches = st->missed_switches,
+		.unmeasured_stints = st->unmeasured_stints,
 		.stacks = a->o.stacks ? &a->stacks : NULL, .stack_frames = a->stack_frames,
 		.names = a->names,
 	};

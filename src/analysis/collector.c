@@ -22,13 +22,12 @@ struct coll_entry {
 	bool used;
 };
 
-static uint32_t epoch;	/* a new one per collection and per gone thread */
-
 int collector__init(struct collector *c, const struct strtab *names, const char *host,
 		    const char *boot_id, uint64_t mono_start, int64_t realtime_start,
 		    bool steal_known)
 {
 	memset(c, 0, sizeof(*c));
+	c->epoch = 1;	/* a new entry's 0 is no round's */
 	c->names = names;
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	snprintf(c->boot_id, sizeof(c->boot_id), "%s", boot_id);
@@ -149,8 +148,8 @@ int collector__program(struct collector *c, const struct engine *eng,
 	struct coll_entry *e = entry(c, p, t, account);
 	if (!e)
 		return -ENOMEM;
-	if (e->epoch != epoch) {	/* the first figure of this round */
-		e->epoch = epoch;
+	if (e->epoch != c->epoch) {	/* the first figure of this round */
+		e->epoch = c->epoch;
 		e->now_cpu = e->now_steal = e->now_samples = 0;
 	}
 	e->now_cpu += (int64_t)f->run_ns;
@@ -189,9 +188,20 @@ static struct batch *new_batch(struct collector *c, const char *reason, int64_t 
 	return batch__new(&col);
 }
 
-/* A gone thread: its entries' last rows wait for the next collection.
- * An entry its last figures did not touch had nothing (figures only
- * grow while a thread lives): it goes without a row. */
+/* Whether e was handed a figure this round; if not, it has nothing now.
+ * A thread's time is split among its functions (so accounts) by samples:
+ * an account's share can fall as samples come, to nothing (time first
+ * [unknown], then all in the account of its first sample), so a row may
+ * take back some of what an earlier one gave; their sum is exact. */
+static void settle(struct collector *c, struct coll_entry *e)
+{
+	if (e->epoch == c->epoch)
+		return;
+	e->epoch = c->epoch;
+	e->now_cpu = e->now_steal = e->now_samples = 0;
+}
+
+/* A gone thread: its entries' last rows wait for the next collection. */
 int collector__thread_gone(struct collector *c, const struct engine *eng,
 			   const struct eng_thread *t)
 {
@@ -206,13 +216,13 @@ int collector__thread_gone(struct collector *c, const struct engine *eng,
 		if (!e->used || e->pid != p->pid || e->tid != t->tid ||
 		    e->proc_start != proc_start(p))
 			continue;
-		if (e->epoch == epoch)
-			err = add_row(c, c->gone, e);
+		settle(c, e);
+		err = add_row(c, c->gone, e);
 		struct key k = { c, e->pid, e->tid, e->account, e->proc_start };
 		hindex__remove(&c->index, key_hash(&k), i);
 		entry_release(e);
 	}
-	epoch++;
+	c->epoch++;
 	return err;
 }
 
@@ -247,18 +257,14 @@ struct batch *collector__collect(struct collector *c, struct engine *e, const ch
 				 int64_t now_realtime)
 {
 	struct engine_sink walk = { c, walk_program, NULL, NULL };
-	epoch++;
+	c->epoch++;
 	struct batch *b = new_batch(c, reason, now_realtime);
 	int err = b ? engine__walk(e, &walk) : -ENOMEM;
 	for (uint32_t i = 0; i < c->n && !err; i++) {
 		struct coll_entry *en = &c->v[i];
 		if (!en->used)
 			continue;
-		if (en->epoch != epoch) {	/* nothing of it now: unchanged */
-			en->now_cpu = en->cpu;
-			en->now_steal = en->steal;
-			en->now_samples = en->samples;
-		}
+		settle(c, en);	/* every live thread was walked */
 		err = add_row(c, b, en);
 		en->cpu = en->now_cpu;
 		en->steal = en->now_steal;
@@ -269,7 +275,7 @@ struct batch *collector__collect(struct collector *c, struct engine *e, const ch
 		err = batch__add(b, &c->gone->rows[i].t, &c->gone->rows[i].u);
 	batch__free(c->gone);
 	c->gone = NULL;
-	epoch++;
+	c->epoch++;
 	if (!err)
 		err = compact(c);
 	if (err) {

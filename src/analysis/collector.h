@@ -32,6 +32,7 @@ struct collector {
 	struct hindex index;
 	struct batch *gone;	/* gone threads' last rows, for the next one */
 	struct strtab accounts;
+	uint32_t epoch;		/* a new one per collection and per gone thread */
 };
 
 /* recording: "host boot_id start" (docs/ledger.md); start_ns the

@@ -99,6 +99,9 @@ int outfile__open_recording(struct outfile *o, const char *path);
 int outfile__commit(struct outfile *o);
 /* Removes the temporary file; accepts a never-opened outfile. */
 void outfile__abort(struct outfile *o);
+/* A recording that failed part way (a full disk): its temporary file is
+ * kept for report --salvage, and said where; what was at the path stays. */
+void outfile__keep_partial(struct outfile *o);
 /* EXIT_USAGE, having said so, when out is the same file as in. */
 int outfile__not_input(const char *out, const char *in);
 

@@ -23,7 +23,8 @@ enum { B_LEDGER = 1, B_BY, B_SINCE, B_UNTIL, B_CONTROL, B_FORMAT, B_OUTPUT };
 static const struct cli_option bill_options[] = {
 	{ "ledger", 0, "PATH", B_LEDGER, "the ledger (default ./cpuledger.db)" },
 	{ "by", 0, "KEY[,KEY]", B_BY, "rows by these keys: host, user, comm, command,\n"
-	  "executable, account, process, thread, day (default comm)" },
+	  "executable, account, process, thread, day (default comm)",
+	  "host user comm command executable account process thread day" },
 	{ "since", 0, "T", B_SINCE, "collections ending at or after T" },
 	{ "until", 0, "T", B_UNTIL, "collections ending before T (T: YYYY-MM-DD,\n"
 	  "YYYY-MM-DDTHH:MM[:SS] in UTC, or @SECONDS)" },

@@ -376,7 +376,8 @@ static int loop(struct live *l)
 	if (tty)
 		fputs("\r\033[K", stderr);
 	if (err)
-		cli_error("cannot record: %s", strerror(-err));
+		cli_error("cannot record into '%s': %s", o->output ? o->output : "memory",
+			  strerror(-err));
 	return err ? EXIT_RUNTIME : 0;
 }
 
@@ -461,7 +462,7 @@ static void summary(struct live *l)
 static int finish(struct live *l)
 {
 	int err = recorder__finish(l->rec);
-	l->end = mono_ns();
+	l->end = recorder__stats(l->rec)->end_ns;
 	if (exec_failed(l)) {
 		cli_error("cannot run '%s': %s", l->o->command[0], strerror(l->exec_errno));
 		if (l->have_out)
@@ -472,7 +473,7 @@ static int finish(struct live *l)
 	if (err) {
 		cli_error("cannot write '%s': %s", l->o->output, strerror(-err));
 		if (l->have_out)
-			outfile__abort(&l->out);
+			outfile__keep_partial(&l->out);
 		l->have_out = false;
 		return EXIT_RUNTIME;
 	}
@@ -589,8 +590,10 @@ int live_run(struct live_opts *o, struct live_result *res)
 	int status = prepare(&l);
 	if (!status)
 		status = start(&l);
-	if (!status)
-		status = loop(&l);
+	if (!status && (status = loop(&l)) && l.have_out) {
+		outfile__keep_partial(&l.out);	/* a full disk: kept for --salvage */
+		l.have_out = false;
+	}
 	if (!status)
 		status = finish(&l);
 	if (l.engine && !res->analysed)

@@ -115,6 +115,12 @@ void cli_usage(FILE *f, const struct cli_command *c)
 }
 
 /* One command's case in the completion script. */
+/* Whether an option's value is a file's path (FILE, PATH, REC). */
+static bool names_path(const char *arg)
+{
+	return strstr(arg, "FILE") || strstr(arg, "PATH") || strstr(arg, "REC");
+}
+
 static void complete_command(FILE *f, const struct cli_command *c)
 {
 	fprintf(f, "\t%s)\n\t\topts=\"--help", c->name);
@@ -137,8 +143,10 @@ static void complete_command(FILE *f, const struct cli_command *c)
 		if (o->values)
 			fprintf(f, ") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n",
 				o->values);
-		else
+		else if (names_path(o->arg))
 			fputs(") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", f);
+		else	/* a number, a list, a time: nothing to offer */
+			fputs(") COMPREPLY=(); return ;;\n", f);
 	}
 	fputs("\t\tesac ;;\n", f);
 }

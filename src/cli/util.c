@@ -484,6 +484,25 @@ void outfile__abort(struct outfile *o)
 	}
 }
 
+void outfile__keep_partial(struct outfile *o)
+{
+	if (!o->tmp) {
+		outfile__abort(o);
+		return;
+	}
+	if (o->f)
+		fclose(o->f);
+	else if (o->fd >= 0)
+		close(o->fd);
+	o->f = NULL;
+	o->fd = -1;
+	remove_on_signal(NULL);
+	fprintf(stderr, "%s: what was recorded up to there is kept in '%s' (report --salvage "
+		"reads it); '%s' is as it was\n", cli_progname, o->tmp, o->path);
+	free(o->tmp);
+	o->tmp = NULL;
+}
+
 int outfile__not_input(const char *out, const char *in)
 {
 	struct stat a, b;

@@ -141,7 +141,7 @@ static int process(struct engine *e, struct eng_event *ev)
 		e->processed = ev->time;
 	int err = dispatch(e, ev);
 	free_event_text(ev);
-	return err;
+	return err ? err : eng_exits_due(e);
 }
 
 int engine__push(struct engine *e, struct eng_event *ev)

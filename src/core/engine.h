@@ -28,10 +28,20 @@
  * of them, as a batch would. The stint's steal is then placed among its
  * functions at the gaps that showed it, by seed 001's methods.
  *
+ * The kernel does not report every switch: on some guests a switch from
+ * the idle task raises no sched_switch (perf sees the same), so an event
+ * that shows another task on a CPU than the one on record (a switch out
+ * of it, a cpu-clock sample of it) stands for the missed switch. The
+ * stint on record ends at its last checkpoint; the new one begins where
+ * the runtime its thread was raised meanwhile says it did (a runtime
+ * event's delta is the time it ran since it was last accounted).
+ *
  * A thread's cpu_ns is the sum of its runtime events, split among its
- * functions by their samples. When a thread has exited, is off every CPU
- * and has no stint waiting, its figures are handed to the sink and it is
- * forgotten; a process goes when its last thread has gone.
+ * functions by their samples. When a thread has exited (and its last
+ * switch out was seen, or ENGINE_EXIT_GRACE_NS passed: the exit record
+ * comes before the last runtime), is off every CPU and has no stint
+ * waiting, its figures are handed to the sink and it is forgotten; a
+ * process goes when its last thread has gone.
  *
  * Nothing here does I/O. Strings are ids of a strtab the caller owns.
  */
@@ -133,6 +143,13 @@ struct eng_thread {
 	uint32_t oncpu;		/* CPU it runs on, or ENGINE_NONE */
 	uint32_t refs;		/* stints of it waiting in the queue */
 	bool exited;
+	bool done;		/* exited and off its CPU for good (its last
+				 * switch out seen, or ENGINE_EXIT_GRACE_NS
+				 * passed, or its tid given again) */
+	uint64_t exit_ns;
+	/* runtime raised while it was on no stint the engine knew of: if
+	 * the switch to it was missed, where its stint began */
+	uint64_t pend_start, pend_last, pend_ns;
 	uint32_t progs;		/* its programs, a list */
 	uint32_t stacks;	/* its stacks, a list */
 	uint32_t unknown_prog;	/* its program of no known function */
@@ -188,6 +205,8 @@ struct engine_stats {
 	int64_t bias_ns, noise_ns;	/* the last calibration */
 	uint64_t unmatched_runtime_ns;	/* runtime outside any known stint */
 	uint64_t unmeasured_stints;	/* no runtime event: not a fair task */
+	uint64_t missed_switches;	/* a switch the kernel did not report,
+					 * inferred from the next event */
 	uint64_t lossy_stints;	/* records of their time lost: not judged */
 	uint64_t late_events;	/* older than the watermark already passed */
 	uint64_t threads_live, threads_gone, procs_live;
@@ -230,5 +249,10 @@ const struct engine_config *engine__config(const struct engine *e);
 /* How many stints wait to be judged at most, and how many judged stints'
  * residuals the window keeps beside them. */
 #define ENGINE_PENDING 8192
+
+/* How long after its exit a thread is kept for its last runtime and
+ * switch out (they follow the exit record by microseconds, unless the
+ * records were lost). */
+#define ENGINE_EXIT_GRACE_NS 1000000000ull
 
 #endif

@@ -59,6 +59,10 @@ struct eng_cpu {
 	uint64_t runtime;	/* the stint's runtime so far */
 	uint64_t ck_time, ck_runtime;	/* its last exact checkpoint */
 	bool measured;		/* it had a runtime event */
+	/* the stint began at a missed switch, not yet placed: after `low`,
+	 * at or before `since`; idle before it (that time counted idle) */
+	bool inferred, idle_before;
+	uint64_t inferred_low;
 	uint64_t last_sample;	/* its last sample, or its start */
 	uint32_t last_prog;	/* that sample's program */
 	uint32_t newest;	/* newest closed stint still waiting */
@@ -96,6 +100,9 @@ struct engine {
 	int64_t *scratch;	/* calibration's working copy */
 	uint32_t judged_since_calibration;
 	bool calibrated;
+	/* threads exited but not done, in order of exit (a ring) */
+	struct eng_exiting { uint32_t thread, tid; uint64_t exit_ns; } *exiting;
+	uint32_t exiting_head, exiting_len, exiting_cap;
 	struct eng_gap_sum *gap_sums;	/* STEAL_GAPS */
 	uint32_t ngap_sums, gap_sums_cap;
 	struct hindex gap_sum_index;
@@ -115,6 +122,7 @@ int eng_on_comm(struct engine *e, const struct eng_event *ev);
 int eng_on_exit(struct engine *e, const struct eng_event *ev);
 int eng_on_proc(struct engine *e, struct eng_event *ev);
 int eng_maybe_gone(struct engine *e, uint32_t thread);
+int eng_exits_due(struct engine *e);
 int eng_hand_out(struct engine *e, const struct engine_sink *sink, uint32_t thread,
 		 bool final);
 int eng_hand_out_all(struct engine *e);

@@ -52,7 +52,7 @@ static int open_stint(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
 	c->since = t;
 	c->runtime = c->ck_runtime = 0;
 	c->ck_time = t;
-	c->measured = false;
+	c->measured = c->inferred = false;
 	c->last_sample = t;
 	c->last_prog = ENGINE_NONE;
 	c->stint = c->thread = ENGINE_NONE;
@@ -63,6 +63,7 @@ static int open_stint(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
 	if (s == ENGINE_NONE)
 		return -ENOMEM;
 	e->threads.v[th].oncpu = cpu;
+	e->threads.v[th].pend_ns = 0;
 	c->thread = th;
 	c->stint = s;
 	e->stints.v[s] = (struct eng_stint){ .thread = th, .cpu = cpu, .start = t,
@@ -155,6 +156,45 @@ static void idle_until(struct engine *e, struct eng_cpu *c, uint64_t t)
 	c->since = t;
 }
 
+/*
+ * An event at t shows tid on CPU cpu, not the task on record: the switch
+ * to it was not reported. The stint on record ends at its last checkpoint
+ * (where its runtime is known exactly); tid's began where the runtime it
+ * was raised since then says, or else at t.
+ */
+static int missed_switch(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
+{
+	struct eng_cpu *c = &e->cpus[cpu];
+	e->st.missed_switches++;
+	uint64_t low = c->tid ? c->ck_time : c->since;
+	int err = c->tid ? close_stint(e, cpu) : 0;
+	if (err)
+		return err;
+	uint32_t th = tid ? eng_thread_find(e, tid) : ENGINE_NONE;
+	const struct eng_thread *p = th != ENGINE_NONE ? &e->threads.v[th] : NULL;
+	bool pend = p && p->pend_ns && p->pend_start >= low && p->pend_last <= t;
+	uint64_t start = !tid ? low : pend ? p->pend_start : t;
+	uint64_t ran = pend ? p->pend_ns : 0, last = pend ? p->pend_last : start;
+	bool idle_before = !c->tid;
+	if (idle_before)
+		idle_until(e, c, start);
+	err = open_stint(e, cpu, tid, start);
+	if (err || !tid)
+		return err;
+	if (!pend) {	/* its first runtime event will say where it began */
+		c->inferred = true;
+		c->inferred_low = low;
+		c->idle_before = idle_before;
+		return 0;
+	}
+	/* that runtime was this stint's after all */
+	c->measured = true;
+	c->runtime = c->ck_runtime = ran;
+	c->ck_time = last;
+	e->st.unmatched_runtime_ns -= ran;
+	return 0;
+}
+
 int eng_on_switch(struct engine *e, const struct eng_event *ev)
 {
 	struct eng_cpu *c = &e->cpus[ev->cpu];
@@ -166,6 +206,18 @@ int eng_on_switch(struct engine *e, const struct eng_event *ev)
 		c->tid = 0;
 		c->since = e->c.start_ns && e->c.start_ns < ev->time ? e->c.start_ns : ev->time;
 	}
+	if (c->known && c->tid != ev->pid)
+		err = missed_switch(e, ev->cpu, ev->pid, ev->time);
+	uint32_t prev = ev->pid ? eng_thread_find(e, ev->pid) : ENGINE_NONE;
+	if (prev != ENGINE_NONE) {
+		/* its runtime before now is accounted; once exited, it is
+		 * off the CPUs for good */
+		e->threads.v[prev].pend_ns = 0;
+		if (e->threads.v[prev].exited)
+			e->threads.v[prev].done = true;
+	}
+	if (err)
+		return err;
 	if (c->known && c->tid) {
 		c->ck_time = ev->time;	/* the switch closes it */
 		c->ck_runtime = c->runtime;
@@ -179,6 +231,24 @@ int eng_on_switch(struct engine *e, const struct eng_event *ev)
 		idle_until(e, c, ev->time);
 	}
 	return err ? err : open_stint(e, ev->cpu, ev->tid, ev->time);
+}
+
+/* The first runtime of a stint begun at a missed switch says when it
+ * began (its delta runs from the switch): the time before, counted idle,
+ * was the stint's. */
+static void place_inferred(struct engine *e, struct eng_cpu *c, uint64_t began)
+{
+	c->inferred = false;
+	if (began < c->inferred_low)
+		began = c->inferred_low;
+	if (began >= c->since)
+		return;
+	if (c->idle_before) {
+		c->st.idle_ns -= c->since - began;
+		e->st.idle_ns -= c->since - began;
+	}
+	e->stints.v[c->stint].start = began;
+	c->since = began;
 }
 
 static void seen(struct eng_thread *th, uint64_t t)
@@ -207,9 +277,16 @@ int eng_on_runtime(struct engine *e, const struct eng_event *ev)
 	}
 	if (th->oncpu == ENGINE_NONE || e->cpus[th->oncpu].tid != ev->tid) {
 		e->st.unmatched_runtime_ns += ev->value;
+		/* kept in case the switch to it was missed (missed_switch) */
+		if (!th->pend_ns)
+			th->pend_start = ev->time > ev->value ? ev->time - ev->value : 0;
+		th->pend_ns += ev->value;
+		th->pend_last = ev->time;
 		return 0;
 	}
 	struct eng_cpu *rc = &e->cpus[th->oncpu];
+	if (rc->inferred && !rc->measured)
+		place_inferred(e, rc, ev->time > ev->value ? ev->time - ev->value : 0);
 	rc->measured = true;
 	rc->runtime += ev->value;
 	rc->ck_time = ev->time;
@@ -278,6 +355,13 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev)
 	struct eng_cpu *c = &e->cpus[ev->cpu];
 	c->st.seen = true;
 	c->st.samples++;
+	/* a cpu-clock sample fires on the CPU it reports: the task it
+	 * names runs there now */
+	if (e->c.mode == STEAL_STINTS && c->known && c->tid != ev->tid) {
+		int err = missed_switch(e, ev->cpu, ev->tid, ev->time);
+		if (err)
+			return err;
+	}
 	if (!ev->tid)
 		return idle_sample(e, c, ev->cpu, ev->time);
 	uint32_t t = eng_thread(e, ev->tid, ev->pid);

@@ -293,7 +293,7 @@ static int reused(struct engine *e, const struct eng_event *ev)
 {
 	uint32_t t = eng_thread_find(e, ev->tid);
 	if (t != ENGINE_NONE) {
-		e->threads.v[t].exited = true;
+		e->threads.v[t].exited = e->threads.v[t].done = true;
 		detach_thread(e, t);
 		int err = eng_maybe_gone(e, t);
 		if (err)
@@ -359,10 +359,52 @@ int eng_on_exit(struct engine *e, const struct eng_event *ev)
 	if (t == ENGINE_NONE)
 		return 0;	/* never seen doing anything */
 	struct eng_thread *th = &e->threads.v[t];
+	if (th->exited)
+		return 0;
 	th->exited = true;
+	th->exit_ns = ev->time;
 	if (ev->pid == ev->tid && th->proc != ENGINE_NONE)
 		e->procs.v[th->proc].exited = true;
-	return eng_maybe_gone(e, t);
+	/* done at its last switch out, or when the grace has passed */
+	if (e->exiting_len == e->exiting_cap) {
+		uint32_t cap = e->exiting_cap ? 2 * e->exiting_cap : 256;
+		struct eng_exiting *v = malloc((size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < e->exiting_len; i++)
+			v[i] = e->exiting[(e->exiting_head + i) % e->exiting_cap];
+		free(e->exiting);
+		e->exiting = v;
+		e->exiting_cap = cap;
+		e->exiting_head = 0;
+	}
+	e->exiting[(e->exiting_head + e->exiting_len++) % e->exiting_cap] =
+		(struct eng_exiting){ t, ev->tid, ev->time };
+	return 0;
+}
+
+/* Threads whose exit is ENGINE_EXIT_GRACE_NS behind what was processed are
+ * done, whether or not their last switch out was seen. */
+int eng_exits_due(struct engine *e)
+{
+	while (e->exiting_len) {
+		const struct eng_exiting *x = &e->exiting[e->exiting_head];
+		if (x->exit_ns + ENGINE_EXIT_GRACE_NS > e->processed)
+			return 0;
+		struct eng_thread *th = &e->threads.v[x->thread];
+		bool same = th->used && th->tid == x->tid && th->exited &&
+			    th->exit_ns == x->exit_ns;
+		uint32_t t = x->thread;
+		e->exiting_head = (e->exiting_head + 1) % e->exiting_cap;
+		e->exiting_len--;
+		if (same && !th->done) {
+			th->done = true;
+			int err = eng_maybe_gone(e, t);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
 }
 
 int eng_on_proc(struct engine *e, struct eng_event *ev)
@@ -531,7 +573,7 @@ static void thread_release(struct engine *e, uint32_t thread)
 int eng_maybe_gone(struct engine *e, uint32_t thread)
 {
 	struct eng_thread *t = &e->threads.v[thread];
-	if (!t->exited || t->refs || t->oncpu != ENGINE_NONE || e->c.keep_all)
+	if (!t->done || t->refs || t->oncpu != ENGINE_NONE || e->c.keep_all)
 		return 0;
 	int err = eng_hand_out(e, &e->sink, thread, true);
 	if (!err)
@@ -597,6 +639,7 @@ void eng_tasks_release(struct engine *e)
 	free(e->threads.v);
 	free(e->progs.v);
 	free(e->stacks.v);
+	free(e->exiting);
 	hindex__release(&e->proc_index);
 	hindex__release(&e->thread_index);
 	hindex__release(&e->prog_index);

@@ -238,8 +238,10 @@ static int write_meta(struct recorder *r, bool start)
 		meta_start(r, m);
 	else
 		meta(m, MK_PHASE, "end");
-	uint64_t now = mono_ns();
-	int64_t real = real_ns();
+	/* the end is when the events stopped, not when what they left was
+	 * read: nothing after that is in the recording */
+	uint64_t now = start ? mono_ns() : r->st.end_ns;
+	int64_t real = start ? real_ns() : r->realtime_end;
 	if (start) {
 		r->st.start_ns = now;
 		r->realtime_start = real;
@@ -295,7 +297,12 @@ int recorder__start(struct recorder *r, int out_fd)
 				      strlen(r->o.accounts), NULL, 0);
 	if (!err)
 		err = write_procstat(r, 0);
-	return err ? err : recorder_snapshot(r);
+	if (!err)
+		err = recorder_snapshot(r);
+	/* the metadata and the first look at the tasks reach the file at
+	 * once: a recording cut short later (killed, disk full) stays
+	 * readable with --salvage */
+	return err ? err : recorder__flush(r);
 }
 
 int recorder__enable(struct recorder *r)
@@ -309,6 +316,7 @@ int recorder__flush(struct recorder *r)
 		return 0;
 	int err = rec_writer__flush(r->w);
 	r->bytes_flushed = rec_writer__bytes(r->w);
+	r->flushed_ns = mono_ns();
 	return err;
 }
 
@@ -319,8 +327,11 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 	int err = perf_session__read(&r->perf, recorder_on_record, r);
 	if (!err)
 		err = recorder_round(r);
-	/* a recorder killed later keeps what it flushed */
-	if (!err && r->w && rec_writer__bytes(r->w) - r->bytes_flushed > (4u << 20))
+	/* a recorder killed later, or stopped by a full disk, keeps what it
+	 * flushed: at most a second or 4 MiB is lost */
+	if (!err && r->w && rec_writer__bytes(r->w) != r->bytes_flushed &&
+	    (rec_writer__bytes(r->w) - r->bytes_flushed > (4u << 20) ||
+	     mono_ns() - r->flushed_ns > 1000000000ull))
 		err = recorder__flush(r);
 	return err;
 }
@@ -328,6 +339,8 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 int recorder__finish(struct recorder *r)
 {
 	perf_session__disable(&r->perf);
+	r->st.end_ns = mono_ns();
+	r->realtime_end = real_ns();
 	int err = perf_session__read(&r->perf, recorder_on_record, r);
 	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */
 	if (!err)

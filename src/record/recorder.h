@@ -58,6 +58,7 @@ struct recorder_stats {
 	bool task_only;			/* the command's own user-space samples */
 	bool tracepoints_missing;	/* wanted, not there: sample gaps */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC, when started */
+	uint64_t end_ns;		/* when the events were stopped */
 };
 
 struct recorder;

@@ -44,8 +44,9 @@ struct recorder {
 	uint64_t *last_time;		/* per CPU: its latest record's time */
 	uint64_t round_max, prev_round_max;
 	uint64_t bytes_flushed;
+	uint64_t flushed_ns;	/* when the writer last flushed */
 	char host[256], boot_id[64];
-	int64_t realtime_start;
+	int64_t realtime_start, realtime_end;
 	struct { uint32_t pid; uint64_t time; } *forget;	/* exited, regions to go */
 	uint32_t nforget, forget_cap;
 	bool finished;

@@ -43,6 +43,9 @@ struct report_extras {
 	uint64_t lost, bad_records;
 	uint64_t lossy_stints;		/* stints over lost records: not judged */
 	uint64_t late_events;		/* came after the watermark had passed */
+	uint64_t missed_switches;	/* switches the kernel did not report,
+					 * inferred (core/engine.h) */
+	uint64_t unmeasured_stints;	/* no runtime: not judged for steal */
 	uint64_t clock_samples;		/* every sample, idle too */
 	const struct report_cpu *cpus;
 	uint32_t ncpus;

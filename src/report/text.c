@@ -233,6 +233,9 @@ static void write_cpus(FILE *out, const struct report_extras *x)
 	if (x->lossy_stints)
 		fprintf(out, "; steal not measured in %" PRIu64 " stints over them",
 			x->lossy_stints);
+	if (x->missed_switches)
+		fprintf(out, "; %" PRIu64 " switches the kernel did not report, inferred",
+			x->missed_switches);
 	fputc('\n', out);
 	fprintf(out, "%5s %12s %12s %12s\n", "CPU", "STEAL_S", "KERNEL_S", "IDLE_S");
 	for (uint32_t i = 0; i < x->ncpus; i++) {

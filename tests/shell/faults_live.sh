@@ -2,7 +2,7 @@
 # - the recorded command exits at once, is killed, or cannot be run: the
 #   recorder passes on its exit status (0, 137, 127) and the recording
 #   reads whole;
-# - the disk fills while recording (a 256 KiB tmpfs): a clear error, exit
+# - the disk fills while recording (a 128 KiB tmpfs): a clear error, exit
 #   status not 0, and what was recorded so far reads with --salvage;
 # - a recorded command that forks and execs 10 000 times: no crash, every
 #   process in the report, records lost counted (and said);
@@ -28,7 +28,7 @@ done
 
 # --- disk full
 mkdir "$TMP/small"
-if mount -t tmpfs -o size=256k tmpfs "$TMP/small" 2>/dev/null; then
+if mount -t tmpfs -o size=128k tmpfs "$TMP/small" 2>/dev/null; then
 	trap 'umount "$TMP/small" 2>/dev/null || true; kill $wl 2>/dev/null || true; rm -rf "$TMP"' EXIT
 	"$CL" workload threads --threads 2 --seconds 12 &
 	wl=$!
@@ -36,12 +36,16 @@ if mount -t tmpfs -o size=256k tmpfs "$TMP/small" 2>/dev/null; then
 	kill $wl 2>/dev/null || true
 	[ "$(status)" != 0 ] || fail "disk full: record exited 0"
 	grep -q "No space left on device" "$TMP/err" || fail "disk full: $(cat "$TMP/err")"
-	[ -s "$TMP/small/full.rec" ] || fail "disk full: nothing kept"
-	run "$CL" report --salvage -i "$TMP/small/full.rec" --format json
+	# what was written stays, beside the path (an earlier file there would
+	# be untouched)
+	[ -s "$TMP/small/full.rec.part" ] || fail "disk full: nothing kept"
+	[ ! -e "$TMP/small/full.rec" ] || fail "disk full: a partial recording at the path"
+	grep -q "full.rec.part' (report --salvage" "$TMP/err" || fail "disk full: where it is kept is not said"
+	run "$CL" report --salvage -i "$TMP/small/full.rec.part" --format json
 	[ "$(status)" = 0 ] || fail "disk full: --salvage: $(cat "$TMP/err")"
 	n=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clock_samples'])" "$TMP/out")
 	[ "$n" -gt 0 ] || fail "disk full: no samples salvaged"
-	echo "disk full: '$(grep -m1 "No space" "$TMP/err")', $n samples salvaged from $(stat -c %s "$TMP/small/full.rec") bytes"
+	echo "disk full: '$(grep -m1 "No space" "$TMP/err")', $n samples salvaged from $(stat -c %s "$TMP/small/full.rec.part") bytes"
 	umount "$TMP/small"
 else
 	echo "disk full: not checked (mount needs root)"

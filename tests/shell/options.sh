@@ -32,15 +32,37 @@ bad "no ledger '/nonexistent.db'" bill --ledger /nonexistent.db
 bad "give a subcommand: add" ledger
 bad "--interval needs --ledger" record -a --interval 1
 bad "is not a cpuledger recorder" collect 1
-for c in record report run workload analyze simulate bill collect; do
+for c in record report run workload analyze simulate bill collect ledger import; do
 	run "$CL" "$c" --help
 	[ "$(status)" = 0 ] || fail "$c --help: exit $(status)"
 	grep -q "^usage: cpuledger $c" "$TMP/out" || fail "$c --help: no usage line"
-	# Every long option in the help is in the man page, and back.
-	grep -o -- '--[a-z][a-z-]*' "$TMP/out" | sort -u >"$TMP/help"
-	sed -n "/^\.SS $c\$/,/^\.S[SH] /p" "$ROOT/docs/cpuledger.1" |
-		grep -o -- '\\-\\-[a-z][a-z\\-]*' | sed 's/\\//g' | sort -u >"$TMP/man"
+	# Every option in the help (long, and short letters at the start of
+	# an option's line) is in the man page's section, and back.
+	{ grep -o -- '--[a-z][a-z-]*' "$TMP/out"
+	  grep -oE '^  -[a-zA-Z]\b' "$TMP/out" | tr -d ' '; } | sort -u >"$TMP/help"
+	sec=$(sed -n "/^\.SS $c/,/^\.S[SH] /p" "$ROOT/docs/cpuledger.1" | sed '$d')
+	{ printf '%s\n' "$sec" | grep -o -- '\\-\\-[a-z][a-z\\-]*' | sed 's/\\//g'
+	  printf '%s\n' "$sec" | grep -oE '^\.BR \\-[a-zA-Z]\b' | sed 's/^\.BR \\//'; } |
+		sort -u >"$TMP/man"
 	diff -u "$TMP/help" "$TMP/man" || fail "$c: help and man page options differ"
 done
 run "$CL" --version
 grep -q '^cpuledger [0-9]' "$TMP/out" || fail "--version"
+
+# bash completion from the same tables: commands, options, values.
+"$CL" completion bash >"$TMP/compl.bash" || fail "completion bash"
+complete_words() {	# words... -> what completing the last one offers
+	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cpuledger
+		 printf "%s\n" "${COMPREPLY[@]}"' _ "$TMP/compl.bash" cpuledger "$@"
+}
+[ "$(complete_words rep)" = report ] || fail "completion: 'rep' gives '$(complete_words rep)'"
+[ "$(complete_words report --me)" = --method ] || fail "completion: report --me"
+[ "$(complete_words report --format j)" = json ] || fail "completion: --format j"
+[ "$(complete_words bill --by da)" = day ] || fail "completion: bill --by da"
+[ -z "$(complete_words record -F 1)" ] || fail "completion: -F offers files"
+for c in record report run bill analyze; do
+	for o in $("$CL" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		complete_words "$c" "$o" | grep -qx -- "$o" || fail "completion: $c has no $o"
+	done
+done
+echo "options: help, man page and completion agree"

@@ -5,7 +5,9 @@
  * records; and what streaming adds: any interleaving of the per-CPU
  * streams gives the same result, an exited thread is handed out and
  * forgotten, a tid given again is a new thread, idle time is the idle
- * task's, and the rolling calibration of a long run.
+ * task's, and the rolling calibration of a long run; and what the kernel
+ * leaves out: switches it does not report, a thread's last runtime after
+ * its exit record.
  * Times in ms below; the engine works in ns.
  */
 #include <stdarg.h>
@@ -492,6 +494,123 @@ static void idle_time(void **state)
 	engine__free(e);
 }
 
+static struct engine *start_at(uint64_t s, uint32_t ncpus)
+{
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = ncpus, .unknown_fn = FN_UNKNOWN,
+				   .scope_all = true, .start_ns = s };
+	ngot = ngone = nevs = 0;
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	return e;
+}
+
+/*
+ * The kernel did not report the switch from idle to 20 at 5 ms (as on
+ * some guests); a sample of 20 at 6 ms shows it running, and its first
+ * runtime event (3 ms at 8 ms) says it began at 5 ms. With a sample or
+ * without, idle is 0-1, 3-5 and 8-10 ms, 20 ran 3 ms, and run + idle is
+ * the CPU's 10 ms.
+ */
+static void missed_switch_from_idle(void **state)
+{
+	(void)state;
+	const uint64_t s = 1000 * MS;
+	for (int sampled = 0; sampled < 2; sampled++) {
+		struct engine *e = start_at(s, 1);
+		sw(0, s + 1 * MS, 0, 10);
+		rt(0, s + 3 * MS, 10, 2 * MS);
+		sw(0, s + 3 * MS, 10, 0);
+		if (sampled)
+			smp(0, s + 6 * MS, 20, 20, FN_F);
+		rt(0, s + 8 * MS, 20, 3 * MS);
+		sw(0, s + 8 * MS, 20, 0);
+		run_all(e, s + 10 * MS);
+		const struct engine_stats *st = engine__stats(e);
+		assert_int_equal(st->missed_switches, 1);
+		assert_int_equal(thread_cpu(20), 3 * MS);
+		assert_int_equal(st->idle_ns, 5 * MS);
+		assert_int_equal(st->run_ns, 5 * MS);
+		assert_int_equal(st->steal_ns, 0);
+		assert_int_equal(st->unmatched_runtime_ns, 0);
+		assert_int_equal(st->unmeasured_stints, 0);
+		engine__free(e);
+	}
+}
+
+/*
+ * A missed switch from one thread to another: 10 runs from 0 (its last
+ * runtime at 4 ms), 20 from 4 ms unreported, and switches out at 7 ms.
+ * 10's stint ends at its last checkpoint, so the missed switch makes no
+ * steal of it (before, 10's stint ran to 7 ms with 4 ms of runtime: 3 ms
+ * of steal that never was).
+ */
+static void missed_switch_between_threads(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	sw(0, 0, 0, 10);
+	smp(0, 1 * MS, 10, 10, FN_F);
+	smp(0, 2 * MS, 10, 10, FN_F);
+	smp(0, 3 * MS, 10, 10, FN_F);
+	rt(0, 4 * MS, 10, 4 * MS);
+	smp(0, 5 * MS, 20, 20, FN_G);
+	smp(0, 6 * MS, 20, 20, FN_G);
+	rt(0, 7 * MS, 20, 3 * MS);
+	sw(0, 7 * MS, 20, 0);
+	run_all(e, 8 * MS);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->missed_switches, 1);
+	assert_int_equal(st->steal_ns, 0);
+	assert_int_equal(thread_cpu(10), 4 * MS);
+	assert_int_equal(thread_cpu(20), 3 * MS);
+	engine__free(e);
+}
+
+/*
+ * perf's exit record comes before the thread's last runtime event and
+ * switch out (do_exit reports it, then schedules away). The thread is
+ * kept until its switch out, so that runtime is its own, under its pid,
+ * and not a new thread's of no process. A thread whose switch out is
+ * never seen is done ENGINE_EXIT_GRACE_NS after its exit.
+ */
+static void exit_before_last_runtime(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 2);
+	add((struct eng_event){ .kind = EK_FORK, .time = 0, .pid = 10, .tid = 10,
+				.ppid = 1, .ptid = 1 });
+	sw(0, 1 * MS, 0, 10);
+	smp(0, 1500 * US, 10, 10, FN_F);
+	ex(0, 2 * MS, 10, 10);
+	rt(0, 2050 * US, 10, 1050 * US);
+	sw(0, 2060 * US, 10, 0);
+	/* 40 only samples on CPU 1, and exits */
+	smp(1, 3 * MS, 40, 40, FN_G);
+	ex(1, 4 * MS, 40, 40);
+	smp(0, 5 * MS, 0, 0, FN_UNKNOWN);
+	uint64_t later = 4 * MS + ENGINE_EXIT_GRACE_NS;
+	smp(0, later, 0, 0, FN_UNKNOWN);
+	for (uint32_t i = 0; i < nevs; i++)
+		assert_int_equal(engine__push(e, &evs[i]), 0);
+	/* 10 waits for its stint to be judged; 40 for its grace to pass */
+	assert_int_equal(engine__advance(e, later - 1), 0);
+	assert_int_equal(engine__stats(e)->threads_live, 2);
+	assert_int_equal(engine__advance(e, later), 0);
+	assert_int_equal(engine__stats(e)->threads_live, 1);
+	assert_int_equal(ngot, 1);
+	assert_true(prog(40, FN_G)->final);
+	assert_int_equal(engine__finish(e, 0), 0);
+	/* 10's whole time, under its pid */
+	const struct got *g = prog(10, FN_F);
+	assert_int_equal(g->pid, 10);
+	assert_int_equal(g->run_ns, 1050 * US);
+	assert_int_equal(engine__stats(e)->unmatched_runtime_ns, 0);
+	assert_int_equal(engine__stats(e)->threads_gone, 2);
+	assert_int_equal(ngot, 2);
+	engine__free(e);
+}
+
 /*
  * A long run: more stints than the queue holds, each 1 ms with a residual
  * of 5 us (the bias), and every 1000th stint 400 us stolen (its sample
@@ -543,6 +662,9 @@ int main(void)
 		cmocka_unit_test(exited_threads_are_forgotten),
 		cmocka_unit_test(idle_time),
 		cmocka_unit_test(rolling_calibration),
+		cmocka_unit_test(missed_switch_from_idle),
+		cmocka_unit_test(missed_switch_between_threads),
+		cmocka_unit_test(exit_before_last_runtime),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
