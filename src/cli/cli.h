@@ -102,8 +102,13 @@ void outfile__abort(struct outfile *o);
 /* A recording that failed part way (a full disk): its temporary file is
  * kept for report --salvage, and said where; what was at the path stays. */
 void outfile__keep_partial(struct outfile *o);
-/* EXIT_USAGE, having said so, when out is the same file as in. */
-int outfile__not_input(const char *out, const char *in);
+/* EXIT_USAGE, having said so, when the environment asks for what cannot
+ * be (CPULEDGER_FILE_MODE not a mode); else 0. */
+int cli_check_environment(void);
+
+/* EXIT_USAGE, having said so, when out is the same file as in (or, neither
+ * there yet, the same path); role names in: "the input", "the ledger". */
+int outfile__not_input(const char *out, const char *in, const char *role);
 
 /* Progress on stderr while reading a big input, only on a terminal. */
 struct progress {

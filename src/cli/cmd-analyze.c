@@ -177,7 +177,7 @@ int cmd_analyze(int argc, char **argv)
 		goto out_release;
 	}
 	struct outfile out;
-	if ((status = outfile__not_input(o.output, o.input)))
+	if ((status = outfile__not_input(o.output, o.input, "the input")))
 		goto out_free_table;
 	if (outfile__open(&out, o.output)) {
 		status = EXIT_RUNTIME;

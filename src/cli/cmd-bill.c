@@ -134,8 +134,9 @@ static void text_row(FILE *f, const struct bill *b, const struct bill_row *r, in
 		len += (size_t)snprintf(key + len, sizeof(key) - len, "%s%s", i ? "  " : "",
 					key_text(b->keys[i], r, part, sizeof(part)));
 	steal_text(r, steal, sizeof(steal));
-	fprintf(f, "%-*.*s %12.3f %12.3f %12.3f %12s %12.3f %10" PRId64 "\n", w, w,
-		label ? label : key, s_(r->cpu_ns - r->control_ns), s_(r->control_ns),
+	text_put(f, label ? label : key, w, w);
+	fprintf(f, " %12.3f %12.3f %12.3f %12s %12.3f %10" PRId64 "\n",
+		s_(r->cpu_ns - r->control_ns), s_(r->control_ns),
 		s_(r->cpu_ns), steal, s_(r->cpu_ns + r->steal_ns), r->samples);
 }
 
@@ -388,6 +389,10 @@ int cmd_bill(int argc, char **argv)
 	if (r) {
 		cli_list__release(&o.control);
 		return r > 0 ? 0 : EXIT_USAGE;
+	}
+	if ((status = outfile__not_input(o.output, o.path, "the ledger"))) {
+		cli_list__release(&o.control);
+		return status;
 	}
 	char msg[512];
 	struct ledger *l;

@@ -2,7 +2,8 @@
  * cpuledger collect PID: asks a recorder (record or run with --ledger) to
  * add a collection to its ledger now, seed 000's collection at the user's
  * request. It sends SIGUSR1, after making sure, by its command line, that
- * PID is a cpuledger recording with a ledger.
+ * PID is a cpuledger recording with a ledger, and that it is far enough
+ * into its start to take the signal.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -10,6 +11,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "cli.h"
 #include "options.h"
@@ -55,6 +58,41 @@ static enum target what_is(long pid)
 	return t;
 }
 
+/* Whether pid holds or catches SIGUSR1 now (its SigBlk or SigCgt in
+ * /proc/PID/status): sent earlier, while the program is still being
+ * loaded, it would end it. */
+static bool takes_usr1(long pid)
+{
+	char rel[64];
+	size_t n;
+	snprintf(rel, sizeof(rel), "proc/%ld/status", pid);
+	char *st = procfs_read("/", rel, &n);
+	if (!st)
+		return false;
+	bool yes = false;
+	const uint64_t bit = 1ull << (SIGUSR1 - 1);
+	for (const char *k = st; (k = strstr(k, "Sig")); k += 3) {
+		unsigned long long mask;
+		if ((!strncmp(k, "SigBlk:", 7) || !strncmp(k, "SigCgt:", 7)) &&
+		    sscanf(k + 7, "%llx", &mask) == 1 && (mask & bit))
+			yes = true;
+	}
+	free(st);
+	return yes;
+}
+
+/* Waits up to a second for a recorder that is starting. */
+static bool ready(long pid)
+{
+	for (int i = 0; i < 100; i++) {
+		if (takes_usr1(pid))
+			return true;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
 int cmd_collect(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -77,9 +115,14 @@ int cmd_collect(int argc, char **argv)
 		return EXIT_USAGE;
 	case NO_LEDGER:
 		cli_error("the recorder %ld has no ledger (--ledger): nothing to collect into", pid);
-		return EXIT_RUNTIME;
+		return EXIT_USAGE;
 	case RECORDER:
 		break;
+	}
+	if (!ready(pid)) {
+		cli_error("the recorder %ld is not ready for requests yet (it is starting): "
+			  "try again", pid);
+		return EXIT_RUNTIME;
 	}
 	if (kill((pid_t)pid, SIGUSR1)) {
 		cli_error("cannot signal %ld: %s", pid, strerror(errno));

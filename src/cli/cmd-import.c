@@ -100,7 +100,7 @@ int cmd_import(int argc, char **argv)
 		cli_error("-o: a recording is binary; name a file");
 		return EXIT_USAGE;
 	}
-	int status = outfile__not_input(output, argv[optind + 1]);
+	int status = outfile__not_input(output, argv[optind + 1], "the input");
 	if (status)
 		return status;
 	struct outfile out;

@@ -174,14 +174,17 @@ static int add_one(const char *ledger, const char *rec, const struct account_rul
 	if (!err)
 		err = batch__write(ledger, b, msg, sizeof(msg));
 	int64_t seq = b->c.seq;
+	uint32_t rows = b->n;
 	batch__free(b);
 	if (err) {
 		cli_error("cannot add '%s' to '%s': %s", rec, ledger, msg);
 		return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	if (seq > 0)
-		fprintf(stderr, "%s: '%s': what was missing added (collection %lld)\n",
-			cli_progname, rec, (long long)seq);
+		fprintf(stderr, "%s: '%s': what was missing added (collection %lld, %u rows)\n",
+			cli_progname, rec, (long long)seq, rows);
+	else
+		fprintf(stderr, "%s: '%s' added (%u rows)\n", cli_progname, rec, rows);
 	return 0;
 }
 
@@ -234,13 +237,17 @@ int cmd_ledger(int argc, char **argv)
 	struct account_rules rules = { 0 };
 	if (accounts && cli_load_accounts(accounts, &rules, NULL))
 		return EXIT_USAGE;
-	int status = 0;
+	int status = 0, refused = 0;
 	/* each file on its own: one refused does not keep the rest out */
 	for (int i = optind + 1; i < argc; i++) {
 		int st = add_one(path, argv[i], accounts ? &rules : NULL);
+		refused += st != 0;
 		if (st && (!status || st == EXIT_RUNTIME))
 			status = st;
 	}
+	if (refused && argc - optind - 1 > 1)
+		cli_error("%d of %d recordings not added (said above)", refused,
+			  argc - optind - 1);
 	account_rules__release(&rules);
 	return status;
 }

@@ -354,8 +354,10 @@ int cmd_report(int argc, char **argv)
 		return err > 0 ? 0 : EXIT_USAGE;
 	}
 	bool script = !strncmp(o.input, "perf-script:", 12);
-	int status = 0;
 	struct account_rules rules = { 0 };
+	int status = outfile__not_input(o.output, script ? o.input + 12 : o.input, "the input");
+	if (status)
+		goto out;
 	if (script && o.folded_format) {
 		status = fold_perf_script(o.input + 12, o.folded, o.output);
 		goto out;

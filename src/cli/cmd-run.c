@@ -68,8 +68,10 @@ static void print_summary(const struct analysis *a, char **command)
 			snprintf(st, sizeof(st), "%.3f", s_(w->steal_ns));
 			snprintf(ap, sizeof(ap), "%.3f", s_(w->apparent_ns));
 		}
-		fprintf(stderr, "  %8u %8u %10.3f %10s %10s  %.60s\n", w->pid, w->tid,
-			s_(w->cpu_ns), st, ap, w->command ? w->command : "");
+		fprintf(stderr, "  %8u %8u %10.3f %10s %10s  ", w->pid, w->tid,
+			s_(w->cpu_ns), st, ap);
+		text_put(stderr, w->command ? w->command : "", 60, 0);
+		putc('\n', stderr);
 	}
 }
 

@@ -497,6 +497,9 @@ static int check(struct live *l)
 		cli_error("--interval needs --ledger");
 		return EXIT_USAGE;
 	}
+	int status = outfile__not_input(o->output, o->ledger, "the ledger");
+	if (status)
+		return status;
 	for (int i = 0; i < o->npids; i++)
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
 			cli_error("--pid: no process %d", (int)o->pids[i]);

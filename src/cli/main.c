@@ -67,6 +67,19 @@ static int finish_stdout(int status)
 	return status;
 }
 
+/*
+ * A recorder holds the signals that stop it or ask for a collection from
+ * its first instruction, before main: one that arrives before its handlers
+ * are in place then waits for them (live_install_signals) instead of
+ * ending it. (Before this runs, while the program is loaded, nothing can
+ * hold them; `cpuledger collect` waits until the signal is held.)
+ */
+__attribute__((constructor)) static void hold_signals_early(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "record") || !strcmp(argv[1], "run")))
+		live_block_signals();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -95,6 +108,8 @@ int main(int argc, char **argv)
 		static char prog[64];
 		snprintf(prog, sizeof(prog), "cpuledger %s", name);
 		cli_progname = prog;
+		if (cli_check_environment())
+			return EXIT_USAGE;
 		return finish_stdout(commands[i].fn(argc - 1, argv + 1));
 	}
 	fprintf(stderr, "cpuledger: unknown command '%s'\n", name);

@@ -17,6 +17,7 @@
 #include "../collect/procfs.h"
 #include "../format/recording.h"
 #include "../core/accounts.h"
+#include "../ledger/ledger.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
@@ -282,13 +283,36 @@ static void remove_on_signal(char *tmp)
 	}
 }
 
-/* The mode new files get: 0600, or $CPULEDGER_FILE_MODE (octal). */
-static mode_t file_mode(void)
+/* $CPULEDGER_FILE_MODE as a mode, or -1 when it is not one (unset: 0600). */
+static long env_file_mode(void)
 {
 	const char *m = getenv("CPULEDGER_FILE_MODE");
+	if (!m)
+		return 0600;
 	char *end;
-	unsigned long v = m && *m ? strtoul(m, &end, 8) : 0600;
-	return m && *m && (*end || v > 0777) ? 0600 : (mode_t)v;
+	errno = 0;
+	unsigned long v = strtoul(m, &end, 8);
+	return !*m || *end || errno || v > 0777 ? -1 : (long)v;
+}
+
+int cli_check_environment(void)
+{
+	long mode = env_file_mode();
+	if (mode >= 0) {
+		ledger__set_file_mode((unsigned)mode);
+		return 0;
+	}
+	cli_error("CPULEDGER_FILE_MODE: '%s' is not an octal mode from 0 to 0777",
+		  getenv("CPULEDGER_FILE_MODE"));
+	return EXIT_USAGE;
+}
+
+/* The mode new files get: 0600, or $CPULEDGER_FILE_MODE (octal; checked
+ * at the start by cli_check_environment). */
+static mode_t file_mode(void)
+{
+	long v = env_file_mode();
+	return v < 0 ? 0600 : (mode_t)v;
 }
 
 /* What is at path now: 0 nothing or a regular file of ours, 1 a device
@@ -503,14 +527,16 @@ void outfile__keep_partial(struct outfile *o)
 	o->tmp = NULL;
 }
 
-int outfile__not_input(const char *out, const char *in)
+int outfile__not_input(const char *out, const char *in, const char *role)
 {
 	struct stat a, b;
-	if (!out || !strcmp(out, "-") || !in || !strcmp(in, "-") || stat(out, &a) ||
-	    stat(in, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
-	    !S_ISREG(a.st_mode))
+	if (!out || !strcmp(out, "-") || !in || !strcmp(in, "-"))
 		return 0;
-	cli_error("'%s' is the input too: refused (it would be overwritten)", out);
+	bool same = !stat(out, &a) && !stat(in, &b) ? a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino && S_ISREG(a.st_mode) : !strcmp(out, in);
+	if (!same)
+		return 0;
+	cli_error("'%s' is %s too: refused (it would be overwritten)", out, role);
 	return EXIT_USAGE;
 }
 

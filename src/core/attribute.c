@@ -190,8 +190,14 @@ int attributor__push(struct attributor *a, uint32_t stream, uint64_t time_ns,
 	if (s->pending) {
 		if (time_ns <= s->pend_time)
 			return -ERANGE;
-		account(a, s, a->timestamps ? time_ns - s->pend_time
-					    : a->interval_ns);
+		uint64_t dur = a->timestamps ? time_ns - s->pend_time : a->interval_ns;
+		/* with room left for every stream's last sample, one interval */
+		uint64_t sum, room = (uint64_t)a->nstreams * a->interval_ns;
+		if (__builtin_add_overflow(a->time_ns, dur, &sum) ||
+		    __builtin_add_overflow(sum, room, &room))
+			return -EOVERFLOW;
+		a->time_ns = sum;
+		account(a, s, dur);
 	}
 	s->pending = true;
 	s->pend_state = state;

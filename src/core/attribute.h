@@ -80,6 +80,8 @@ struct attributor {
 	uint32_t nstreams, streams_cap;
 	struct hindex stream_index;
 	struct attrib_totals totals;
+	uint64_t time_ns;	/* every sample's duration so far, to keep sums
+				 * from passing 2^64 */
 };
 
 void attributor__init(struct attributor *a, enum steal_method method,
@@ -101,8 +103,9 @@ uint32_t attributor__program(struct attributor *a, uint32_t vm, uint32_t pid,
 
 /*
  * Feeds one sample of a stream; prog is PROG_NONE unless state is RUN.
- * Returns 0, or -ERANGE when time_ns does not increase within the stream
- * (the sample is then ignored and the state is unchanged).
+ * Returns 0, or -ERANGE when time_ns does not increase within the stream,
+ * -EOVERFLOW when the durations would add up past 2^64 ns (the sample is
+ * then ignored and the state is unchanged).
  */
 int attributor__push(struct attributor *a, uint32_t stream, uint64_t time_ns,
 		     enum sample_state state, uint32_t prog);

@@ -183,6 +183,20 @@ int engine__advance(struct engine *e, uint64_t watermark)
 	return 0;
 }
 
+int engine__shed(struct engine *e, uint32_t max_queued)
+{
+	while (e->nheap > max_queued) {
+		struct eng_event ev = e->heap[0];
+		e->heap[0] = e->heap[--e->nheap];
+		sift_down(e->heap, e->nheap, 0);
+		int err = process(e, &ev);
+		if (err)
+			return err;
+	}
+	e->st.queued_events = e->nheap;
+	return 0;
+}
+
 int engine__finish(struct engine *e, uint64_t end_ns)
 {
 	int err = engine__advance(e, UINT64_MAX);

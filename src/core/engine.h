@@ -231,6 +231,11 @@ int engine__push(struct engine *e, struct eng_event *ev);
  * been read up to it. 0, or the sink's error, or -ENOMEM. */
 int engine__advance(struct engine *e, uint64_t watermark);
 
+/* Processes the oldest queued events until no more than max_queued wait,
+ * whatever the watermark: a bound on memory when a source gives none (an
+ * event older than those then comes late, and is counted so). */
+int engine__shed(struct engine *e, uint32_t max_queued);
+
 /* The recording ended at end_ns (0: at its last event): processes what is
  * queued, closes open stints, judges the waiting ones, and hands out
  * every thread. Call once. 0, the sink's error, or -ENOMEM. */

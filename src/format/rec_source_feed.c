@@ -79,8 +79,12 @@ static int on_accounts(struct rec_source *s, const uint8_t *d, uint32_t len,
 
 void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
 {
-	if (t > s->now)
+	if (t > s->now) {
 		s->now = t;
+		s->now_offset = rec_reader__offset(s->rd);
+	}
+	if (t && !s->first)
+		s->first = t;
 	if (cpu < s->meta.ncpus) {
 		s->cpus[cpu].present = true;
 		if (t)
@@ -88,11 +92,58 @@ void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
 	}
 }
 
+/* Beyond what the clocks can disagree by: a second. */
+#define SLACK_NS 1000000000ull
+
+/* An event no kernel could have made: before the recording began, or a
+ * runtime longer than the recording up to it. Refused, with its offset:
+ * what follows from it (sums, bills) would be wrong. */
+static int impossible(struct rec_source *s, const struct eng_event *ev)
+{
+	uint64_t base = s->meta.start_ns ? s->meta.start_ns : s->first;
+	char msg[200];
+	if (!base || !ev->time)
+		return 0;
+	if (base > SLACK_NS && ev->time < base - SLACK_NS)
+		snprintf(msg, sizeof(msg), "an event at %llu ns, before the recording began "
+			 "(%llu ns)", (unsigned long long)ev->time, (unsigned long long)base);
+	else if (ev->kind == EK_RUNTIME && ev->value > SLACK_NS &&
+		 ev->value - SLACK_NS > (ev->time > base ? ev->time - base : 0))
+		snprintf(msg, sizeof(msg), "a runtime of %llu ns, longer than the recording up "
+			 "to it (%llu ns)", (unsigned long long)ev->value,
+			 (unsigned long long)(ev->time > base ? ev->time - base : 0));
+	else
+		return 0;
+	return rec_source_fail(s->err, rec_reader__offset(s->rd), msg);
+}
+
+/* Events pile up waiting for a round mark (a file without them, made to
+ * make a reader hold everything): each CPU's items are in time order in
+ * the file, so everything up to the earliest of the CPUs' latest events
+ * has been read; if that is not enough, the oldest go anyway. */
+static int too_many_queued(struct rec_source *s, struct engine *e)
+{
+	uint64_t w = UINT64_MAX;
+	for (uint32_t c = 0; c < s->meta.ncpus; c++)
+		if (s->cpus[c].present && s->last_time[c] < w)
+			w = s->last_time[c];
+	int err = w != UINT64_MAX ? engine__advance(e, w) : 0;
+	return err ? err : engine__shed(e, REC_MAX_QUEUED / 2);
+}
+
 int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev)
 {
-	int err = engine__push(e, ev);
+	int err = impossible(s, ev);
+	if (err) {
+		free(ev->text);
+		free(ev->exe);
+		return err;
+	}
+	err = engine__push(e, ev);
 	if (!err && s->meta.ordered)
 		err = engine__advance(e, s->now);	/* in time order already */
+	if (!err && engine__stats(e)->queued_events > REC_MAX_QUEUED)
+		err = too_many_queued(s, e);
 	return err == -EINVAL ? 0 : err;
 }
 
@@ -346,7 +397,15 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 	case REC_META: {
 		char msg[160];
 		int r = rec_meta__parse(&s->meta, (const char *)d, len, msg, sizeof(msg));
-		return r == -EINVAL ? rec_source_fail(err, rec_reader__offset(s->rd), msg) : r;
+		if (r == -EINVAL)
+			return rec_source_fail(err, rec_reader__offset(s->rd), msg);
+		if (!r && s->meta.end_ns && s->now > s->meta.end_ns + SLACK_NS) {
+			snprintf(msg, sizeof(msg), "an event at %llu ns, after the recording "
+				 "ended (%llu ns)", (unsigned long long)s->now,
+				 (unsigned long long)s->meta.end_ns);
+			return rec_source_fail(err, s->now_offset, msg);
+		}
+		return r;
 	}
 	case REC_ACCOUNTS:
 		return on_accounts(s, d, len, err);
@@ -412,6 +471,7 @@ static void count_events(struct rec_source *s)
 int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *err)
 {
 	int r = 0;
+	s->err = err;
 	for (uint32_t i = 0; i < s->meta.nscope && s->meta.scope != SCOPE_ALL && !r; i++)
 		r = engine__scope(e, s->meta.scope_pids[i]);
 	while (!r) {

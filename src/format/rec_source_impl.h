@@ -35,6 +35,9 @@ struct rec_source {
 	uint64_t *steal0, *steal1, *last_time;
 	uint8_t *seen0, *seen1;
 	uint64_t now;			/* the latest event time read */
+	uint64_t now_offset;		/* the item that had it */
+	uint64_t first;			/* the first event time read */
+	struct rec_error *err;		/* where rec_source__feed says why */
 	int last_cpu;			/* version 1: to tell its rounds */
 	uint64_t round_max, prev_round_max;
 	struct { uint32_t pid; uint64_t time; } *forget;

@@ -421,7 +421,11 @@ static int take_sample(struct sampling_reader *r, const struct field *f,
 			    sample_state__name(st));
 	}
 
-	if (attributor__push(r->a, stream, time_ns, st, prog) == -ERANGE) {
+	err = attributor__push(r->a, stream, time_ns, st, prog);
+	if (err == -EOVERFLOW)
+		return fail(r, "time_ns %llu: the samples' durations add up past 2^64 ns "
+			    "(584 years)", (unsigned long long)time_ns);
+	if (err == -ERANGE) {
 		const struct stream *s = &r->a->streams[stream];
 		return fail(r, "time_ns %llu is not after %llu, the time of line %llu in the same stream (vm '%s', vcpu %u)",
 			    (unsigned long long)time_ns,

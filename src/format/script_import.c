@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,13 @@ struct script_parser {
 	size_t msg_size;
 };
 
-static int bad(struct script_parser *im, const char *what)
+__attribute__((format(printf, 2, 3)))
+static int bad(struct script_parser *im, const char *fmt, ...)
 {
-	snprintf(im->msg, im->msg_size, "%s", what);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(im->msg, im->msg_size, fmt, ap);
+	va_end(ap);
 	return -EBADMSG;
 }
 
@@ -273,6 +278,14 @@ static int sched_line(struct script_parser *im, const struct ps_header *h, bool 
 		if (!perf_script__field(h->rest, h->rest_len, "pid", &a) || a > UINT32_MAX ||
 		    !perf_script__field(h->rest, h->rest_len, "runtime", &s.value))
 			return bad(im, "sched_stat_runtime without pid and runtime");
+		/* no thread runs longer than the text covers (a second of
+		 * slack for what it ran before the first line) */
+		uint64_t first = im->any_time && im->first_ns < h->time_ns ? im->first_ns :
+				 h->time_ns;
+		if (s.value > 1000000000ull && s.value - 1000000000ull > h->time_ns - first)
+			return bad(im, "runtime=%llu ns is longer than the text covers up to "
+				   "it (%llu ns)", (unsigned long long)s.value,
+				   (unsigned long long)(h->time_ns - first));
 		s.kind = REC_SCHED_RUNTIME;
 		im->st->runtimes++;
 	}
@@ -346,6 +359,9 @@ static int on_line(void *ctx, const char *s, size_t n)
 	im->st->lines++;
 	while (n && s[n - 1] == '\r')
 		n--;
+	/* perf prints no NUL; one would cut a name short without a word */
+	if (memchr(s, '\0', n))
+		return bad(im, "a NUL byte in the line (perf script prints none)");
 	if (n && s[0] == '#') {
 		static const char key[] = "# hostname : ";
 		if (n > sizeof(key) - 1 && !memcmp(s, key, sizeof(key) - 1))

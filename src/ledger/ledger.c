@@ -157,6 +157,13 @@ static int check_and_make(struct ledger *l, const char *path, int how, char *msg
 	return e;
 }
 
+static unsigned file_mode = 0600;
+
+void ledger__set_file_mode(unsigned mode)
+{
+	file_mode = mode & 0777;
+}
+
 /* The file itself: refused when a symbolic link; created 0600 for a
  * writer when missing. */
 static int check_file(const char *path, enum ledger_mode mode, char *msg, size_t size)
@@ -176,7 +183,8 @@ static int check_file(const char *path, enum ledger_mode mode, char *msg, size_t
 		return e;
 	}
 	/* 0600: who used how much CPU is nobody else's business */
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      (mode_t)file_mode);
 	if (fd < 0 && errno != EEXIST) {
 		int e = -errno;
 		snprintf(msg, size, "cannot create ledger '%s': %s", path, strerror(errno));

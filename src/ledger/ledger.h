@@ -39,6 +39,9 @@ void ledger__close(struct ledger *l);
  * before giving up (ms; default 30 s). */
 void ledger__set_wait(int ms);
 
+/* The mode ledgers created from now on get (default 0600). */
+void ledger__set_file_mode(unsigned mode);
+
 /* What a collection covers. Times are nanoseconds since the Unix epoch. */
 struct collection {
 	int64_t collected_ns;

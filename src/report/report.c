@@ -104,19 +104,56 @@ void csv_put_field(FILE *out, const char *s)
 {
 	/* what a spreadsheet would run as a formula is kept as text */
 	bool formula = strchr("=+-@\t\r", s[0]) && s[0];
-	if (!formula && !strpbrk(s, ",\"\n\r")) {
-		fputs(s, out);
-		return;
-	}
-	putc('"', out);
+	bool quote = formula || strpbrk(s, ",\"\n\r");
+	if (quote)
+		putc('"', out);
 	if (formula)
 		putc('\'', out);
-	for (; *s; s++) {
-		if (*s == '"')
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(p + i, n - i);
+		if (!len) {	/* not UTF-8: replaced, as in JSON */
+			fputs("\xef\xbf\xbd", out);
+			i++;
+			continue;
+		}
+		if (p[i] == '"')
 			putc('"', out);
-		putc(*s, out);
+		fwrite(p + i, 1, len, out);
+		i += len;
 	}
-	putc('"', out);
+	if (quote)
+		putc('"', out);
+}
+
+int text_put(FILE *out, const char *s, int max, int pad)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	int cols = 0;
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(p + i, n - i);
+		if (max && cols == max - 1 && i + (len ? len : 1) < n) {
+			putc('+', out);	/* more than fits */
+			cols++;
+			break;
+		}
+		if (!len) {
+			fputs("\xef\xbf\xbd", out);
+			len = 1;
+		} else if (p[i] < 0x20 || p[i] == 0x7f ||
+			   (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
+			putc('?', out);	/* C0, DEL, C1: not for a terminal */
+		} else {
+			fwrite(p + i, 1, len, out);
+		}
+		i += len;
+		cols++;
+	}
+	for (; cols < pad; cols++)
+		putc(' ', out);
+	return cols;
 }
 
 const char *report_user(int64_t uid, char *buf, size_t size)

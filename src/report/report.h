@@ -95,6 +95,12 @@ size_t utf8_seq(const unsigned char *s, size_t n);
  * caller frees it), or NULL with errno ENOMEM. */
 char *utf8_dup_clean(const char *s);
 
+/* Writes s for a terminal: control characters (escape sequences would
+ * act on it) as '?', invalid UTF-8 as U+FFFD, at most max columns (0: no
+ * limit; a cut string ends in '+'), then spaces up to pad columns. One
+ * column per character. Returns the columns written. */
+int text_put(FILE *out, const char *s, int max, int pad);
+
 /* A uid as "1000 (alice)" when the name is known. */
 const char *report_user(int64_t uid, char *buf, size_t size);
 

@@ -133,7 +133,8 @@ static int short_keys(FILE *out, const struct table *t, const struct layout *l,
 	for (uint8_t i = 0; i < t->keys.n; i++) {
 		switch (t->keys.v[i]) {
 		case RF_VM:
-			n += fprintf(out, "%-*s ", l->vmw, r ? (r->vm ? r->vm : "?") : "VM");
+			n += text_put(out, r ? (r->vm ? r->vm : "?") : "VM", 0, l->vmw) + 1;
+			putc(' ', out);
 			break;
 		case RF_PROCESS:
 		case RF_THREAD:
@@ -156,7 +157,9 @@ static int short_keys(FILE *out, const struct table *t, const struct layout *l,
 				n += fprintf(out, "%4" PRId32 " ", r->cpu);
 			break;
 		case RF_USER:
-			n += fprintf(out, "%-16.16s ", r ? report_user(r->uid, buf, sizeof(buf)) : "USER");
+			n += text_put(out, r ? report_user(r->uid, buf, sizeof(buf)) : "USER", 16,
+				      16) + 1;
+			putc(' ', out);
 			break;
 		default:
 			break;
@@ -206,17 +209,15 @@ static void long_cols(FILE *out, const struct layout *l, const struct table_row 
 		const char *v = r ? long_value(r, l->cols[c]) : long_names[l->cols[c]];
 		if (!v)
 			v = l->cols[c] == LC_COMMAND || l->cols[c] == LC_COMM ? "" : "[unknown]";
+		fputs("  ", out);
 		if (c + 1 < l->ncols) {
-			used += fprintf(out, "  %-*.*s", l->widths[c], l->widths[c], v);
+			used += 2 + text_put(out, v, l->widths[c], l->widths[c]);
 			continue;
 		}
 		int room = width ? (int)width - used - 2 : 0;
 		if (width && room < 8)
 			room = 8;
-		if (width && (int)strlen(v) > room)
-			fprintf(out, "  %.*s+", room - 1, v);
-		else
-			fprintf(out, "  %s", v);
+		text_put(out, v, room, 0);
 	}
 	putc('\n', out);
 }

@@ -4,8 +4,9 @@
 # spawner gets CPU too). Then:
 # - the recorder exits 0 and says its peak memory, under 256 MB: it
 #   streams to the file, so its memory does not grow with the length;
-# - `report` reads it; its peak memory is said, under 2 GB (it holds every
-#   event: docs/robustness.md);
+# - `report` reads it; its peak memory is said, under 256 MB: it streams
+#   through the engine (before the streaming engine it held every event,
+#   504 MB for such a minute);
 # - the records the kernel lost are counted, the same in the recorder's
 #   summary and the report;
 # - the spawn rate reached and the processes seen are printed.
@@ -39,7 +40,7 @@ python3 - "$TMP/load.json" "$said_lost" "$said_mb" "$rec_kb" "$rep_kb" "$(cat "$
 import json, sys
 r = json.load(open(sys.argv[1]))
 said_lost, said_mb, rec_kb, rep_kb = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-ok = r["lost"] == said_lost and said_mb < 256 and rec_kb / 1024 < 256 and rep_kb / 1024 < 2048
+ok = r["lost"] == said_lost and said_mb < 256 and rec_kb / 1024 < 256 and rep_kb / 1024 < 256
 print(sys.argv[6])
 print("record: %s MB peak said, %.1f MB by time(1), %d records lost, %.1f MB written" %
       (said_mb, rec_kb / 1024, said_lost, int(sys.argv[7]) / 1e6))

@@ -437,6 +437,25 @@ static void time_must_increase(void **state)
 	attributor__release(&a);
 }
 
+/* With --timestamps, durations that would add up past 2^64 ns are refused
+ * (before: times 0 and 2^64-1 wrapped the totals to under a millisecond). */
+static void durations_do_not_wrap(void **state)
+{
+	(void)state;
+	struct attributor a;
+	attributor__init(&a, METHOD_PRECEDING, MS, true);
+	uint32_t vm = attributor__string(&a, "vm0", 3);
+	uint32_t s0 = attributor__stream(&a, vm, 0);
+	assert_int_equal(attributor__push(&a, s0, 0, SAMPLE_IDLE, PROG_NONE), 0);
+	assert_int_equal(attributor__push(&a, s0, UINT64_MAX, SAMPLE_IDLE, PROG_NONE),
+			 -EOVERFLOW);
+	assert_int_equal(attributor__push(&a, s0, UINT64_MAX - 2 * MS, SAMPLE_IDLE, PROG_NONE),
+			 0);
+	attributor__finish(&a);
+	assert_int_equal(a.totals.idle_ns, UINT64_MAX - MS);
+	attributor__release(&a);
+}
+
 /* Rows sort by apparent time, largest first, then by key. */
 static void rows_sorted(void **state)
 {
@@ -469,6 +488,7 @@ int main(void)
 		cmocka_unit_test(idle_before_steal),
 		cmocka_unit_test(interleaved_streams),
 		cmocka_unit_test(time_must_increase),
+		cmocka_unit_test(durations_do_not_wrap),
 		cmocka_unit_test(rows_sorted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
