@@ -63,7 +63,7 @@ struct analysis {
 	struct hindex incl_index;
 	struct rec_source *src;		/* when read from a file */
 	struct engine *engine;
-	char steal_source[128];
+	char steal_source[192];
 };
 
 /* Sets up a for figures named in names (and stacks in stack_frames);

@@ -67,6 +67,9 @@ int cli_import_script(const char *path, int out_fd, bool quiet)
 	if (st.lost_chunks)
 		fprintf(stderr, "%s: perf says it lost %llu chunk(s) of samples while "
 			"recording\n", path, (unsigned long long)st.lost_chunks);
+	/* tracepoints there but of no use: said even when quiet */
+	if (quiet && st.sched_unusable)
+		fprintf(stderr, "%s: steal %s\n", path, st.steal_source);
 	if (!quiet)
 		fprintf(stderr, "%s: %llu %s sample(s), %llu frame(s), %llu sched_switch, "
 			"%llu sched_stat_runtime; interval %llu ns (%s); steal: %s\n",

@@ -59,6 +59,12 @@ static int reserve(struct strtab *t, size_t extra)
 	return 0;
 }
 
+uint32_t strtab__find(const struct strtab *t, const char *s, size_t len)
+{
+	struct key k = { t, s, len };
+	return hindex__find(&t->index, hash_bytes(s, len, 0x5bd1e995), key_eq, &k);
+}
+
 uint32_t strtab__intern(struct strtab *t, const char *s, size_t len)
 {
 	struct key k = { t, s, len };

@@ -27,6 +27,8 @@ void strtab__release(struct strtab *t);
  * ENOMEM (out of memory) or EOVERFLOW (over 4 GiB of strings).
  */
 uint32_t strtab__intern(struct strtab *t, const char *s, size_t len);
+/* The id of s[0..len) if it is in t, else HINDEX_NONE. */
+uint32_t strtab__find(const struct strtab *t, const char *s, size_t len);
 
 /* The NUL-terminated string of id; owned by the table. */
 static inline const char *strtab__str(const struct strtab *t, uint32_t id)

@@ -139,7 +139,9 @@ int rec_meta__parse(struct rec_meta *m, const char *text, size_t len,
 	char *save = NULL;
 	for (char *line = strtok_r(copy, "\n", &save); line && !err;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *v = strchr(line, '=');
+		/* an event's name may hold '=' (cpu-clock/freq=1000/): its
+		 * count is after the last one */
+		char *v = strncmp(line, "events.", 7) ? strchr(line, '=') : strrchr(line, '=');
 		if (!v)
 			continue;
 		*v++ = '\0';

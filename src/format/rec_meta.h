@@ -50,7 +50,7 @@ struct rec_meta {
 	char event[64];			/* imported: the event */
 	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC, as events */
 	int64_t realtime_start_ns, realtime_end_ns;	/* 0: unknown */
-	char steal_source[128];
+	char steal_source[192];
 	enum rec_steal_source source;
 	enum rec_scope scope;
 	uint32_t scope_pids[64];	/* pid= and child= */

@@ -54,6 +54,8 @@ struct script_parser {
 	uint32_t ncpus;
 	uint64_t first_ns, last_ns;
 	bool any_time;
+	uint64_t sched_untimed;		/* tracepoint lines without time or cpu */
+	bool no_time_seen;
 	uint64_t *periods, *gaps;	/* INTERVAL_PROBES each, when needed */
 	uint32_t nperiods, ngaps;
 	uint64_t *cpu_last;		/* last sample time per CPU, for gaps */
@@ -147,6 +149,42 @@ static int see_task(struct script_parser *im, uint32_t pid, uint32_t tid,
 	int n = snprintf(name, sizeof(name), "[%.*s]", (int)comm_len, comm);
 	return im->emit(im->emit_ctx, REC_CMDLINE, pre, sizeof(pre), name,
 			       (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1);
+}
+
+/* The text of field key (as "prev_comm") up to " stop=" (as "prev_pid"):
+ * perf prints comm=%s, so a name may hold spaces but not that. */
+static bool text_field(const char *rest, size_t n, const char *key, const char *stop,
+		       const char **v, size_t *vlen)
+{
+	size_t kl = strlen(key), sl = strlen(stop);
+	for (size_t i = 0; i + kl < n; i++) {
+		if ((i && rest[i - 1] != ' ') || memcmp(rest + i, key, kl) || rest[i + kl] != '=')
+			continue;
+		size_t b = i + kl + 1;
+		for (size_t j = b; j + sl + 2 <= n; j++)
+			if (rest[j] == ' ' && !memcmp(rest + j + 1, stop, sl) && rest[j + 1 + sl] == '=') {
+				*v = rest + b;
+				*vlen = j - b;
+				return true;
+			}
+		return false;
+	}
+	return false;
+}
+
+/* A thread a tracepoint names (comm=, prev_comm=, next_comm=): named so,
+ * unless it was seen before. Its process is not known: taken to be itself,
+ * as the engine takes it, until a sample says otherwise. */
+static int name_thread(struct script_parser *im, const struct ps_header *h,
+		       const char *key, const char *stop, uint64_t tid)
+{
+	const char *v;
+	size_t vl;
+	uint32_t t = (uint32_t)tid;
+	if (!tid || tid > UINT32_MAX || !text_field(h->rest, h->rest_len, key, stop, &v, &vl) ||
+	    strtab__find(&im->tids, (const char *)&t, sizeof(t)) != HINDEX_NONE)
+		return 0;
+	return see_task(im, t, t, v, vl);
 }
 
 static bool is_kernel(const char *mod, size_t mlen, uint64_t ip)
@@ -260,9 +298,14 @@ static bool switch_tids(const struct ps_header *h, uint64_t *prev, uint64_t *nex
 
 static int sched_line(struct script_parser *im, const struct ps_header *h, bool is_switch)
 {
-	if (!h->has_time || h->cpu < 0)
-		return bad(im, "a scheduler tracepoint needs its time and [cpu] "
-			   "(perf script -F +time,+cpu)");
+	if (!h->has_time || h->cpu < 0) {
+		/* no stint can be placed without them: the samples are read
+		 * all the same, steal is unknown (and said why) */
+		im->sched_untimed++;
+		im->no_time_seen |= !h->has_time;
+		im->in = IN_OTHER;
+		return 0;
+	}
 	struct rec_sched s = { .cpu = (uint32_t)h->cpu, .time_ns = h->time_ns };
 	uint64_t a, b = 0;
 	if (is_switch) {
@@ -292,10 +335,38 @@ static int sched_line(struct script_parser *im, const struct ps_header *h, bool 
 	s.a = (uint32_t)a;
 	s.b = (uint32_t)b;
 	int err = see_cpu(im, h->cpu);
+	/* the task on the CPU, by the header; the ones the fields name */
+	if (!err && h->tid > 0)
+		err = see_task(im, h->pid == PS_ID_NONE || h->pid < 0 ? (uint32_t)h->tid :
+			       (uint32_t)h->pid, (uint32_t)h->tid, h->comm ? h->comm : "",
+			       h->comm_len);
+	if (!err && is_switch)
+		err = name_thread(im, h, "prev_comm", "prev_pid", a);
+	if (!err && is_switch)
+		err = name_thread(im, h, "next_comm", "next_pid", b);
+	if (!err && !is_switch)
+		err = name_thread(im, h, "comm", "pid", a);
 	if (err)
 		return err;
 	see_time(im, h->time_ns);
 	return im->emit(im->emit_ctx, REC_SCHED, &s, sizeof(s), NULL, 0);
+}
+
+/* Header lines per event, for the recording's metadata (events.NAME=N)
+ * and so for reports: what the text held, imported or not. */
+static void count_event(struct script_import_stats *st, const char *ev, size_t n)
+{
+	for (uint32_t i = 0; i < st->nevents; i++)
+		if (strlen(st->events[i].name) == n && !memcmp(st->events[i].name, ev, n)) {
+			st->events[i].lines++;
+			return;
+		}
+	if (st->nevents == sizeof(st->events) / sizeof(*st->events) ||
+	    n >= sizeof(st->events[0].name))
+		return;
+	memcpy(st->events[st->nevents].name, ev, n);
+	st->events[st->nevents].name[n] = '\0';
+	st->events[st->nevents++].lines = 1;
 }
 
 static int header_line(struct script_parser *im, const struct ps_header *h)
@@ -303,6 +374,7 @@ static int header_line(struct script_parser *im, const struct ps_header *h)
 	int err = end_sample(im);
 	if (err)
 		return err;
+	count_event(im->st, h->event, h->event_len);
 	bool sw = h->event_len == 18 && !memcmp(h->event, "sched:sched_switch", 18);
 	bool rt = h->event_len == 24 && !memcmp(h->event, "sched:sched_stat_runtime", 24);
 	if (sw || rt) {
@@ -427,7 +499,13 @@ static void find_interval(struct script_parser *im)
 static int write_meta(struct script_parser *im, item_fn emit, void *ctx)
 {
 	struct script_import_stats *st = im->st;
-	if (im->switch_period > 1)
+	st->sched_unusable = im->sched_untimed > 0;
+	if (im->sched_untimed)
+		snprintf(st->steal_source, sizeof(st->steal_source), "unknown "
+			 "(perf script without %s: the scheduler tracepoints cannot place "
+			 "stints; perf script -F +time,+cpu)",
+			 im->no_time_seen ? "time" : "[cpu]");
+	else if (im->switch_period > 1)
 		snprintf(st->steal_source, sizeof(st->steal_source), "unknown "
 			 "(sched_switch sampled 1 in %llu, not each: see docs/import.md)",
 			 (unsigned long long)im->switch_period);
@@ -456,6 +534,12 @@ static int write_meta(struct script_parser *im, item_fn emit, void *ctx)
 		}
 	if (!any)
 		fputs("cpu=0\n", m);
+	for (uint32_t i = 0; i < st->nevents; i++) {
+		/* a name that would break the line is left out */
+		const char *n = st->events[i].name;
+		if (!strchr(n, '\n') && n[0])
+			fprintf(m, "events.%s=%llu\n", n, (unsigned long long)st->events[i].lines);
+	}
 	int err = ferror(m) ? -ENOMEM : 0;
 	fclose(m);
 	if (!err)

@@ -14,6 +14,7 @@
 #define CPULEDGER_FORMAT_SCRIPT_IMPORT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "recording.h"
@@ -25,7 +26,11 @@ struct script_import_stats {
 	char event[64];			/* the event imported, "" if none */
 	char interval_source[64];	/* how the sample interval was found */
 	uint64_t interval_ns;
-	char steal_source[96];
+	char steal_source[160];
+	bool sched_unusable;		/* tracepoints without time or cpu */
+	/* header lines per event, as the text names them (the first 16) */
+	struct { char name[64]; uint64_t lines; } events[16];
+	uint32_t nevents;
 };
 
 /* Where the parser's items go: 0 or -errno. */

@@ -4,6 +4,8 @@
 # - the samples, and the samples per file (dso) of each sample's own
 #   frame, equal what an independent reading of the text here (Python
 #   regular expressions) counts;
+# - totals conserve samples: run + steal + idle is every sample, idle
+#   being the idle task's (pid 0), and the event's count is the same;
 # - `import -o` then `report` equals `report -i perf-script:`, and reading
 #   standard input equals reading the file.
 # And bad input: a line that is no perf script is FILE:LINE, exit 2, and
@@ -61,9 +63,15 @@ for row in r["rows"]:
 nodso = want - idle - sum(dsos.values())
 if nodso:
     dsos["[unknown]"] += nodso
-ok = r["clock_samples"] == want and got == dsos
-print("%s: %d samples (%d expected), %d files %s" % (sys.argv[1].split('/')[-1],
-      r["clock_samples"], want, len(dsos), "ok" if ok else "FAIL"))
+# every sample read is run, steal or idle (the idle task's), and counted
+# under its event
+t = r["totals"]
+conserved = t["samples"] + t["steal_samples"] + t["idle_samples"] == want and \
+	t["idle_samples"] == idle and r["events"].get(event, 0) == want
+ok = r["clock_samples"] == want and got == dsos and conserved
+print("%s: %d samples (%d expected): %d run + %d steal + %d idle, %d files %s" % (
+      sys.argv[1].split('/')[-1], r["clock_samples"], want, t["samples"],
+      t["steal_samples"], t["idle_samples"], len(dsos), "ok" if ok else "FAIL"))
 if got != dsos:
     for k in sorted(set(got) | set(dsos)):
         if got[k] != dsos[k]:
