@@ -122,7 +122,7 @@ fuzz-long: deps fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 		tests/fuzz/run.sh $$t 14400 $(FUZZ_RUNS) || exit 1; done
 
-build/bench/ledger_bench: bench/ledger_bench.c $(BUILD)/libcpuledger.a $(BUILD)/libcore.a
+build/bench/%: bench/%.c $(BUILD)/libcpuledger.a $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(BUILD)/libcpuledger.a $(BUILD)/libcore.a $(LDLIBS)
 

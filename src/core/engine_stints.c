@@ -14,7 +14,11 @@
 
 #define CALIBRATION_MIN 16	/* fewer measured stints: nothing to go by */
 #define NOISE_MIN_NS 20000
-#define RECALIBRATE_EVERY 64	/* stints judged between two calibrations */
+/* Stints judged between two calibrations: at least 64, and a sixteenth
+ * of the window, so that calibrating (linear in the window) costs a few
+ * operations a stint however wide the window; the window moves by 6 % at
+ * most between two. */
+#define RECALIBRATE_EVERY 64
 
 static uint32_t stint_new(struct engine *e)
 {
@@ -550,7 +554,10 @@ int eng_judge_waiting(struct engine *e, bool all)
 	if (all && e->fifo_len)
 		calibrate(e);
 	while (e->fifo_len > (all ? 0 : ENGINE_PENDING)) {
-		if (!all && (!e->calibrated || e->judged_since_calibration >= RECALIBRATE_EVERY))
+		uint32_t every = (e->history_len + e->fifo_len) / 16;
+		if (every < RECALIBRATE_EVERY)
+			every = RECALIBRATE_EVERY;
+		if (!all && (!e->calibrated || e->judged_since_calibration >= every))
 			calibrate(e);
 		int err = judge_oldest(e);
 		if (err)

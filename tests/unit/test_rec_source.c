@@ -157,8 +157,11 @@ static void amplification_bounded(void **state)
 	print_message("%u samples in %lld bytes: peak memory grew %ld KB\n", per_block * blocks,
 		      (long long)size, grew);
 	/* a block's buffers, the engine's tables and at most REC_MAX_QUEUED
-	 * events waiting (about 50 MB), not the 250 MB they make */
+	 * events waiting (about 50 MB), not the 250 MB they make; under ASan
+	 * (its quarantine keeps what was freed) memory says nothing */
+#ifndef __SANITIZE_ADDRESS__
 	assert_true(grew < 64 * 1024);
+#endif
 	close(fd);
 }
 
