@@ -17,7 +17,7 @@ CFLAGS_BASE += $(OPT)
 endif
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz) -lpthread -lm
+LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz) -liberty -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # pprof's profile.proto as Debian ships it with pprof itself; its C is
@@ -37,12 +37,14 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps build run test test-fast unit check-core fuzz fuzz-long fuzz-build bench clean
+.PHONY: all deps deps-run build run test test-fast unit check-core fuzz fuzz-long fuzz-build bench clean
 all: $(BUILD)/cpuledger $(UNIT_BIN)
 build: all
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh test
+deps-run:
+	@scripts/install-deps.sh run
 
 # One protoc-c run makes both files (grouped target: make -j ran it twice).
 $(GEN_SRC) $(GEN)/profile.pb-c.h &: $(PROTO_DIR)/profile.proto
@@ -79,8 +81,8 @@ check-core: $(BUILD)/libcore.a
 	@bad=$$(nm -u $(BUILD)/libcore.a | awk '{print $$2}' | grep -E '^(f?open|open64|read|write|f?printf|puts|fputs|fwrite|fread|clock_gettime|time|gettimeofday|getenv|exit|_exit|abort|syscall)$$' | sort -u); \
 	if [ -n "$$bad" ]; then echo "src/core calls I/O or process functions: $$bad"; exit 1; fi
 
-run: deps
-	@$(MAKE) --no-print-directory all
+run: deps-run
+	@$(MAKE) --no-print-directory $(BUILD)/cpuledger
 	@scripts/run-demo.sh $(BUILD)/cpuledger
 
 test: deps

@@ -1,9 +1,20 @@
 #!/bin/sh
-# Installs the Debian packages cpuledger needs to build and test, and only
-# those that are missing, so that a second run costs nothing.
+# Installs the Debian packages cpuledger needs, and only those that are
+# missing, so that a second run costs nothing.
+#   install-deps.sh run    to build it and run it (make run)
+#   install-deps.sh [test] to build it and run its test suite too (make test)
 set -eu
 
-pkgs="build-essential pkg-config clang libclang-rt-14-dev libcmocka-dev libzstd-dev libdw-dev libelf-dev libsqlite3-dev sqlite3 python3 time valgrind openssl zlib1g-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev prometheus"
+# building (profile.proto comes with pprof's Go package) and the demo
+run="build-essential pkg-config libzstd-dev libdw-dev libelf-dev libiberty-dev libsqlite3-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev python3"
+# the suite: libFuzzer, cmocka, peers and clients (sqlite3, promtool, protoc),
+# compilers of the test programs, the tools the tests time and check with
+test="clang libclang-rt-14-dev libcmocka-dev sqlite3 rustc xz-utils time valgrind openssl protobuf-compiler prometheus"
+case ${1:-test} in
+run) pkgs=$run ;;
+test) pkgs="$run $test" ;;
+*) echo "usage: install-deps.sh [run|test]" >&2; exit 2 ;;
+esac
 
 missing=""
 for p in $pkgs; do

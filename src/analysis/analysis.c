@@ -383,7 +383,8 @@ int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o
 	memset(a, 0, sizeof(*a));
 	/* call stacks cost a lookup a sample: only when something uses them */
 	struct rec_source_opts so = { .rules = o->rules, .salvage = o->salvage,
-				      .stacks = o->stacks || row_keys__has(&o->keys, RF_FUNCTION) };
+				      .stacks = o->stacks || row_keys__has(&o->keys, RF_FUNCTION),
+				      .raw_names = o->raw_names };
 	a->src = rec_source__open(fd, &so, err);
 	if (!a->src)
 		return -errno;

@@ -32,6 +32,7 @@ struct analysis_opts {
 	size_t ncontrol;
 	bool stacks;			/* time per call stack (pprof, folded) */
 	bool salvage;
+	bool raw_names;			/* functions as the file has them */
 	/* filters, as perf report's --comms, --pids, --tids, --dsos:
 	 * none given, none applied */
 	const char *const *comms, *const *dsos;

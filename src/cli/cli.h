@@ -137,5 +137,9 @@ int cmd_import(int argc, char **argv);
  * recording on out_fd, printing what it read unless quiet. 0 or an exit
  * status, having printed FILE:LINE: what is wrong. */
 int cli_import_script(const char *path, int out_fd, bool quiet);
+/* A recording to read: the file input, or perf-script:FILE (or
+ * perf-script:- for standard input) imported into memory. A file
+ * descriptor, or minus the exit status, having said why. */
+int cli_open_recording(const char *input);
 
 #endif

@@ -101,7 +101,7 @@ static const char *key_text(enum bill_key k, const struct bill_row *r, char *buf
 	case BK_COMM: return r->comm ? r->comm : "?";
 	case BK_EXECUTABLE: return r->executable ? r->executable : "?";
 	case BK_ACCOUNT: return r->account ? r->account : "?";
-	case BK_DAY: return r->day ? r->day : "?";
+	case BK_DAY: return r->day ? r->day : "unknown";
 	case BK_PROCESS:
 		snprintf(buf, n, "%s %lld %s", r->host ? r->host : "?", (long long)r->pid,
 			 r->command ? r->command : "");
@@ -114,30 +114,33 @@ static const char *key_text(enum bill_key k, const struct bill_row *r, char *buf
 	}
 }
 
-/* The steal of a row: its sum, and how much of its CPU time it covers. */
-static void steal_text(const struct bill_row *r, char *buf, size_t n)
+/* A row's steal (or apparent time, cpu + steal, with cpu given): its
+ * sum, "unknown" when none of its CPU time had its steal measured, marked
+ * '*' when only some had. */
+static void steal_text(const struct bill_row *r, int64_t plus, char *buf, size_t n)
 {
 	if (r->unknown_steal_cpu_ns >= r->cpu_ns && r->cpu_ns > 0)
 		snprintf(buf, n, "unknown");
 	else if (r->unknown_steal_cpu_ns)
-		snprintf(buf, n, "%.3f*", s_(r->steal_ns));
+		snprintf(buf, n, "%.3f*", s_(plus + r->steal_ns));
 	else
-		snprintf(buf, n, "%.3f", s_(r->steal_ns));
+		snprintf(buf, n, "%.3f", s_(plus + r->steal_ns));
 }
 
 static void text_row(FILE *f, const struct bill *b, const struct bill_row *r, int w,
 		     const char *label)
 {
-	char key[1024] = "", part[600], steal[32];
+	char key[1024] = "", part[600], steal[32], apparent[32];
 	size_t len = 0;
 	for (size_t i = 0; label == NULL && i < b->nkeys && len < sizeof(key); i++)
 		len += (size_t)snprintf(key + len, sizeof(key) - len, "%s%s", i ? "  " : "",
 					key_text(b->keys[i], r, part, sizeof(part)));
-	steal_text(r, steal, sizeof(steal));
+	steal_text(r, 0, steal, sizeof(steal));
+	steal_text(r, r->cpu_ns, apparent, sizeof(apparent));
 	text_put(f, label ? label : key, w, w);
-	fprintf(f, " %12.3f %12.3f %12.3f %12s %12.3f %10" PRId64 "\n",
+	fprintf(f, " %12.3f %12.3f %12.3f %12s %12s %10" PRId64 "\n",
 		s_(r->cpu_ns - r->control_ns), s_(r->control_ns),
-		s_(r->cpu_ns), steal, s_(r->cpu_ns + r->steal_ns), r->samples);
+		s_(r->cpu_ns), steal, apparent, r->samples);
 }
 
 static void write_text(FILE *f, const struct bill *b, const char *by, const char *path)
@@ -186,6 +189,12 @@ static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r, bo
 				fputs("uid", f);
 			else if (r->uid >= 0)
 				fprintf(f, "%lld", (long long)r->uid);
+			break;
+		case BK_DAY:	/* unknown (an import's): empty */
+			if (header)
+				fputs("day", f);
+			else if (r->day)
+				csv_put_field(f, r->day);
 			break;
 		default:
 			if (header)

@@ -115,7 +115,7 @@ int cmd_collect(int argc, char **argv)
 		return EXIT_USAGE;
 	case NO_LEDGER:
 		cli_error("the recorder %ld has no ledger (--ledger): nothing to collect into", pid);
-		return EXIT_USAGE;
+		return EXIT_RUNTIME;
 	case RECORDER:
 		break;
 	}

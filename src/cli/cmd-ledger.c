@@ -34,9 +34,9 @@ static const struct cli_option *const ledger_tables[] = { ledger_options, NULL }
 
 const struct cli_command ledger_command = {
 	"ledger", "add [options] RECORDING...",
-	"Adds recordings of 'cpuledger record' to the ledger: each as one\n"
-	"collection, or, when some of it is there already (collected while it\n"
-	"was recorded), what of it is not.",
+	"Adds recordings of 'cpuledger record' (or perf-script:FILE, the text of\n"
+	"perf script) to the ledger: each as one collection, or, when some of it\n"
+	"is there already (collected while it was recorded), what of it is not.",
 	ledger_tables, NULL, false,
 };
 
@@ -146,11 +146,9 @@ static int complete(const char *path, struct batch *b, bool *nothing, char *msg,
 
 static int add_one(const char *ledger, const char *rec, const struct account_rules *rules)
 {
-	int fd = open(rec, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		cli_error("cannot open '%s': %s", rec, strerror(errno));
-		return EXIT_USAGE;
-	}
+	int fd = cli_open_recording(rec);
+	if (fd < 0)
+		return -fd;
 	struct rec_error e = { 0 };
 	int err;
 	struct batch *b = whole(fd, rules, &e, &err);

@@ -22,7 +22,7 @@
 
 enum { O_INPUT = 1, O_OUTPUT, O_BY, O_METHOD, O_ACCOUNTS, O_CONTROL, O_FORMAT,
        O_FOLDED, O_SALVAGE, O_SORT, O_COMM, O_PID, O_TID, O_DSO, O_PERCENT, O_TOP,
-       O_WIDE };
+       O_WIDE, O_NO_DEMANGLE };
 
 static const struct cli_option report_options[] = {
 	{ "input", 'i', "FILE", O_INPUT, "the recording (default cpuledger.rec), or\n"
@@ -57,6 +57,8 @@ static const struct cli_option report_options[] = {
 	{ "top", 0, "N", O_TOP, "text: the first N rows, then one line for the rest\n"
 	  "(default 50; 0 for all); CSV and JSON have every row" },
 	{ "wide", 0, NULL, O_WIDE, "text: do not cut the last column to the\nterminal's width" },
+	{ "no-demangle", 0, NULL, O_NO_DEMANGLE, "show C++ and Rust functions as their symbols\n"
+	  "are spelt (by default demangled, as perf shows them)" },
 	{ 0 },
 };
 
@@ -139,6 +141,7 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 		return 0;
 	}
 	case O_WIDE: o->wide = true; return 0;
+	case O_NO_DEMANGLE: o->a.raw_names = true; return 0;
 	}
 	return -1;
 }
@@ -273,21 +276,6 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 
 /* perf script text imported into an anonymous recording: its fd, -1 with
  * errno, or minus an exit status (the message printed). */
-static int open_imported(const char *path)
-{
-	int fd = memfd_create("cpuledger-import", MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int status = cli_import_script(path, fd, true);
-	if (!status && lseek(fd, 0, SEEK_SET) < 0)
-		status = EXIT_RUNTIME;
-	if (status) {
-		close(fd);
-		return -status;
-	}
-	return fd;
-}
-
 /* The terminal's width, when the report goes to one. */
 static unsigned terminal_width(const struct report_opts *o)
 {
@@ -366,11 +354,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (o.accounts)
 		o.a.rules = &rules;
-	int fd = script ? open_imported(o.input + 12) : open(o.input, O_RDONLY | O_CLOEXEC);
+	int fd = cli_open_recording(o.input);
 	if (fd < 0) {
-		if (fd == -1)
-			cli_error("cannot open '%s': %s", o.input, strerror(errno));
-		status = fd == -1 ? EXIT_USAGE : -fd;
+		status = -fd;
 		goto out;
 	}
 	status = report_recording(&o, fd);

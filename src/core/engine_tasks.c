@@ -145,7 +145,8 @@ static void join_proc(struct engine *e, uint32_t t, uint32_t i)
 uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 {
 	uint32_t t = eng_thread_find(e, tid);
-	if (t == ENGINE_NONE) {
+	bool fresh = t == ENGINE_NONE;
+	if (fresh) {
 		t = ALLOC(e->threads, hnext);
 		if (t == ENGINE_NONE || hindex__insert(&e->thread_index, tid_hash(tid), t))
 			return ENGINE_NONE;
@@ -158,8 +159,10 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 		if (pid == ENGINE_NONE)
 			pid = tid;
 	}
-	if (pid != ENGINE_NONE && (e->threads.v[t].proc == ENGINE_NONE ||
-				   e->procs.v[e->threads.v[t].proc].pid != pid)) {
+	/* (a thread of a task that had exited has pid and tid -1, as
+	 * ENGINE_NONE: a new one still gets its process) */
+	if ((fresh || pid != ENGINE_NONE) && (e->threads.v[t].proc == ENGINE_NONE ||
+					      e->procs.v[e->threads.v[t].proc].pid != pid)) {
 		uint32_t p = proc_get(e, pid, 0);
 		if (p == ENGINE_NONE)
 			return ENGINE_NONE;
@@ -260,7 +263,7 @@ int eng_on_task(struct engine *e, const struct eng_event *ev)
 	struct eng_thread *th = &e->threads.v[t];
 	if (ev->comm != ENGINE_NONE) {
 		th->comm = ev->comm;
-		if (ev->pid == ev->tid)
+		if (ev->pid == ev->tid && th->proc != ENGINE_NONE)
 			e->procs.v[th->proc].comm = ev->comm;
 	}
 	return 0;
@@ -341,6 +344,8 @@ int eng_on_comm(struct engine *e, const struct eng_event *ev)
 		return -ENOMEM;
 	struct eng_thread *th = &e->threads.v[t];
 	th->comm = ev->comm;
+	if (th->proc == ENGINE_NONE)
+		return 0;
 	struct eng_proc *p = &e->procs.v[th->proc];
 	if (ev->pid == ev->tid)
 		p->comm = ev->comm;

@@ -31,6 +31,7 @@ struct rec_source_opts {
 	const struct account_rules *rules;	/* NULL: stored, or defaults */
 	bool stacks;		/* call stacks as ids in the stacks table */
 	bool salvage;		/* a damaged file ends at its damage */
+	bool raw_names;		/* functions as stored: not demangled */
 };
 
 /* Per CPU, what the file says beside the events. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "procstat.h"
+#include "../symbols/demangle.h"
 #include "../core/grow.h"
 #include "../core/banned.h"
 
@@ -35,7 +36,13 @@ static int on_name(struct rec_source *s, const uint8_t *d, uint32_t len,
 	if (s->nmap >= REC_MAX_NAMES || s->name_bytes > REC_MAX_NAME_BYTES)
 		return rec_source_fail(err, rec_reader__offset(s->rd),
 				       "more names than a reader holds (docs/robustness.md)");
-	uint32_t id = strtab__intern(&s->names, (const char *)d + 8, len - 8);
+	/* the file keeps what the symbol table holds; reports show what
+	 * perf shows, unless asked for the raw names */
+	char buf[1024];
+	const char *name = (const char *)d + 8;
+	const char *nice = s->o.raw_names ? NULL : demangle(name, len - 8, buf, sizeof(buf));
+	uint32_t id = nice ? strtab__intern(&s->names, nice, strlen(nice)) :
+			     strtab__intern(&s->names, name, len - 8);
 	if (id == HINDEX_NONE || grow_array((void **)&s->name_map, &s->map_cap, s->nmap,
 					    sizeof(*s->name_map), 1024))
 		return -ENOMEM;

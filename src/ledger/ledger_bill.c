@@ -55,7 +55,10 @@ static void key_sql(const struct ledger *l, const enum bill_key *keys, size_t n,
 		[C_ACCOUNT] = has(keys, n, BK_ACCOUNT) ? "u.account" : NULL,
 		[C_PID] = proc ? "t.pid" : NULL,
 		[C_TID] = has(keys, n, BK_THREAD) ? "t.tid" : NULL,
-		[C_DAY] = has(keys, n, BK_DAY) ? "date(c.end_ns / 1000000000, 'unixepoch')" : NULL,
+		/* an import's collection has no wall-clock time: its day is
+		 * unknown (NULL), not 1970-01-01 */
+		[C_DAY] = has(keys, n, BK_DAY) ? "CASE WHEN c.end_ns > 0 THEN "
+			  "date(c.end_ns / 1000000000, 'unixepoch') END" : NULL,
 	};
 	size_t c = 0, g = 0;
 	cols[0] = group[0] = '\0';

@@ -103,6 +103,20 @@ static int symbolizer_lookup(void *ctx, const char *dso, uint64_t offset, struct
 	return err;
 }
 
+static int symbolizer_jit(void *ctx, uint32_t pid, uint64_t addr, struct sym_hit *out,
+			  const char **dso)
+{
+	static __thread char file[64];
+	struct sym s;
+	int err = symbolizer__jit(ctx, pid, addr, &s);
+	if (err)
+		return err;
+	*out = (struct sym_hit){ s.name, s.start, s.end };
+	snprintf(file, sizeof(file), "/tmp/perf-%u.map", pid);
+	*dso = file;
+	return 0;
+}
+
 static void read_host(struct recorder *r)
 {
 	gethostname(r->host, sizeof(r->host) - 1);
@@ -130,7 +144,7 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 		err = -ENOMEM;
 	if (!err)
 		symbolizer__read_kernel(r->sy);
-	struct sym_source syms = { r->sy, symbolizer_lookup };
+	struct sym_source syms = { r->sy, symbolizer_lookup, symbolizer_jit };
 	if (!err && !(r->res = resolver__new(&r->names, &syms, o->rules)))
 		err = -ENOMEM;
 	if (!err) {

@@ -241,8 +241,10 @@ int recorder_round(struct recorder *r)
 		err = engine__advance(r->engine, watermark);
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < r->nforget; i++) {
-		if (r->forget[i].time <= watermark)
+		if (r->forget[i].time <= watermark) {
 			resolver__forget(r->res, r->forget[i].pid);
+			symbolizer__forget(r->sy, r->forget[i].pid);
+		}
 		else
 			r->forget[kept++] = r->forget[i];
 	}

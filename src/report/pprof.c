@@ -199,8 +199,8 @@ static Sample *sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t ste
 	}
 	perftools__profiles__sample__init(&p->s);
 	p->values[0] = (int64_t)cpu;
-	p->values[1] = b->steal_known ? (int64_t)steal : 0;
-	p->s.n_value = 2;
+	p->values[1] = (int64_t)steal;
+	p->s.n_value = b->steal_known ? 2 : 1;	/* unknown: no steal at all */
 	p->s.value = p->values;
 	p->s.n_location_id = nloc;
 	p->s.location_id = p->locs;
@@ -315,7 +315,7 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 {
 	int64_t cpu = str(b, "cpu"), steal = str(b, "steal"), ns = str(b, "nanoseconds");
 	int64_t note = b->steal_known ? 0 : str(b, "steal unknown: recorded without "
-						"the means to measure it (steal values are 0)");
+						"the means to measure it (no steal values)");
 	char **table = malloc((b->strings.count ? b->strings.count : 1) * sizeof(*table));
 	if (cpu < 0 || steal < 0 || ns < 0 || note < 0 || !table) {
 		free(table);
@@ -335,7 +335,7 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 	period_type.unit = ns;
 	Profile p;
 	perftools__profiles__profile__init(&p);
-	p.n_sample_type = 2;
+	p.n_sample_type = b->steal_known ? 2 : 1;
 	p.sample_type = type_ptrs;
 	p.n_sample = b->nsamples;
 	p.sample = b->samples;

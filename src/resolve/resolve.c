@@ -215,12 +215,40 @@ static uint32_t function_at(struct resolver *r, uint32_t dso, uint64_t offset)
 	return name;
 }
 
+/* Whether a region is code of no file: anonymous memory, a memfd. */
+static bool anonymous(const char *dso)
+{
+	return !strncmp(dso, "//anon", 6) || !strncmp(dso, "[anon", 5) ||
+	       !strncmp(dso, "/memfd:", 7);
+}
+
+/* Code a JIT made: named by the process's perf map, if it has one. */
+static bool jit_code(struct resolver *r, uint32_t pid, uint64_t ip, struct res_frame *fr)
+{
+	struct sym_hit s;
+	const char *file;
+	if (!r->have_syms || !r->syms.jit || r->syms.jit(r->syms.ctx, pid, ip, &s, &file))
+		return false;
+	uint32_t f = strtab__intern(r->names, s.name, strlen(s.name));
+	uint32_t d = strtab__intern(r->names, file, strlen(file));
+	if (f == HINDEX_NONE || d == HINDEX_NONE)
+		return false;
+	fr->function = f;
+	fr->dso = d;
+	fr->offset = ip;
+	return true;
+}
+
 static void resolve_one(struct resolver *r, uint32_t pid, uint64_t ip, bool kernel,
 			bool name, struct res_frame *fr)
 {
 	fr->ip = ip;
 	fr->flags = kernel ? RES_KERNEL : 0;
-	if (!regions__find(&r->regions, pid, ip, kernel, &fr->dso, &fr->offset)) {
+	bool found = regions__find(&r->regions, pid, ip, kernel, &fr->dso, &fr->offset);
+	if (!kernel && name && (!found || anonymous(strtab__str(r->names, fr->dso))) &&
+	    jit_code(r, pid, ip, fr))
+		return;
+	if (!found) {
 		fr->dso = r->unknown;
 		fr->offset = ip;
 		fr->function = r->unknown;

@@ -37,6 +37,10 @@ struct sym_source {
 	void *ctx;
 	/* 0, or -ENOENT when no function holds offset in dso */
 	int (*lookup)(void *ctx, const char *dso, uint64_t offset, struct sym_hit *out);
+	/* code of no file (a JIT's) at addr of process pid, with the file
+	 * that named it in *dso; may be NULL */
+	int (*jit)(void *ctx, uint32_t pid, uint64_t addr, struct sym_hit *out,
+		   const char **dso);
 };
 
 #define RES_KERNEL 1		/* a kernel address */

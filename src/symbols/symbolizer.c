@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <elfutils/libdwfl.h>
 
+#include "elf_symtab.h"
+#include "perf_map.h"
 #include "../collect/procfs.h"
 #include "../core/hindex.h"
 #include "../core/strtab.h"
@@ -25,6 +29,10 @@ struct dso {
 	Dwfl *dwfl;		/* NULL: could not be opened, or shared */
 	Dwfl_Module *mod;
 	uint32_t build_id;	/* string id of its hex, or HINDEX_NONE */
+	struct elf_symtab *tab;	/* its functions, read on first lookup;
+				 * shared with files of its build-id */
+	bool owns_tab;
+	uint32_t shares;	/* 1 + the dso whose module it uses, or 0 */
 };
 
 struct symbolizer {
@@ -34,9 +42,11 @@ struct symbolizer {
 	uint32_t ndsos, cap;
 	struct hindex index;
 	struct hindex by_build_id;	/* build-id string id -> dso */
+	struct perf_maps jit;	/* /tmp/perf-PID.map of JITs */
 	struct ksym *ksyms;	/* sorted by address */
 	uint32_t nksyms;
 	int kallsyms;		/* 0 not read yet, 1 read, -1 unusable */
+	int vdso_fd;		/* 0 not made yet, -1 unusable */
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -54,6 +64,7 @@ struct symbolizer *symbolizer__new(const char *root)
 	strtab__init(&s->names);
 	hindex__init(&s->index);
 	hindex__init(&s->by_build_id);
+	perf_maps__init(&s->jit, root);
 	return s;
 }
 
@@ -61,11 +72,19 @@ void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (uint32_t i = 0; i < s->ndsos; i++)
+	for (uint32_t i = 0; i < s->ndsos; i++) {
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);
+		if (s->dsos[i].owns_tab) {
+			elf_symtab__release(s->dsos[i].tab);
+			free(s->dsos[i].tab);
+		}
+	}
 	free(s->dsos);
 	free(s->ksyms);
+	perf_maps__release(&s->jit);
+	if (s->vdso_fd > 0)
+		close(s->vdso_fd);
 	strtab__release(&s->names);
 	hindex__release(&s->index);
 	hindex__release(&s->by_build_id);
@@ -201,6 +220,8 @@ static void share_by_build_id(struct symbolizer *s, struct dso *d)
 	dwfl_end(d->dwfl);
 	d->dwfl = NULL;		/* not ours to end */
 	d->mod = s->dsos[other].mod;
+	d->tab = s->dsos[other].tab;	/* NULL until one of them looks up */
+	d->shares = other + 1;
 }
 
 int symbolizer__build_id(struct symbolizer *s, const char *dso, char *buf,
@@ -210,6 +231,36 @@ int symbolizer__build_id(struct symbolizer *s, const char *dso, char *buf,
 	if (!d || d->build_id == HINDEX_NONE)
 		return -ENOENT;
 	snprintf(buf, size, "%s", strtab__str(&s->names, d->build_id));
+	return 0;
+}
+
+/* The kernel's vDSO, as this process has it mapped, copied into a memory
+ * file that libdwfl reads as it reads any (path: /proc/self/fd/N). */
+static int vdso_file(struct symbolizer *s, char *path, size_t size)
+{
+	if (s->vdso_fd < 0)
+		return -ENOENT;
+	if (!s->vdso_fd) {
+		s->vdso_fd = -1;
+		uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+		char *maps = procfs_read("/", "proc/self/maps", NULL);
+		char *line = maps ? strstr(maps, "[vdso]") : NULL;
+		while (line && line > maps && line[-1] != '\n')
+			line--;
+		unsigned long long start, end;
+		int fd = -1;
+		if (base && line && sscanf(line, "%llx-%llx", &start, &end) == 2 &&
+		    start == base && end > start && end - start <= (64u << 10) &&
+		    (fd = memfd_create("cpuledger-vdso", MFD_CLOEXEC)) >= 0 &&
+		    write(fd, (const void *)base, end - start) == (ssize_t)(end - start))
+			s->vdso_fd = fd;
+		else if (fd >= 0)
+			close(fd);
+		free(maps);
+		if (s->vdso_fd < 0)
+			return -ENOENT;
+	}
+	snprintf(path, size, "/proc/self/fd/%d", s->vdso_fd);
 	return 0;
 }
 
@@ -236,10 +287,16 @@ static struct dso *open_dso(struct symbolizer *s, const char *path)
 		return NULL;
 	struct dso *d = &s->dsos[s->ndsos++];
 	*d = (struct dso){ .path = pid, .build_id = HINDEX_NONE };
-	if (path[0] != '/')
-		return d;	/* [vdso], [anon]...: no file to read */
 	char full[4096];
-	snprintf(full, sizeof(full), "%s%s", s->root, path);
+	if (!strcmp(path, "[vdso]")) {
+		/* every process has the kernel's one image: ours, copied */
+		if (vdso_file(s, full, sizeof(full)))
+			return d;
+	} else if (path[0] != '/') {
+		return d;	/* [anon], [heap]...: no file to read */
+	} else {
+		snprintf(full, sizeof(full), "%s%s", s->root, path);
+	}
 	d->dwfl = dwfl_begin(&callbacks);
 	if (!d->dwfl)
 		return d;
@@ -274,6 +331,24 @@ static bool offset_to_addr(Dwfl_Module *mod, uint64_t off, GElf_Addr *addr)
 	return false;
 }
 
+/* d's function table, read on its first lookup (or its twin's, by
+ * build-id); NULL when memory runs out. */
+static struct elf_symtab *symtab_of(struct symbolizer *s, struct dso *d)
+{
+	struct dso *owner = d->shares ? &s->dsos[d->shares - 1] : d;
+	if (!owner->tab) {
+		struct elf_symtab *t = malloc(sizeof(*t));
+		if (!t || elf_symtab__read(t, owner->mod, &s->names)) {
+			free(t);
+			return NULL;
+		}
+		owner->tab = t;
+		owner->owns_tab = true;
+	}
+	d->tab = owner->tab;
+	return d->tab;
+}
+
 int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
 		       struct sym *out)
 {
@@ -285,17 +360,28 @@ int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
 	GElf_Addr addr;
 	if (!d->mod || !offset_to_addr(d->mod, offset, &addr))
 		return -ENOENT;
-	GElf_Off symoff;
-	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(d->mod, addr, &symoff, &sym,
-						NULL, NULL, NULL);
-	if (!name)
-		return -ENOENT;
-	uint32_t id = strtab__intern(&s->names, name, strlen(name));
-	if (id == HINDEX_NONE)
+	struct elf_symtab *t = symtab_of(s, d);
+	if (!t)
 		return -ENOMEM;
-	out->name = strtab__str(&s->names, id);
-	out->start = offset - symoff;
-	out->end = out->start + (sym.st_size ? sym.st_size : symoff + 1);
+	const struct elf_func *f = elf_symtab__find(t, addr);
+	if (!f)
+		return -ENOENT;
+	out->name = strtab__str(&s->names, f->name);
+	out->start = offset - (addr - f->start);
+	out->end = out->start + (f->end - f->start);
 	return 0;
+}
+
+int symbolizer__jit(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym *out)
+{
+	const struct jit_func *f = perf_maps__find(&s->jit, pid, addr, &s->names);
+	if (!f)
+		return -ENOENT;
+	*out = (struct sym){ strtab__str(&s->names, f->name), f->start, f->end };
+	return 0;
+}
+
+void symbolizer__forget(struct symbolizer *s, uint32_t pid)
+{
+	perf_maps__forget(&s->jit, pid);
 }

@@ -36,6 +36,12 @@ void symbolizer__read_kernel(struct symbolizer *s);
 int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
 		       struct sym *out);
 
+/* The function of process pid at addr in code a JIT made, from its
+ * /tmp/perf-PID.map (start and end are addresses); 0 or -ENOENT. */
+int symbolizer__jit(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym *out);
+/* pid has gone: what was kept for it goes. */
+void symbolizer__forget(struct symbolizer *s, uint32_t pid);
+
 /* The build-id of dso as hex in buf; 0, or -ENOENT when it has none (or
  * cannot be opened). */
 int symbolizer__build_id(struct symbolizer *s, const char *dso, char *buf,

@@ -91,7 +91,7 @@ assert d["lost"] > 0 and d["lossy_stints"] > 0, "no losses to test with"
 # The spinners ran through the loss: before the fix, its time was their
 # steal (0.6 and 0.8 s); now none beyond the noise. (Other threads are not
 # judged: a hypervisor can take time from them that no kernel here sees.)
-spin = sorted((r for r in d["rows"] if "workload threads" in r["command"]),
+spin = sorted((r for r in d["rows"] if "workload threads" in (r["command"] or "")),
               key=lambda r: -r["cpu_ns"])[:2]
 assert len(spin) == 2 and min(r["cpu_ns"] for r in spin) > 1e9, spin
 for r in spin:

@@ -82,7 +82,7 @@ wait $imp || fail "the import did not survive collect: $(cat imp.err)"
 rec=$!
 sleep 1
 run "$CL" collect $rec
-[ "$(status)" = 2 ] && grep -q "has no ledger" "$TMP/err" || fail "collect of a recorder without a ledger: $(cat "$TMP/err")"
+[ "$(status)" = 1 ] && grep -q "has no ledger" "$TMP/err" || fail "collect of a recorder without a ledger: $(cat "$TMP/err")"
 wait $rec || fail "the recorder without a ledger did not survive collect: $(cat nl.err)"
 echo "collect: refused for an import and for a recorder without a ledger; both went on"
 echo "signals: ok"

@@ -611,6 +611,25 @@ static void exit_before_last_runtime(void **state)
 	engine__free(e);
 }
 
+/* perf's ":-1 -1/-1" (a task that had exited when perf wrote it) has pid
+ * and tid -1, the value of ENGINE_NONE: it is a thread of process -1 all
+ * the same (before, its name crashed the engine). */
+static void exited_task_minus_one(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	add((struct eng_event){ .kind = EK_TASK, .time = 1, .pid = UINT32_MAX,
+				.tid = UINT32_MAX, .comm = 7 });
+	smp(0, 1 * MS, UINT32_MAX, UINT32_MAX, FN_F);
+	add((struct eng_event){ .kind = EK_COMM, .time = 2 * MS, .pid = UINT32_MAX,
+				.tid = UINT32_MAX, .comm = 8 });
+	run_all(e, 3 * MS);
+	const struct got *g = prog(UINT32_MAX, FN_F);
+	assert_int_equal(g->pid, UINT32_MAX);
+	assert_int_equal(g->samples, 1);
+	engine__free(e);
+}
+
 /*
  * A long run: more stints than the queue holds, each 1 ms with a residual
  * of 5 us (the bias), and every 1000th stint 400 us stolen (its sample
@@ -665,6 +684,7 @@ int main(void)
 		cmocka_unit_test(missed_switch_from_idle),
 		cmocka_unit_test(missed_switch_between_threads),
 		cmocka_unit_test(exit_before_last_runtime),
+		cmocka_unit_test(exited_task_minus_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
