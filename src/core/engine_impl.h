@@ -60,8 +60,8 @@ struct eng_cpu {
 	uint64_t ck_time, ck_runtime;	/* its last exact checkpoint */
 	bool measured;		/* it had a runtime event */
 	/* the stint began at a missed switch, not yet placed: after `low`,
-	 * at or before `since`; idle before it (that time counted idle) */
-	bool inferred, idle_before;
+	 * at or before `since` ([low, since) was counted idle) */
+	bool inferred;
 	uint64_t inferred_low;
 	uint64_t last_sample;	/* its last sample, or its start */
 	uint32_t last_prog;	/* that sample's program */

@@ -179,16 +179,21 @@ static int missed_switch(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t 
 	bool pend = p && p->pend_ns && p->pend_start >= low && p->pend_last <= t;
 	uint64_t start = !tid ? low : pend ? p->pend_start : t;
 	uint64_t ran = pend ? p->pend_ns : 0, last = pend ? p->pend_last : start;
-	bool idle_before = !c->tid;
-	if (idle_before)
+	if (!c->tid) {
 		idle_until(e, c, start);
+	} else if (start > low) {
+		/* the task on record left no trace after its last checkpoint: a
+		 * fair task that ran on would have raised its runtime when it
+		 * left, so the CPU was idle (its switch to idle missed too) */
+		c->st.idle_ns += start - low;
+		e->st.idle_ns += start - low;
+	}
 	err = open_stint(e, cpu, tid, start);
 	if (err || !tid)
 		return err;
 	if (!pend) {	/* its first runtime event will say where it began */
 		c->inferred = true;
 		c->inferred_low = low;
-		c->idle_before = idle_before;
 		return 0;
 	}
 	/* that runtime was this stint's after all */
@@ -238,8 +243,8 @@ int eng_on_switch(struct engine *e, const struct eng_event *ev)
 }
 
 /* The first runtime of a stint begun at a missed switch says when it
- * began (its delta runs from the switch): the time before, counted idle,
- * was the stint's. */
+ * began (its delta runs from the switch): the time before, counted idle
+ * (missed_switch), was the stint's. */
 static void place_inferred(struct engine *e, struct eng_cpu *c, uint64_t began)
 {
 	c->inferred = false;
@@ -247,10 +252,8 @@ static void place_inferred(struct engine *e, struct eng_cpu *c, uint64_t began)
 		began = c->inferred_low;
 	if (began >= c->since)
 		return;
-	if (c->idle_before) {
-		c->st.idle_ns -= c->since - began;
-		e->st.idle_ns -= c->since - began;
-	}
+	c->st.idle_ns -= c->since - began;	/* counted idle: it was the stint's */
+	e->st.idle_ns -= c->since - began;
 	e->stints.v[c->stint].start = began;
 	c->since = began;
 }

@@ -11,10 +11,15 @@
 #include "../core/grow.h"
 #include "../core/banned.h"
 
-/* A symbol read, with what decides between two at one address. */
+/* A symbol read, with what decides between two at one address, as perf
+ * decides: a size over none, not weak over weak, global over local, fewer
+ * leading underscores, then the longer name ("malloc" over
+ * "__libc_malloc", "cfree" over "free"). */
 struct cand {
 	struct elf_func f;
-	uint8_t rank;		/* global 2, weak 1, local 0 */
+	uint8_t sized, strong, global;
+	uint8_t underscores;
+	uint16_t len;
 };
 
 struct reading {
@@ -24,34 +29,117 @@ struct reading {
 };
 
 static int push(struct reading *r, uint64_t start, uint64_t size, const char *name,
-		size_t len, uint8_t rank)
+		size_t len, int bind)
 {
 	uint32_t id = strtab__intern(r->names, name, len);
 	if (id == HINDEX_NONE ||
 	    grow_array((void **)&r->v, &r->cap, r->n, sizeof(*r->v), 1024))
 		return -ENOMEM;
-	r->v[r->n++] = (struct cand){ { start, start + size, id }, rank };
+	uint8_t u = 0;
+	while (u < len && name[u] == '_')
+		u++;
+	r->v[r->n++] = (struct cand){ { start, start + size, id }, size > 0, bind != STB_WEAK,
+				      bind == STB_GLOBAL, u, (uint16_t)(len < 65535 ? len : 65535) };
 	return 0;
+}
+
+/* The version names of a file's .dynsym, when it is the table libdwfl
+ * reads (no .symtab): perf shows a symbol of a hidden version, not the
+ * default one, as NAME@VERSION ("cfree@GLIBC_2.2.5"). */
+struct versions {
+	Elf *elf;
+	Elf_Data *versym;	/* one half-word a .dynsym entry */
+	size_t ndyn;
+	const char **names;	/* by version index */
+	size_t nnames;
+};
+
+static void read_versions(struct versions *v, Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	*v = (struct versions){ .elf = dwfl_module_getelf(mod, &bias) };
+	Elf_Scn *versym = NULL, *verdef = NULL;
+	GElf_Shdr sh, defsh = { 0 };
+	for (Elf_Scn *scn = v->elf ? elf_nextscn(v->elf, NULL) : NULL; scn;
+	     scn = elf_nextscn(v->elf, scn)) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			return;	/* libdwfl reads .symtab: no versions */
+		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize)
+			v->ndyn = sh.sh_size / sh.sh_entsize;
+		else if (sh.sh_type == SHT_GNU_versym)
+			versym = scn;
+		else if (sh.sh_type == SHT_GNU_verdef) {
+			verdef = scn;
+			defsh = sh;
+		}
+	}
+	Elf_Data *dd = verdef ? elf_getdata(verdef, NULL) : NULL;
+	if (!versym || !dd || !(v->versym = elf_getdata(versym, NULL)))
+		return;
+	size_t off = 0;
+	for (GElf_Word i = 0; i < defsh.sh_info; i++) {
+		GElf_Verdef def;
+		GElf_Verdaux aux;
+		if (!gelf_getverdef(dd, (int)off, &def) ||
+		    !gelf_getverdaux(dd, (int)(off + def.vd_aux), &aux))
+			break;
+		const char *name = elf_strptr(v->elf, defsh.sh_link, aux.vda_name);
+		if (name && def.vd_ndx < 4096) {
+			if (def.vd_ndx >= v->nnames) {
+				size_t n = def.vd_ndx + 1;
+				const char **p = realloc(v->names, n * sizeof(*p));
+				if (!p)
+					break;
+				memset(p + v->nnames, 0, (n - v->nnames) * sizeof(*p));
+				v->names = p;
+				v->nnames = n;
+			}
+			v->names[def.vd_ndx] = name;
+		}
+		if (!def.vd_next)
+			break;
+		off += def.vd_next;
+	}
+}
+
+/* The hidden version of .dynsym entry i from the file elf, or NULL. */
+static const char *hidden_version(const struct versions *v, Elf *elf, int i)
+{
+	GElf_Versym vs;
+	if (!v->versym || elf != v->elf || (size_t)i >= v->ndyn ||
+	    !gelf_getversym(v->versym, i, &vs) || !(vs & 0x8000))
+		return NULL;
+	vs &= 0x7fff;
+	return vs < v->nnames ? v->names[vs] : NULL;
 }
 
 static int read_symbols(struct reading *r, Dwfl_Module *mod)
 {
-	int n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
+	struct versions v;
+	read_versions(&v, mod);
+	int n = dwfl_module_getsymtab(mod), err = 0;
+	for (int i = 1; i < n && !err; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		Elf *from;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &from, NULL);
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
 		if (!name || !name[0] || !addr || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
 		    shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
 			continue;
-		uint8_t rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
-		int err = push(r, addr, sym.st_size, name, strlen(name), rank);
-		if (err)
-			return err;
+		const char *ver = hidden_version(&v, from, i);
+		char buf[512];
+		int len = ver ? snprintf(buf, sizeof(buf), "%s@%s", name, ver) : 0;
+		if (ver && len > 0 && (size_t)len < sizeof(buf))
+			err = push(r, addr, sym.st_size, buf, (size_t)len, bind);
+		else
+			err = push(r, addr, sym.st_size, name, strlen(name), bind);
 	}
-	return 0;
+	free(v.names);
+	return err;
 }
 
 static Elf_Scn *section(Elf *elf, size_t shstrndx, const char *want, GElf_Shdr *sh)
@@ -100,7 +188,8 @@ static int read_plt(struct reading *r, Dwfl_Module *mod)
 		char buf[512];
 		int len = snprintf(buf, sizeof(buf), "%s@plt", name);
 		uint64_t at = base + k * 16 + bias;
-		int err = len > 0 && (size_t)len < sizeof(buf) ? push(r, at, 16, buf, (size_t)len, 0) : 0;
+		int err = len > 0 && (size_t)len < sizeof(buf) ?
+			  push(r, at, 16, buf, (size_t)len, STB_LOCAL) : 0;
 		if (err)
 			return err;
 	}
@@ -112,10 +201,18 @@ static int cmp_cand(const void *a, const void *b)
 	const struct cand *x = a, *y = b;
 	if (x->f.start != y->f.start)
 		return x->f.start < y->f.start ? -1 : 1;
-	if (x->rank != y->rank)
-		return y->rank - x->rank;	/* global first */
-	uint64_t xs = x->f.end - x->f.start, ys = y->f.end - y->f.start;
-	return (ys > xs) - (ys < xs);		/* larger first */
+	/* the best of one address first */
+	if (x->sized != y->sized)
+		return y->sized - x->sized;
+	if (x->strong != y->strong)
+		return y->strong - x->strong;
+	if (x->global != y->global)
+		return y->global - x->global;
+	if (x->underscores != y->underscores)
+		return x->underscores - y->underscores;
+	if (x->len != y->len)
+		return y->len - x->len;
+	return (x->f.name > y->f.name) - (x->f.name < y->f.name);	/* stable */
 }
 
 int elf_symtab__read(struct elf_symtab *t, Dwfl_Module *mod, struct strtab *names)

@@ -564,6 +564,30 @@ static void missed_switch_between_threads(void **state)
 	assert_int_equal(st->steal_ns, 0);
 	assert_int_equal(thread_cpu(10), 4 * MS);
 	assert_int_equal(thread_cpu(20), 3 * MS);
+	assert_int_equal(st->idle_ns, 1 * MS);	/* 7-8 ms, and none counted twice */
+	engine__free(e);
+}
+
+/*
+ * A task that raises no runtime (69: not a fair task) runs from 1 ms; the
+ * switches from it to idle and from idle to 30 are not reported. 30's
+ * runtime (0.5 ms, raised at 10 ms) says it began at 9.5 ms; 69 left no
+ * trace after its switch in, so 1-9.5 ms was idle. Run + idle is the
+ * CPU's 12 ms.
+ */
+static void missed_switch_after_silent_task(void **state)
+{
+	(void)state;
+	const uint64_t s = 1000 * MS;
+	struct engine *e = start_at(s, 1);
+	sw(0, s + 1 * MS, 0, 69);
+	rt(0, s + 10 * MS, 30, 500 * US);
+	sw(0, s + 10 * MS, 30, 0);
+	run_all(e, s + 12 * MS);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->run_ns, 500 * US);
+	assert_int_equal(st->idle_ns, 11500 * US);
+	assert_int_equal(st->missed_switches, 1);
 	engine__free(e);
 }
 
@@ -683,6 +707,7 @@ int main(void)
 		cmocka_unit_test(rolling_calibration),
 		cmocka_unit_test(missed_switch_from_idle),
 		cmocka_unit_test(missed_switch_between_threads),
+		cmocka_unit_test(missed_switch_after_silent_task),
 		cmocka_unit_test(exit_before_last_runtime),
 		cmocka_unit_test(exited_task_minus_one),
 	};

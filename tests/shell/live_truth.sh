@@ -1,0 +1,78 @@
+# Live figures that tell the truth (issue 18):
+# - call stacks as perf records them: a program whose hot function is
+#   three calls deep (built here with frame pointers) is recorded with -g
+#   by cpuledger and perf at the same time; the folded stacks have the
+#   same leaf, no frame repeated as its own caller (before: the leaf came
+#   twice, `_PyObject_Free;_PyObject_Free`), and the same depth
+#   distribution within 10 points;
+# - idle time is the time the CPUs ran the idle task: over a recording
+#   of a mostly idle machine, run + steal + idle over all CPUs is the
+#   recording's wall time times its CPUs within a 4 ms tick per CPU.
+. "$(dirname "$0")/../lib.sh"
+command -v perf >/dev/null || skip "perf is not installed"
+command -v python3 >/dev/null || skip "python3 is not installed"
+need_perf
+cd "$TMP"
+
+cat >stk.c <<'EOF'
+#include <time.h>
+__attribute__((noinline)) static void leaf_work(void) { volatile long x = 0; for (long i = 0; i < 2000000; i++) x += i; }
+__attribute__((noinline)) static void middle(void) { leaf_work(); __asm__ volatile(""); }
+__attribute__((noinline)) static void outer(void) { middle(); __asm__ volatile(""); }
+int main(void) { time_t e = time(0) + 2; while (time(0) <= e) outer(); return 0; }
+EOF
+gcc -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls -o stk stk.c
+./stk &
+pid=$!
+"$CL" record -g -p $pid -o s.rec 2>cl.err &
+cl=$!
+perf record -q -g -F 1000 -e cpu-clock -p $pid -o p.data 2>perf.err &
+pf=$!
+wait $pid
+wait $cl || fail "record: $(cat cl.err)"
+wait $pf 2>/dev/null || true
+"$CL" report -i s.rec --format folded >cl.folded
+perf script -i p.data 2>/dev/null | "$CL" report -i perf-script:- --format folded >perf.folded
+python3 - <<'PY' || fail "live stacks differ from perf's"
+from collections import Counter
+def read(path):
+    leaves, depths, repeats, n = Counter(), Counter(), 0, 0
+    for line in open(path):
+        stack, count = line.rsplit(" ", 1)
+        frames = stack.split(";")[1:]   # the process first
+        if "stk" not in stack.split(";")[0]:
+            continue
+        c = int(count)
+        n += c
+        leaves[frames[-1]] += c
+        # how deep the hot function is: frames from main down
+        depths[len(frames) - frames.index("main") if "main" in frames else 0] += c
+        repeats += c * (len(frames) > 1 and frames[-1] == frames[-2])
+    return n, leaves, depths, repeats
+cn, cl, cd, cr = read("cl.folded")
+pn, pl, pd, pr = read("perf.folded")
+print("cpuledger: %d samples, leaf %s, depths %s, leaf repeated %d" % (cn, cl.most_common(1), dict(cd), cr))
+print("perf:      %d samples, leaf %s, depths %s, leaf repeated %d" % (pn, pl.most_common(1), dict(pd), pr))
+assert cn > 500 and pn > 500
+assert cl.most_common(1)[0][0] == pl.most_common(1)[0][0] == "leaf_work"
+assert cr == 0
+for d in set(cd) | set(pd):
+    assert abs(cd[d] / cn - pd[d] / pn) <= 0.10, d
+PY
+
+# idle: a mostly idle machine for 3 s
+"$CL" record -a --duration 3 -o idle.rec 2>/dev/null
+"$CL" report -i idle.rec --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = d["totals"]
+n = len(d["cpus"])
+wall = d["duration_ns"] * n
+covered = t["run_ns"] + (t["steal_ns"] or 0) + t["idle_ns"]
+print("idle: run %.3f s + steal %.3f s + idle %.3f s = %.3f s of %d CPUs x %.3f s = %.3f s" % (
+      t["run_ns"] / 1e9, (t["steal_ns"] or 0) / 1e9, t["idle_ns"] / 1e9, covered / 1e9, n,
+      d["duration_ns"] / 1e9, wall / 1e9))
+assert t["idle_ns"] > 0
+assert abs(covered - wall) <= 4e6 * n, covered - wall
+' || fail "run + steal + idle is not the CPUs' time"
+echo "live_truth: ok"
