@@ -17,7 +17,7 @@ CFLAGS_BASE += $(OPT)
 endif
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz) -liberty -lpthread -lm
+LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib libmicrohttpd 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz -lmicrohttpd) -liberty -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # pprof's profile.proto as Debian ships it with pprof itself; its C is
@@ -28,7 +28,7 @@ GEN_SRC := $(GEN)/profile.pb-c.c
 GEN_OBJ := $(BUILD)/gen/profile.pb-c.o
 
 CORE_SRC := $(wildcard src/core/*.c)
-LIB_SRC := $(wildcard src/format/*.c src/report/*.c src/collect/*.c src/symbols/*.c src/ledger/*.c src/resolve/*.c src/record/*.c src/analysis/*.c)
+LIB_SRC := $(wildcard src/format/*.c src/report/*.c src/collect/*.c src/symbols/*.c src/ledger/*.c src/resolve/*.c src/record/*.c src/analysis/*.c src/agent/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 

@@ -132,6 +132,11 @@ int cmd_ledger(int argc, char **argv);
 int cmd_bill(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+
+#ifndef CPULEDGER_VERSION
+#define CPULEDGER_VERSION "0.3.0"
+#endif
 
 /* Imports the perf script text at path ("-": standard input) into a
  * recording on out_fd, printing what it read unless quiet. 0 or an exit

@@ -132,11 +132,17 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 	}
 }
 
-volatile sig_atomic_t live_stop_signal, live_collect_requested;
+volatile sig_atomic_t live_stop_signal, live_collect_requested, live_reload_requested;
 
 static void on_stop(int sig)
 {
 	live_stop_signal = sig;
+}
+
+static void on_hup_reload(int sig)
+{
+	(void)sig;
+	live_reload_requested = 1;
 }
 
 static void on_usr1(int sig)
@@ -158,12 +164,14 @@ void live_block_signals(void)
 }
 
 /* Handlers in place, then what came before them is let through. */
-void live_install_signals(void)
+void live_install_signals(bool hup_reloads)
 {
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < 4; i++) {
+		sa.sa_handler = stop_signals[i] == SIGHUP && hup_reloads ? on_hup_reload : on_stop;
 		sigaction(stop_signals[i], &sa, NULL);
+	}
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
 	sigset_t set;

@@ -18,6 +18,40 @@
 #include "../analysis/analysis.h"
 #include "../core/attribute.h"
 
+struct engine;
+struct eng_thread;
+struct eng_figures;
+struct eng_stack_figures;
+struct recorder;
+
+/* How the ledger's writer is doing, for the agent's metrics. */
+struct live_status {
+	uint64_t collections;	/* written */
+	uint32_t waiting;	/* in memory, not yet written */
+	bool failing;
+};
+
+/*
+ * What a long-running user of the recording (the agent) adds: the
+ * engine's figures as the collector gets them, a turn every poll of the
+ * rings (at most 100 ms apart), and SIGHUP taken as "reload" instead of
+ * "stop". All are called on the recording's own thread.
+ */
+struct live_hooks {
+	void *ctx;
+	int (*program)(void *ctx, const struct engine *e, const struct eng_thread *t,
+		       const struct eng_figures *f, bool final);
+	int (*stack)(void *ctx, const struct engine *e, const struct eng_thread *t,
+		     const struct eng_stack_figures *f);
+	int (*thread_gone)(void *ctx, const struct engine *e, const struct eng_thread *t);
+	/* after recording has started; 0, or an exit status to stop with */
+	int (*started)(void *ctx, struct recorder *r, struct engine *e);
+	int (*tick)(void *ctx, struct recorder *r, struct engine *e, uint64_t now_ns,
+		    const struct live_status *st);
+	/* SIGHUP; NULL: it stops the recording */
+	int (*reload)(void *ctx, struct recorder *r);
+};
+
 struct live_opts {
 	bool all;		/* -a */
 	pid_t *pids;		/* -p */
@@ -38,6 +72,9 @@ struct live_opts {
 	/* run: a table of the recording when it ends */
 	bool analyse;
 	struct analysis_opts a;
+	const struct live_hooks *hooks;	/* the agent's, or NULL */
+	uint32_t max_waiting;	/* collections waiting before they merge */
+	double retain_days;	/* collections older go, daily; 0 never */
 };
 
 void live_opts__init(struct live_opts *o);

@@ -9,7 +9,9 @@
 
 #include "live.h"
 
-extern volatile sig_atomic_t live_stop_signal, live_collect_requested;
-void live_install_signals(void);
+extern volatile sig_atomic_t live_stop_signal, live_collect_requested,
+	live_reload_requested;
+/* hup_reloads: SIGHUP asks for a reload, not a stop */
+void live_install_signals(bool hup_reloads);
 
 #endif

@@ -47,6 +47,7 @@ struct live {
 	bool said_failing;
 	uint64_t said_written;	/* collections said to be in the ledger */
 	uint64_t start, end;
+	int64_t retained_ns;	/* when retention was last asked for */
 };
 
 static uint64_t mono_ns(void)
@@ -219,6 +220,9 @@ static int chain_program(void *ctx, const struct engine *e, const struct eng_thr
 	}
 	if (!err && l->collecting)
 		err = collector__program(&l->coll, e, t, f, final);
+	const struct live_hooks *h = l->o->hooks;
+	if (!err && h && h->program)
+		err = h->program(h->ctx, e, t, f, final);
 	return err;
 }
 
@@ -227,7 +231,9 @@ static int chain_stack(void *ctx, const struct engine *e, const struct eng_threa
 {
 	struct live *l = ctx;
 	struct engine_sink s = analysis__sink(&l->res->a);
-	return l->o->analyse && s.stack ? s.stack(s.ctx, e, t, f) : 0;
+	int err = l->o->analyse && s.stack ? s.stack(s.ctx, e, t, f) : 0;
+	const struct live_hooks *h = l->o->hooks;
+	return !err && h && h->stack ? h->stack(h->ctx, e, t, f) : err;
 }
 
 static int chain_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
@@ -238,12 +244,15 @@ static int chain_gone(void *ctx, const struct engine *e, const struct eng_thread
 		struct engine_sink s = analysis__sink(&l->res->a);
 		err = s.thread_gone ? s.thread_gone(s.ctx, e, t) : 0;
 	}
-	return !err && l->collecting ? collector__thread_gone(&l->coll, e, t) : err;
+	if (!err && l->collecting)
+		err = collector__thread_gone(&l->coll, e, t);
+	const struct live_hooks *h = l->o->hooks;
+	return !err && h && h->thread_gone ? h->thread_gone(h->ctx, e, t) : err;
 }
 
 static int setup_engine(struct live *l)
 {
-	if (!l->o->ledger && !l->o->analyse)
+	if (!l->o->ledger && !l->o->analyse && !l->o->hooks)
 		return 0;
 	struct engine_config c;
 	recorder__config(l->rec, l->o->a.method, &c);
@@ -266,7 +275,7 @@ static int setup_engine(struct live *l)
 	recorder__attach(l->rec, l->engine);
 	if (!l->o->ledger)
 		return 0;
-	l->writer = ledger_writer__new(l->o->ledger, 8);
+	l->writer = ledger_writer__new(l->o->ledger, l->o->max_waiting ? l->o->max_waiting : 8);
 	if (!l->writer)
 		return -errno;
 	l->collecting = true;
@@ -287,10 +296,16 @@ static int setup_collector(struct live *l)
 /* A collection now (seed 000's collection means): queued for the writer. */
 static int collect(struct live *l, const char *reason)
 {
-	struct batch *b = collector__collect(&l->coll, l->engine, reason, real_ns());
+	int64_t now = real_ns();
+	struct batch *b = collector__collect(&l->coll, l->engine, reason, now);
 	if (!b) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
+	}
+	/* retention with the first collection, then once a day */
+	if (l->o->retain_days > 0 && now - l->retained_ns >= 86400LL * 1000000000) {
+		b->retain_before_ns = now - (int64_t)(l->o->retain_days * 86400e9);
+		l->retained_ns = now;
 	}
 	ledger_writer__submit(l->writer, b);
 	return 0;
@@ -363,6 +378,22 @@ static int loop(struct live *l)
 			show_progress(l, tty);
 			writer_news(l);
 			last_show = now;
+		}
+		const struct live_hooks *h = o->hooks;
+		if (!err && h && h->reload && live_reload_requested) {
+			live_reload_requested = 0;
+			if ((err = h->reload(h->ctx, l->rec)))
+				return err;
+		}
+		if (!err && h && h->tick) {
+			struct live_status ls = { 0 };
+			struct writer_status ws;
+			if (l->writer) {
+				ledger_writer__status(l->writer, &ws);
+				ls = (struct live_status){ ws.written, ws.waiting, ws.failing };
+			}
+			if ((err = h->tick(h->ctx, l->rec, l->engine, now, &ls)))
+				return err;
 		}
 		if (!err && l->collecting && (now >= next || live_collect_requested)) {
 			const char *why = live_collect_requested ? "request" : "interval";
@@ -550,6 +581,9 @@ static int start(struct live *l)
 		return EXIT_RUNTIME;
 	}
 	l->start = recorder__stats(l->rec)->start_ns;
+	const struct live_hooks *h = l->o->hooks;
+	if (h && h->started && (err = h->started(h->ctx, l->rec, l->engine)))
+		return err;
 	if (l->go_fd >= 0) {
 		ssize_t w = write(l->go_fd, "g", 1);
 		close(l->go_fd);
@@ -589,7 +623,7 @@ int live_run(struct live_opts *o, struct live_result *res)
 	struct live l = { .o = o, .res = res, .go_fd = -1, .exec_fd = -1, .child = -1 };
 	memset(res, 0, sizeof(*res));
 	res->child_status = -1;
-	live_install_signals();
+	live_install_signals(o->hooks && o->hooks->reload);
 	int status = prepare(&l);
 	if (!status)
 		status = start(&l);

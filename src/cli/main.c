@@ -11,13 +11,9 @@
 #include "options.h"
 #include "../core/banned.h"
 
-#ifndef CPULEDGER_VERSION
-#define CPULEDGER_VERSION "0.2.0"
-#endif
-
 extern const struct cli_command record_command, report_command, run_command,
 	import_command, ledger_command, bill_command, collect_command, analyze_command,
-	simulate_command, workload_command;
+	simulate_command, workload_command, agent_command;
 
 struct command {
 	const char *name;
@@ -30,6 +26,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "record CPU time and steal live (perf_event_open)", true },
 	{ "report", cmd_report, "report a recording: time and steal per thread, function...", false },
 	{ "run", cmd_run, "run a command and report its time like time(1)", true },
+	{ "agent", cmd_agent, "record all the time: the ledger, and /metrics for Prometheus", true },
 	{ "import", cmd_import, "make a recording of perf script text", false },
 	{ "ledger", cmd_ledger, "add recordings to the accounting ledger (SQLite)", false },
 	{ "bill", cmd_bill, "CPU time, steal and corrected time from the ledger", false },
@@ -42,7 +39,7 @@ static const struct command commands[] = {
 const struct cli_command *const cli_commands[] = {
 	&record_command, &report_command, &run_command, &import_command, &ledger_command,
 	&bill_command, &collect_command, &analyze_command, &simulate_command,
-	&workload_command, NULL,
+	&workload_command, &agent_command, NULL,
 };
 
 static void usage(FILE *f)
@@ -76,7 +73,8 @@ static int finish_stdout(int status)
  */
 __attribute__((constructor)) static void hold_signals_early(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "record") || !strcmp(argv[1], "run")))
+	if (argc >= 2 && (!strcmp(argv[1], "record") || !strcmp(argv[1], "run") ||
+			  !strcmp(argv[1], "agent")))
 		live_block_signals();
 }
 

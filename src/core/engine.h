@@ -244,6 +244,12 @@ int engine__finish(struct engine *e, uint64_t end_ns);
 /* Hands the sink every live thread's cumulative figures (final false). */
 int engine__walk(struct engine *e, const struct engine_sink *sink);
 
+/* Calls fn for each live thread, with its process (or NULL): what another
+ * engine needs to start from this one's knowledge. Stops at fn's error. */
+int engine__each_thread(const struct engine *e,
+			int (*fn)(void *ctx, const struct eng_proc *p, const struct eng_thread *t),
+			void *ctx);
+
 const struct engine_stats *engine__stats(const struct engine *e);
 const struct eng_cpu_stats *engine__cpu(const struct engine *e, uint32_t cpu);
 const struct eng_proc *engine__proc(const struct engine *e, uint32_t index);

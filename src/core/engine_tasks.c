@@ -614,6 +614,21 @@ int engine__walk(struct engine *e, const struct engine_sink *sink)
 	return 0;
 }
 
+int engine__each_thread(const struct engine *e,
+			int (*fn)(void *ctx, const struct eng_proc *p, const struct eng_thread *t),
+			void *ctx)
+{
+	for (uint32_t i = 0; i < e->threads.n; i++) {
+		const struct eng_thread *t = &e->threads.v[i];
+		if (!t->used || !t->attached || t->exited)
+			continue;
+		int err = fn(ctx, engine__proc(e, t->proc), t);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 const struct eng_proc *engine__proc(const struct engine *e, uint32_t index)
 {
 	return index < e->procs.n && e->procs.v[index].used ? &e->procs.v[index] : NULL;

@@ -86,6 +86,12 @@ int batch__write(const char *path, const struct batch *b, char *msg, size_t size
 		err = ledger__commit(l, msg, size);
 	else if (err != -EEXIST && err != -EBUSY)
 		ledger__abort(l);
+	/* retention in a transaction of its own, once the collection is in;
+	 * if it fails (a reader in the way), the next one does it */
+	if (!err && b->retain_before_ns) {
+		char why[128];
+		ledger__retain(l, b->retain_before_ns, why, sizeof(why));
+	}
 	ledger__close(l);
 	return err;
 }
@@ -146,6 +152,8 @@ static int merge(struct batch *a, struct batch *b)
 	}
 	a->c.end_ns = b->c.end_ns;
 	a->c.collected_ns = b->c.collected_ns;
+	if (b->retain_before_ns > a->retain_before_ns)
+		a->retain_before_ns = b->retain_before_ns;
 	a->merged += b->merged;
 	batch__free(b);
 	return 0;

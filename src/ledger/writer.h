@@ -31,6 +31,9 @@ struct batch {
 	uint32_t merged;	/* collections summed into it */
 	struct hindex index;	/* its rows by task and account, once merged */
 	bool index_ready;
+	/* after it is written: collections that ended before this go
+	 * (retention); 0 none */
+	int64_t retain_before_ns;
 };
 
 /* An empty collection; its strings copied. NULL with errno ENOMEM. */

@@ -134,6 +134,7 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 		return NULL;
 	r->o = *o;
 	strtab__init(&r->names);
+	strtab__init(&r->stacks);
 	hindex__init(&r->scope.index);
 	int err = open_session(r, fail);
 	if (!err)
@@ -163,6 +164,26 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 void recorder__attach(struct recorder *r, struct engine *e)
 {
 	r->engine = e;
+}
+
+void recorder__set_rules(struct recorder *r, const struct account_rules *rules)
+{
+	r->o.rules = rules;
+	resolver__set_rules(r->res, rules);
+}
+
+void recorder__tap(struct recorder *r, struct engine *e)
+{
+	r->tap = e;
+	if (!e) {	/* its stacks go with it: memory for one profile at a time */
+		strtab__release(&r->stacks);
+		strtab__init(&r->stacks);
+	}
+}
+
+struct strtab *recorder__stacks(struct recorder *r)
+{
+	return &r->stacks;
 }
 
 struct strtab *recorder__names(struct recorder *r)
@@ -386,6 +407,7 @@ void recorder__free(struct recorder *r)
 	symbolizer__free(r->sy);
 	rscope_release(&r->scope);
 	strtab__release(&r->names);
+	strtab__release(&r->stacks);
 	free(r->steal0);
 	free(r->last_time);
 	free(r->forget);
@@ -411,31 +433,47 @@ uint32_t recorder__ncpus(const struct recorder *r)
 bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_steal_ns,
 		   uint64_t *lost)
 {
-	*kernel_steal_ns = 0;
-	*lost = 0;
-	const struct perf_cpu *c = NULL;
-	int index = -1;
-	for (int i = 0; i < r->perf.ncpus; i++)
-		if ((uint32_t)r->perf.cpus[i].cpu == cpu) {
-			c = &r->perf.cpus[i];
-			index = i;
-		}
-	if (!c)
+	*kernel_steal_ns = *lost = 0;
+	if (cpu >= r->ncpus)
 		return false;
-	*lost = perf_session__lost(&r->perf, index);
+	uint64_t *steal = calloc(r->ncpus, sizeof(*steal)), *lst = calloc(r->ncpus, sizeof(*lst));
+	bool *known = calloc(r->ncpus, sizeof(*known));
+	bool ok = steal && lst && known && recorder__cpus(r, steal, lst, known) == 0 &&
+		  known[cpu];
+	if (steal && lst) {
+		*kernel_steal_ns = steal[cpu];
+		*lost = lst[cpu];
+	}
+	free(steal);
+	free(lst);
+	free(known);
+	return ok;
+}
+
+int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,
+		   bool *known)
+{
+	memset(known, 0, r->ncpus * sizeof(*known));
+	for (int i = 0; i < r->perf.ncpus; i++) {
+		uint32_t c = (uint32_t)r->perf.cpus[i].cpu;
+		if (c < r->ncpus)
+			lost[c] = perf_session__lost(&r->perf, i);
+	}
 	char *text = procfs_read(r->o.root, "proc/stat", NULL);
 	uint64_t *now = calloc(r->ncpus ? r->ncpus : 1, sizeof(*now));
 	uint8_t *seen = calloc(r->ncpus ? r->ncpus : 1, 1);
-	bool known = text && now && seen && r->steal0 &&
-		     procstat_steal(text, now, seen, r->ncpus) >= 0 && seen[cpu] &&
-		     now[cpu] >= r->steal0[cpu];
-	if (known)
-		*kernel_steal_ns = (now[cpu] - r->steal0[cpu]) *
-				   (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	int err = text && now && seen && r->steal0 ? 0 : -ENOMEM;
+	if (!err && procstat_steal(text, now, seen, r->ncpus) < 0)
+		err = -EINVAL;
+	for (uint32_t c = 0; !err && c < r->ncpus; c++) {
+		known[c] = seen[c] && now[c] >= r->steal0[c];
+		kernel_steal_ns[c] = known[c] ? (now[c] - r->steal0[c]) *
+				     (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK)) : 0;
+	}
 	free(text);
 	free(now);
 	free(seen);
-	return known;
+	return err;
 }
 
 const char *recorder__host(const struct recorder *r)

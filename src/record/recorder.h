@@ -68,6 +68,15 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 
 /* Feeds events to e from now on (may be NULL). Before recorder__start. */
 void recorder__attach(struct recorder *r, struct engine *e);
+/* Charge accounts by these rules from now on (the agent's SIGHUP); the
+ * caller keeps them alive. */
+void recorder__set_rules(struct recorder *r, const struct account_rules *rules);
+/* Feeds events to e as well, from now on, until called with NULL (a
+ * profile of some seconds beside the main engine). e gets copies of the
+ * strings, and its samples call stacks: ids of recorder__stacks (frames
+ * of (function, dso, account)), which go when the tap does. */
+void recorder__tap(struct recorder *r, struct engine *e);
+struct strtab *recorder__stacks(struct recorder *r);
 /* The names the engine's events refer to (functions, files, comms). */
 struct strtab *recorder__names(struct recorder *r);
 uint32_t recorder__unknown(const struct recorder *r);
@@ -93,6 +102,10 @@ const struct recorder_stats *recorder__stats(const struct recorder *r);
 uint32_t recorder__ncpus(const struct recorder *r);
 bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_steal_ns,
 		   uint64_t *lost);
+/* The same for every CPU at once (arrays of recorder__ncpus), /proc/stat
+ * read once; known says where the kernel's figure is. 0 or -errno. */
+int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,
+		   bool *known);
 /* What the recording's metadata says (host, times), for reports. */
 const char *recorder__host(const struct recorder *r);
 const char *recorder__boot_id(const struct recorder *r);

@@ -13,8 +13,28 @@
 #include "../core/grow.h"
 #include "../core/banned.h"
 
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
 int recorder_push(struct recorder *r, struct eng_event *ev)
 {
+	if (r->tap) {	/* its own copy of the strings */
+		struct eng_event copy = *ev;
+		copy.text = dup_or_null(ev->text);
+		copy.exe = dup_or_null(ev->exe);
+		if ((ev->text && !copy.text) || (ev->exe && !copy.exe)) {
+			free(copy.text);
+			free(copy.exe);
+			return -ENOMEM;
+		}
+		if (copy.kind == EK_SAMPLE)
+			copy.stack = r->tap_stack;	/* stacks are the tap's alone */
+		int err = engine__push(r->tap, &copy);
+		if (err && err != -EINVAL)
+			return err;
+	}
 	if (!r->engine) {
 		free(ev->text);
 		free(ev->exe);
@@ -22,6 +42,24 @@ int recorder_push(struct recorder *r, struct eng_event *ev)
 	}
 	int err = engine__push(r->engine, ev);
 	return err == -EINVAL ? 0 : err;	/* a CPU out of range: skipped */
+}
+
+/* A sample's call stack: (function, dso, account) of each frame, leaf
+ * first, as an id of r->stacks. */
+static uint32_t stack_id(struct recorder *r, const struct resolved *res)
+{
+	static __thread uint32_t key[3 * RES_MAX_FRAMES];
+	for (uint32_t i = 0; i < res->nframes; i++) {
+		const struct res_frame *f = &res->frames[i];
+		key[3 * i] = f->function;
+		key[3 * i + 1] = f->dso;
+		key[3 * i + 2] = resolver__account(r->res, f->dso, f->function, f->ip, f->flags);
+		if (key[3 * i + 2] == UINT32_MAX)
+			return ENGINE_NONE;
+	}
+	uint32_t id = strtab__intern(&r->stacks, (const char *)key,
+				     3 * res->nframes * sizeof(*key));
+	return id == HINDEX_NONE ? ENGINE_NONE : id;
 }
 
 /* NAME items for every name up to id upto. */
@@ -99,6 +137,7 @@ static int on_sample(struct recorder *r, uint32_t cpu, const struct perf_ev *p)
 		return err;
 	struct eng_event ev = { .kind = EK_SAMPLE, .time = p->time, .cpu = cpu,
 				.pid = p->pid, .tid = p->tid, .stack = ENGINE_NONE };
+	r->tap_stack = res.nframes && r->tap ? stack_id(r, &res) : ENGINE_NONE;
 	if (res.nframes) {
 		const struct res_frame *f = &res.frames[0];
 		ev.function = f->function;
@@ -239,6 +278,8 @@ int recorder_round(struct recorder *r)
 	int err = add(r, REC_ROUND, &watermark, sizeof(watermark), NULL, 0);
 	if (!err && r->engine)
 		err = engine__advance(r->engine, watermark);
+	if (!err && r->tap)
+		err = engine__advance(r->tap, watermark);
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < r->nforget; i++) {
 		if (r->forget[i].time <= watermark) {

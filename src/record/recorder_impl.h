@@ -38,6 +38,9 @@ struct recorder {
 	struct rscope scope;
 	struct rec_writer *w;		/* NULL: no recording file */
 	struct engine *engine;		/* NULL: none attached */
+	struct engine *tap;		/* a second, for a while (a profile) */
+	struct strtab stacks;		/* the tap's call stacks */
+	uint32_t tap_stack;		/* the stack of the sample being pushed */
 	uint32_t unknown;
 	uint32_t ncpus;			/* highest CPU + 1 */
 	uint64_t *steal0;		/* /proc/stat at the start, ns per CPU */

@@ -18,37 +18,11 @@
 #include "report.h"
 #include "../core/banned.h"
 
-/* A label value, escaped and made UTF-8. */
-static void put_label(FILE *out, bool *first, const char *name, const char *v)
-{
-	fprintf(out, "%s%s=\"", *first ? "" : ",", name);
-	*first = false;
-	const unsigned char *p = (const unsigned char *)(v ? v : "");
-	size_t n = strlen((const char *)p);
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq(p + i, n - i);
-		if (!len) {
-			fputs("\xef\xbf\xbd", out);
-			i++;
-		} else if (p[i] == '\\' || p[i] == '"') {
-			fprintf(out, "\\%c", p[i]);
-			i++;
-		} else if (p[i] == '\n') {
-			fputs("\\n", out);
-			i++;
-		} else {
-			fwrite(p + i, 1, len, out);
-			i += len;
-		}
-	}
-	putc('"', out);
-}
-
 static void put_num_label(FILE *out, bool *first, const char *name, int64_t v)
 {
 	char num[24];
 	snprintf(num, sizeof(num), "%" PRId64, v);
-	put_label(out, first, name, num);
+	om_put_label(out, first, name, num);
 }
 
 static void put_labels(FILE *out, const struct table *t, const struct table_row *r,
@@ -58,7 +32,7 @@ static void put_labels(FILE *out, const struct table *t, const struct table_row 
 	putc('{', out);
 	for (uint8_t i = 0; i < t->keys.n; i++) {
 		switch (t->keys.v[i]) {
-		case RF_VM: put_label(out, &first, x ? "host" : "vm", r->vm); break;
+		case RF_VM: om_put_label(out, &first, x ? "host" : "vm", r->vm); break;
 		case RF_PROCESS:
 		case RF_THREAD:
 			if (!pid_done)
@@ -67,25 +41,25 @@ static void put_labels(FILE *out, const struct table *t, const struct table_row 
 			if (t->keys.v[i] == RF_THREAD)
 				put_num_label(out, &first, "tid", r->tid >= 0x40000000u ? -1 : (int64_t)r->tid);
 			break;
-		case RF_COMM: put_label(out, &first, "comm", r->comm); break;
-		case RF_COMMAND: put_label(out, &first, "command", r->command); break;
-		case RF_EXECUTABLE: put_label(out, &first, "executable", r->executable); break;
+		case RF_COMM: om_put_label(out, &first, "comm", r->comm); break;
+		case RF_COMMAND: om_put_label(out, &first, "command", r->command); break;
+		case RF_EXECUTABLE: om_put_label(out, &first, "executable", r->executable); break;
 		case RF_USER: put_num_label(out, &first, "uid", r->uid); break;
-		case RF_DSO: put_label(out, &first, "dso", r->dso); break;
+		case RF_DSO: om_put_label(out, &first, "dso", r->dso); break;
 		case RF_FUNCTION:
-			put_label(out, &first, "function", r->function);
+			om_put_label(out, &first, "function", r->function);
 			if (!row_keys__has(&t->keys, RF_DSO) && r->dso)
-				put_label(out, &first, "dso", r->dso);
+				om_put_label(out, &first, "dso", r->dso);
 			break;
-		case RF_ACCOUNT: put_label(out, &first, "account",
+		case RF_ACCOUNT: om_put_label(out, &first, "account",
 					   r->account ? r->account : "[unknown]"); break;
 		case RF_CPU: put_num_label(out, &first, "cpu", r->cpu); break;
-		case RF_CGROUP: put_label(out, &first, "cgroup", r->cgroup); break;
+		case RF_CGROUP: om_put_label(out, &first, "cgroup", r->cgroup); break;
 		default: break;
 		}
 	}
 	if (t->attrs && r->command && !row_keys__has(&t->keys, RF_COMMAND))
-		put_label(out, &first, "command", r->command);
+		om_put_label(out, &first, "command", r->command);
 	putc('}', out);
 }
 

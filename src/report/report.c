@@ -127,6 +127,31 @@ void csv_put_field(FILE *out, const char *s)
 		putc('"', out);
 }
 
+void om_put_label(FILE *out, bool *first, const char *name, const char *v)
+{
+	fprintf(out, "%s%s=\"", *first ? "" : ",", name);
+	*first = false;
+	const unsigned char *p = (const unsigned char *)(v ? v : "");
+	size_t n = strlen((const char *)p);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(p + i, n - i);
+		if (!len) {
+			fputs("\xef\xbf\xbd", out);
+			i++;
+		} else if (p[i] == '\\' || p[i] == '"') {
+			fprintf(out, "\\%c", p[i]);
+			i++;
+		} else if (p[i] == '\n') {
+			fputs("\\n", out);
+			i++;
+		} else {
+			fwrite(p + i, 1, len, out);
+			i += len;
+		}
+	}
+	putc('"', out);
+}
+
 int text_put(FILE *out, const char *s, int max, int pad)
 {
 	const unsigned char *p = (const unsigned char *)s;

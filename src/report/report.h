@@ -95,6 +95,11 @@ size_t utf8_seq(const unsigned char *s, size_t n);
  * caller frees it), or NULL with errno ENOMEM. */
 char *utf8_dup_clean(const char *s);
 
+/* One label of an OpenMetrics or Prometheus sample, name="value", after a
+ * comma unless *first: the value escaped (backslash, quote, newline) and
+ * made UTF-8 (U+FFFD for what is not). */
+void om_put_label(FILE *out, bool *first, const char *name, const char *v);
+
 /* Writes s for a terminal: control characters (escape sequences would
  * act on it) as '?', invalid UTF-8 as U+FFFD, at most max columns (0: no
  * limit; a cut string ends in '+'), then spaces up to pad columns. One

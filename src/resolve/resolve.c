@@ -93,6 +93,18 @@ void resolver__free(struct resolver *r)
 	free(r);
 }
 
+void resolver__set_rules(struct resolver *r, const struct account_rules *rules)
+{
+	r->rules = rules;
+	r->rules_have_ranges = false;
+	for (size_t i = 0; rules && i < rules->n; i++)
+		r->rules_have_ranges |= rules->v[i].match == MATCH_RANGE;
+	/* each account is decided again, by the new rules */
+	hindex__release(&r->acc_index);
+	hindex__init(&r->acc_index);
+	r->nacc = 0;
+}
+
 uint32_t resolver__unknown(const struct resolver *r)
 {
 	return r->unknown;

@@ -69,6 +69,10 @@ struct resolver *resolver__new(struct strtab *names, const struct sym_source *sy
 			       const struct account_rules *rules);
 void resolver__free(struct resolver *r);
 
+/* Accounts by these rules from now on (NULL: the defaults); the caller
+ * keeps them alive. */
+void resolver__set_rules(struct resolver *r, const struct account_rules *rules);
+
 /* The id of "[unknown]" in names. */
 uint32_t resolver__unknown(const struct resolver *r);
 

@@ -1,0 +1,363 @@
+/* metrics: see metrics.h. */
+#include "metrics.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/grow.h"
+#include "../report/report.h"
+#include "../core/banned.h"
+
+struct metrics_series {
+	uint32_t program, account;	/* ids in labels */
+	uint64_t cpu_ns, steal_ns;	/* counted so far */
+};
+
+/* A live thread: what it had when last counted. */
+struct metrics_thread {
+	uint32_t tid;
+	uint64_t first_ns;		/* with tid, who it is */
+	uint64_t cpu_ns, steal_ns;
+	bool used;
+	uint32_t next_free;
+};
+
+/* One function's figures of the thread being handed out. */
+struct metrics_part {
+	uint32_t series;
+	uint64_t cpu_ns, steal_ns;
+};
+
+int metrics__init(struct metrics *m, const struct strtab *names, uint32_t max_programs)
+{
+	memset(m, 0, sizeof(*m));
+	m->names = names;
+	m->max_programs = max_programs;
+	m->free_thread = UINT32_MAX;
+	m->part_tid = UINT32_MAX;
+	strtab__init(&m->labels);
+	strtab__init(&m->labelled);
+	hindex__init(&m->index);
+	hindex__init(&m->thread_index);
+	m->other = strtab__intern(&m->labels, "other", 5);
+	return m->other == HINDEX_NONE ? -ENOMEM : 0;
+}
+
+void metrics__release(struct metrics *m)
+{
+	strtab__release(&m->labels);
+	strtab__release(&m->labelled);
+	hindex__release(&m->index);
+	hindex__release(&m->thread_index);
+	free(m->v);
+	free(m->threads);
+	free(m->parts);
+	memset(m, 0, sizeof(*m));
+}
+
+const char *metrics_program_of(const struct eng_proc *p, const struct strtab *names,
+			       char *buf, size_t size)
+{
+	const char *path = p ? p->executable : NULL;
+	size_t n;
+	if (!path && p && p->command) {
+		path = p->command;
+		n = strcspn(path, " ");
+	} else {
+		n = path ? strlen(path) : 0;
+	}
+	if (path && n) {
+		static const char deleted[] = " (deleted)";
+		size_t dl = sizeof(deleted) - 1;
+		if (n > dl && !memcmp(path + n - dl, deleted, dl))
+			n -= dl;	/* replaced since it started: still its name */
+		const char *slash = memrchr(path, '/', n);
+		const char *base = slash ? slash + 1 : path;
+		snprintf(buf, size, "%.*s", (int)(n - (size_t)(base - path)), base);
+		if (buf[0])
+			return buf;
+	}
+	if (p && p->comm != ENGINE_NONE) {
+		/* a kernel thread: one name for all of a kind (kworker/0:2-events,
+		 * ksoftirqd/1: kworker, ksoftirqd) */
+		const char *comm = strtab__str(names, p->comm);
+		snprintf(buf, size, "%.*s", (int)strcspn(comm, "/"), comm);
+		return buf[0] ? buf : comm;
+	}
+	return "[unknown]";
+}
+
+/* The label a program is shown under: its own while there is room. */
+static uint32_t program_label(struct metrics *m, const char *program)
+{
+	size_t n = strlen(program);
+	uint32_t before = m->labelled.count;
+	if (before >= m->max_programs &&
+	    strtab__find(&m->labelled, program, n) == HINDEX_NONE)
+		return m->other;
+	if (strtab__intern(&m->labelled, program, n) == HINDEX_NONE)
+		return HINDEX_NONE;
+	return strtab__intern(&m->labels, program, n);
+}
+
+struct key {
+	const struct metrics *m;
+	uint32_t program, account;
+};
+
+static bool series_eq(const void *ctx, uint32_t id)
+{
+	const struct key *k = ctx;
+	return k->m->v[id].program == k->program && k->m->v[id].account == k->account;
+}
+
+static uint32_t series(struct metrics *m, uint32_t program, uint32_t account)
+{
+	struct key k = { m, program, account };
+	uint64_t h = hash_mix((uint64_t)program << 32 | account);
+	uint32_t id = hindex__find(&m->index, h, series_eq, &k);
+	if (id != HINDEX_NONE)
+		return id;
+	if (grow_array((void **)&m->v, &m->cap, m->n, sizeof(*m->v), 64) ||
+	    hindex__insert(&m->index, h, m->n))
+		return HINDEX_NONE;
+	m->v[m->n] = (struct metrics_series){ .program = program, .account = account };
+	return m->n++;
+}
+
+struct tkey {
+	const struct metrics *m;
+	uint32_t tid;
+	uint64_t first_ns;
+};
+
+static bool thread_eq(const void *ctx, uint32_t id)
+{
+	const struct tkey *k = ctx;
+	const struct metrics_thread *t = &k->m->threads[id];
+	return t->used && t->tid == k->tid && t->first_ns == k->first_ns;
+}
+
+static uint64_t thread_hash(uint32_t tid, uint64_t first_ns)
+{
+	return hash_mix((uint64_t)tid ^ hash_mix(first_ns));
+}
+
+/* The thread's record, made on first sight; NULL when memory runs out. */
+static struct metrics_thread *thread_of(struct metrics *m, uint32_t tid, uint64_t first_ns,
+					uint32_t *slot)
+{
+	struct tkey k = { m, tid, first_ns };
+	uint64_t h = thread_hash(tid, first_ns);
+	uint32_t id = hindex__find(&m->thread_index, h, thread_eq, &k);
+	if (id == HINDEX_NONE) {
+		if (m->free_thread != UINT32_MAX) {
+			id = m->free_thread;
+			m->free_thread = m->threads[id].next_free;
+		} else if (!grow_array((void **)&m->threads, &m->threads_cap, m->nthreads,
+					sizeof(*m->threads), 256)) {
+			id = m->nthreads++;
+		} else {
+			return NULL;
+		}
+		if (hindex__insert(&m->thread_index, h, id)) {
+			m->threads[id] = (struct metrics_thread){ .next_free = m->free_thread };
+			m->free_thread = id;
+			return NULL;
+		}
+		m->threads[id] = (struct metrics_thread){ .tid = tid, .first_ns = first_ns,
+							  .used = true };
+	}
+	*slot = id;
+	return &m->threads[id];
+}
+
+/* share of total that part stands for (the caller gives the remainder) */
+static uint64_t part_of(uint64_t total, uint64_t part, uint64_t whole)
+{
+	return whole ? (uint64_t)((unsigned __int128)total * part / whole) : 0;
+}
+
+/* What the buffered thread gained since it was last counted, split by its
+ * functions' shares now. gone: its record goes too. */
+static int flush(struct metrics *m, bool gone)
+{
+	if (m->part_tid == UINT32_MAX)
+		return 0;
+	uint64_t cpu = 0, steal = 0;
+	uint32_t big = 0;
+	for (uint32_t i = 0; i < m->nparts; i++) {
+		cpu += m->parts[i].cpu_ns;
+		steal += m->parts[i].steal_ns;
+		if (m->parts[i].cpu_ns > m->parts[big].cpu_ns)
+			big = i;
+	}
+	uint32_t slot;
+	struct metrics_thread *t = thread_of(m, m->part_tid, m->part_first_ns, &slot);
+	m->part_tid = UINT32_MAX;
+	if (!t)
+		return -ENOMEM;
+	uint64_t dc = cpu > t->cpu_ns ? cpu - t->cpu_ns : 0;
+	uint64_t ds = steal > t->steal_ns ? steal - t->steal_ns : 0;
+	uint64_t gc = 0, gs = 0;
+	for (uint32_t i = 0; i < m->nparts; i++) {
+		struct metrics_series *s = &m->v[m->parts[i].series];
+		uint64_t c = part_of(dc, m->parts[i].cpu_ns, cpu);
+		uint64_t st = part_of(ds, m->parts[i].steal_ns, steal);
+		s->cpu_ns += c;
+		s->steal_ns += st;
+		gc += c;
+		gs += st;
+	}
+	if (m->nparts) {	/* the rounding's leftover, to its busiest */
+		m->v[m->parts[big].series].cpu_ns += dc - gc;
+		m->v[m->parts[big].series].steal_ns += ds - gs;
+	}
+	t->cpu_ns += dc;
+	t->steal_ns += ds;
+	if (gone) {
+		hindex__remove(&m->thread_index, thread_hash(t->tid, t->first_ns), slot);
+		*t = (struct metrics_thread){ .next_free = m->free_thread };
+		m->free_thread = slot;
+	}
+	m->nparts = 0;
+	return 0;
+}
+
+int metrics__program(struct metrics *m, const struct engine *e, const struct eng_thread *t,
+		     const struct eng_figures *f, bool final)
+{
+	(void)final;
+	if (t->tid != m->part_tid || t->first_ns != m->part_first_ns) {
+		int err = flush(m, false);
+		if (err)
+			return err;
+		m->part_tid = t->tid;
+		m->part_first_ns = t->first_ns;
+	}
+	char buf[256];
+	const struct eng_proc *p = engine__proc(e, t->proc);
+	uint32_t program = program_label(m, metrics_program_of(p, m->names, buf, sizeof(buf)));
+	const char *acc = f->account != NO_DSO ? strtab__str(m->names, f->account) : "[unknown]";
+	uint32_t account = strtab__intern(&m->labels, acc, strlen(acc));
+	uint32_t s = program == HINDEX_NONE || account == HINDEX_NONE ? HINDEX_NONE :
+		     series(m, program, account);
+	if (s == HINDEX_NONE ||
+	    grow_array((void **)&m->parts, &m->parts_cap, m->nparts, sizeof(*m->parts), 16))
+		return -ENOMEM;
+	m->parts[m->nparts++] = (struct metrics_part){ s, f->run_ns, f->steal_ns };
+	return 0;
+}
+
+int metrics__thread_gone(struct metrics *m, const struct engine *e, const struct eng_thread *t)
+{
+	(void)e;
+	if (t->tid != m->part_tid || t->first_ns != m->part_first_ns) {
+		int err = flush(m, false);	/* someone else's */
+		if (err)
+			return err;
+		m->part_tid = t->tid;	/* handed out nothing: forgotten */
+		m->part_first_ns = t->first_ns;
+	}
+	return flush(m, true);
+}
+
+static int walk_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+			const struct eng_figures *f, bool final)
+{
+	return metrics__program(ctx, e, t, f, final);
+}
+
+int metrics__take(struct metrics *m, struct engine *e)
+{
+	struct engine_sink walk = { m, walk_program, NULL, NULL };
+	int err = engine__walk(e, &walk);
+	return err ? err : flush(m, false);
+}
+
+/* A family's HELP and TYPE; OpenMetrics names a counter without _total. */
+static void family(FILE *f, const char *name, const char *type, const char *help, bool om)
+{
+	size_t n = strlen(name);
+	bool total = !strcmp(type, "counter") && n > 6 && !strcmp(name + n - 6, "_total");
+	bool info = om && !strcmp(type, "info");
+	int shown = (int)(n - (om && total ? 6 : 0) - (info ? 5 : 0));
+	/* the text format 0.0.4 has no info type: a gauge of 1 */
+	fprintf(f, "# HELP %.*s %s\n# TYPE %.*s %s\n", shown, name, help, shown, name,
+		!om && !strcmp(type, "info") ? "gauge" : type);
+}
+
+static void per_program(FILE *f, const struct metrics *m, bool steal, bool om)
+{
+	const char *name = steal ? "cpuledger_steal_seconds_total" : "cpuledger_cpu_seconds_total";
+	family(f, name, "counter", steal ? "Time the hypervisor stole while the program "
+	       "held a CPU, since the agent started." : "CPU time the program ran, steal "
+	       "taken out (the corrected time), since the agent started.", om);
+	for (uint32_t i = 0; i < m->n; i++) {
+		const struct metrics_series *s = &m->v[i];
+		bool first = true;
+		fputs(name, f);
+		putc('{', f);
+		om_put_label(f, &first, "program", strtab__str(&m->labels, s->program));
+		om_put_label(f, &first, "account", strtab__str(&m->labels, s->account));
+		fprintf(f, "} %.9f\n", (double)(steal ? s->steal_ns : s->cpu_ns) / 1e9);
+	}
+}
+
+static void per_cpu(FILE *f, const struct metrics_extra *x, bool kernel, bool om)
+{
+	const char *name = kernel ? "cpuledger_kernel_steal_seconds_total" :
+			   "cpuledger_cpu_steal_seconds_total";
+	family(f, name, "counter", kernel ? "Steal of each CPU as the kernel counts it "
+	       "(/proc/stat), since the agent started." : "Steal of each CPU that cpuledger "
+	       "attributed to the programs on it, since the agent started.", om);
+	for (uint32_t c = 0; c < x->ncpus; c++) {
+		if (kernel && !x->kernel_known[c])
+			continue;	/* unknown: absent, not zero */
+		fprintf(f, "%s{cpu=\"%u\"} %.9f\n", name, c,
+			(double)(kernel ? x->kernel_steal_ns[c] : x->cpu_steal_ns[c]) / 1e9);
+	}
+}
+
+int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool om,
+		   char **text, size_t *len)
+{
+	*text = NULL;
+	FILE *f = open_memstream(text, len);
+	if (!f)
+		return -ENOMEM;
+	per_program(f, m, false, om);
+	per_program(f, m, true, om);
+	per_cpu(f, x, false, om);
+	per_cpu(f, x, true, om);
+	family(f, "cpuledger_lost_records_total", "counter", "Records the kernel dropped "
+	       "before the agent read them (their time is in no figure).", om);
+	fprintf(f, "cpuledger_lost_records_total %" PRIu64 "\n", x->lost);
+	family(f, "cpuledger_collections_total", "counter", "Collections written to the "
+	       "ledger.", om);
+	fprintf(f, "cpuledger_collections_total %" PRIu64 "\n", x->collections);
+	family(f, "cpuledger_collections_waiting", "gauge", "Collections waiting in memory "
+	       "for the ledger.", om);
+	fprintf(f, "cpuledger_collections_waiting %" PRIu64 "\n", x->collections_waiting);
+	family(f, "process_cpu_seconds_total", "counter", "CPU time of the agent itself.", om);
+	fprintf(f, "process_cpu_seconds_total %.6f\n", x->own_cpu_s);
+	family(f, "process_resident_memory_bytes", "gauge", "Resident memory of the agent.", om);
+	fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", x->own_rss_bytes);
+	family(f, "cpuledger_build_info", "info", "The agent's version.", om);
+	bool first = true;
+	fputs("cpuledger_build_info{", f);
+	om_put_label(f, &first, "version", x->version);
+	fputs("} 1\n", f);
+	if (om)
+		fputs("# EOF\n", f);
+	int err = ferror(f) ? -ENOMEM : 0;
+	if (fclose(f) || err) {
+		free(*text);
+		*text = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,97 @@
+/*
+ * metrics: the engine's figures as Prometheus counters, for the agent's
+ * /metrics: CPU time and steal per program (the executable's name) and
+ * account since the agent started, summing the threads that have gone
+ * (their last figures, as the engine hands them out) and those alive now
+ * (engine__walk at each snapshot).
+ *
+ * What a scrape can rely on:
+ * - counters never go down, and sum to the engine's figures exactly: a
+ *   thread's time is split among its functions (so accounts) by its
+ *   samples, and the split moves as samples come; so each snapshot adds
+ *   only what the thread gained since the last one, split by its shares
+ *   now (what was counted stays where it was counted);
+ * - at most max_programs program label values: the first programs seen
+ *   keep theirs for the agent's life, the rest are summed as "other", so a
+ *   scrape does not grow with the processes a machine runs (and a program
+ *   never moves between its own label and "other", which would make both
+ *   series jump).
+ */
+#ifndef CPULEDGER_ANALYSIS_METRICS_H
+#define CPULEDGER_ANALYSIS_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/engine.h"
+#include "../core/hindex.h"
+#include "../core/strtab.h"
+
+struct metrics_series;
+
+struct metrics_thread;
+struct metrics_part;
+
+struct metrics {
+	const struct strtab *names;	/* the engine's */
+	uint32_t max_programs;
+	struct strtab labels;		/* programs and accounts, as shown */
+	struct strtab labelled;		/* programs with a label of their own */
+	struct metrics_series *v;	/* by (program, account) */
+	uint32_t n, cap;
+	struct hindex index;
+	uint32_t other;			/* the label id of "other" */
+	/* what each live thread had at the last snapshot */
+	struct metrics_thread *threads;
+	uint32_t nthreads, threads_cap, free_thread;
+	struct hindex thread_index;
+	/* the figures of the thread being handed out, by function */
+	struct metrics_part *parts;
+	uint32_t nparts, parts_cap;
+	uint32_t part_tid;
+	uint64_t part_first_ns;
+};
+
+/* What /metrics shows beside the programs, at a snapshot. */
+struct metrics_extra {
+	uint32_t ncpus;
+	const uint64_t *cpu_steal_ns;	/* attributed by the engine, per CPU */
+	const uint64_t *kernel_steal_ns;	/* /proc/stat's, since the start */
+	const bool *kernel_known;
+	uint64_t lost;			/* records the kernel dropped */
+	uint64_t collections, collections_waiting;
+	double own_cpu_s;		/* the agent's CPU time */
+	uint64_t own_rss_bytes;
+	const char *version;
+};
+
+/* 0 or -ENOMEM. */
+int metrics__init(struct metrics *m, const struct strtab *names, uint32_t max_programs);
+void metrics__release(struct metrics *m);
+
+/* As the engine's sink: a thread's figures, function by function (the
+ * thread's figures are taken when the next thread's come, or at
+ * metrics__thread_gone). */
+int metrics__program(struct metrics *m, const struct engine *e, const struct eng_thread *t,
+		     const struct eng_figures *f, bool final);
+/* As the engine's sink: the thread's last figures were handed out. */
+int metrics__thread_gone(struct metrics *m, const struct engine *e, const struct eng_thread *t);
+
+/* A snapshot now: the gone threads' figures and the live ones'
+ * (engine__walk). 0 or -ENOMEM. */
+int metrics__take(struct metrics *m, struct engine *e);
+
+/* The last snapshot in the Prometheus text format 0.0.4 (openmetrics
+ * false) or OpenMetrics 1.0, in a new buffer (*text, *len; the caller
+ * frees it). 0 or -ENOMEM. */
+int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool openmetrics,
+		   char **text, size_t *len);
+
+/* The program a process is shown as: its executable's name, else its
+ * command's first word's, else its comm up to a '/' (kernel threads: one
+ * name for a kind), else "[unknown]". */
+const char *metrics_program_of(const struct eng_proc *p, const struct strtab *names,
+			       char *buf, size_t size);
+
+#endif

@@ -1,0 +1,87 @@
+# The agent scraped by a real Prometheus (issue 15): Debian's prometheus,
+# started here on loopback with its storage in the test's directory,
+# scrapes the agent every second for 40 s while `yes` spins on one CPU.
+# Through Prometheus's HTTP API:
+# - the spinner's rate(cpuledger_cpu_seconds_total[10s]), summed over
+#   its accounts, is 1 +- 0.05 (one CPU's worth);
+# - its counter at the end equals the ledger's bill for it within one
+#   collection interval's worth (and within 2 %);
+# - `promtool check metrics` passes on a scrape, and OpenMetrics is served
+#   when asked for;
+# - SIGTERM: the agent adds the open interval and exits 0.
+. "$(dirname "$0")/../lib.sh"
+command -v prometheus >/dev/null || skip "prometheus is not installed"
+command -v promtool >/dev/null || skip "promtool is not installed"
+command -v curl >/dev/null || command -v python3 >/dev/null || skip "neither curl nor python3"
+need_perf
+cd "$TMP"
+port() {	# a free loopback port
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+get() {	# URL [ACCEPT] -> body
+	python3 - "$@" <<'PY'
+import sys, urllib.request
+req = urllib.request.Request(sys.argv[1])
+if len(sys.argv) > 2:
+    req.add_header("Accept", sys.argv[2])
+sys.stdout.write(urllib.request.urlopen(req, timeout=20).read().decode())
+PY
+}
+AP=$(port)
+PP=$(port)
+INTERVAL=5
+"$CL" agent --ledger "$TMP/a.db" --interval $INTERVAL --listen "127.0.0.1:$AP" 2>agent.err &
+agent=$!
+cat >prom.yml <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: cpuledger
+    static_configs:
+      - targets: ['127.0.0.1:$AP']
+EOF
+prometheus --config.file=prom.yml --storage.tsdb.path="$TMP/tsdb" \
+	--web.listen-address="127.0.0.1:$PP" >prom.log 2>&1 &
+prom=$!
+trap 'kill $agent $prom $spin 2>/dev/null || true; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 50); do
+	get "http://127.0.0.1:$AP/metrics" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+get "http://127.0.0.1:$AP/metrics" >scrape.txt || fail "no /metrics: $(cat agent.err)"
+promtool check metrics <scrape.txt >lint 2>&1 || fail "promtool: $(cat lint)"
+get "http://127.0.0.1:$AP/metrics" "application/openmetrics-text; version=1.0.0" >scrape.om
+tail -1 scrape.om | grep -qx "# EOF" || fail "OpenMetrics not served: $(tail -2 scrape.om)"
+echo "scrape: promtool check metrics passes; OpenMetrics when asked"
+
+yes >/dev/null &
+spin=$!
+sleep 40
+query() {	# PromQL -> the first value
+	get "http://127.0.0.1:$PP/api/v1/query?query=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1")" |
+		python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'
+}
+rate=$(query 'sum(rate(cpuledger_cpu_seconds_total{program="yes"}[10s]))')
+echo "rate of yes's CPU seconds over 10 s: $rate"
+python3 -c "import sys; r = float(sys.argv[1]); sys.exit(0 if abs(r - 1) <= 0.05 else 1)" "$rate" ||
+	fail "the spinner's rate is $rate, not 1 +- 0.05"
+kill $spin
+wait $spin 2>/dev/null || true
+sleep 4	# its last figures, scraped
+total=$(query 'sum(cpuledger_cpu_seconds_total{program="yes"})')
+kill -TERM $agent
+wait $agent || fail "the agent did not exit 0 on SIGTERM: $(cat agent.err)"
+[ "$(sqlite3 "$TMP/a.db" "SELECT count(*) FROM collections WHERE reason = 'end'")" = 1 ] ||
+	fail "SIGTERM: no end collection"
+billed=$("$CL" bill --ledger "$TMP/a.db" --by comm --format json | python3 -c '
+import json, sys
+rows = [r for r in json.load(sys.stdin)["rows"] if r["comm"] == "yes"]
+print(sum(r["cpu_ns"] for r in rows) / 1e9)')
+echo "yes: Prometheus $total s, the ledger's bill $billed s"
+python3 -c "
+import sys
+p, b, i = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+sys.exit(0 if abs(p - b) <= min(i, 0.02 * b) else 1)" "$total" "$billed" "$INTERVAL" ||
+	fail "Prometheus's total ($total s) and the bill ($billed s) differ"
+echo "agent_prometheus: ok"

@@ -1,0 +1,138 @@
+/*
+ * The agent's metrics (analysis/metrics.h) from the engine's figures:
+ * programs by executable, at most N of them labelled (the rest "other",
+ * sticky), counters that never go down and sum to the engine's figures
+ * (what a thread gains is split by its shares then), threads gone kept,
+ * both exposition formats.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analysis/metrics.h"
+#include "core/engine.h"
+#include "core/strtab.h"
+
+#define MS 1000000ULL
+
+static struct metrics m;
+
+static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+		      const struct eng_figures *f, bool final)
+{
+	(void)ctx;
+	return metrics__program(&m, e, t, f, final);
+}
+
+static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	(void)ctx;
+	return metrics__thread_gone(&m, e, t);
+}
+
+static void push(struct engine *e, struct eng_event ev)
+{
+	assert_int_equal(engine__push(e, &ev), 0);
+}
+
+/* A process pid running exe, its one thread spinning on CPU cpu from t
+ * for ms milliseconds (a switch in, a sample in fn, its runtime). */
+static void spin(struct engine *e, uint32_t pid, const char *exe, uint32_t cpu, uint64_t t,
+		 uint64_t ms, uint32_t fn)
+{
+	if (exe)
+		push(e, (struct eng_event){ .kind = EK_PROC, .time = t, .pid = pid,
+					    .exe = strdup(exe), .uid = -1 });
+	push(e, (struct eng_event){ .kind = EK_SWITCH, .time = t, .cpu = cpu, .pid = 0,
+				    .tid = pid });
+	if (fn != ENGINE_NONE)
+		push(e, (struct eng_event){ .kind = EK_SAMPLE, .time = t + 1, .cpu = cpu, .pid = pid,
+					    .tid = pid, .function = fn, .dso = NO_DSO, .account = fn,
+					    .stack = ENGINE_NONE });
+	push(e, (struct eng_event){ .kind = EK_RUNTIME, .time = t + ms * MS, .cpu = cpu,
+				    .tid = pid, .value = ms * MS });
+	push(e, (struct eng_event){ .kind = EK_SWITCH, .time = t + ms * MS, .cpu = cpu,
+				    .pid = pid, .tid = 0 });
+}
+
+/* The value of the sample line starting with want in text, or -1. */
+static double value(const char *text, const char *want)
+{
+	const char *p = strstr(text, want);
+	return p ? atof(p + strlen(want)) : -1;
+}
+
+static void programs_labels_and_counters(void **state)
+{
+	(void)state;
+	struct strtab names;
+	strtab__init(&names);
+	uint32_t unknown = strtab__intern(&names, "[unknown]", 9);
+	uint32_t acc = strtab__intern(&names, "program", 7);
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 2, .unknown_fn = unknown,
+				   .scope_all = true };
+	struct engine_sink sink = { NULL, on_program, NULL, on_gone };
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	assert_int_equal(metrics__init(&m, &names, 2), 0);
+
+	/* three programs; only two get labels of their own */
+	spin(e, 10, "/usr/bin/alpha", 0, 1 * MS, 3, ENGINE_NONE);
+	spin(e, 20, "/opt/beta (deleted)", 1, 1 * MS, 4, acc);
+	spin(e, 30, "/usr/bin/gamma", 0, 10 * MS, 5, acc);
+	assert_int_equal(engine__advance(e, 20 * MS), 0);
+	assert_int_equal(metrics__take(&m, e), 0);
+	struct metrics_extra x = { .version = "t" };
+	char *text;
+	size_t len;
+	assert_int_equal(metrics__write(&m, &x, false, &text, &len), 0);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"[unknown]\"} ") == 0.003);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"beta\",account=\"program\"} ") == 0.004);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"other\",account=\"program\"} ") == 0.005);
+	assert_null(strstr(text, "gamma"));
+	assert_non_null(strstr(text, "# TYPE cpuledger_cpu_seconds_total counter"));
+	free(text);
+
+	/* alpha is sampled in "program" from now on: what was counted under
+	 * [unknown] stays there, what it gains goes to "program"; the sum is
+	 * its 6 ms, no more */
+	push(e, (struct eng_event){ .kind = EK_SWITCH, .time = 30 * MS, .cpu = 0, .pid = 0,
+				    .tid = 10 });
+	push(e, (struct eng_event){ .kind = EK_SAMPLE, .time = 31 * MS, .cpu = 0, .pid = 10,
+				    .tid = 10, .function = acc, .dso = NO_DSO, .account = acc,
+				    .stack = ENGINE_NONE });
+	push(e, (struct eng_event){ .kind = EK_RUNTIME, .time = 33 * MS, .cpu = 0, .tid = 10,
+				    .value = 3 * MS });
+	/* gamma exits: its figures stay */
+	push(e, (struct eng_event){ .kind = EK_EXIT, .time = 34 * MS, .pid = 30, .tid = 30 });
+	assert_int_equal(engine__finish(e, 40 * MS), 0);
+	assert_int_equal(metrics__take(&m, e), 0);
+	assert_int_equal(metrics__write(&m, &x, true, &text, &len), 0);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"[unknown]\"} ") == 0.003);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"program\"} ") == 0.003);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"other\",account=\"program\"} ") == 0.005);
+	/* OpenMetrics: counter families without _total, info, # EOF */
+	assert_non_null(strstr(text, "# TYPE cpuledger_cpu_seconds counter"));
+	assert_non_null(strstr(text, "# TYPE cpuledger_build info"));
+	assert_int_equal(strcmp(text + len - 6, "# EOF\n"), 0);
+	free(text);
+
+	metrics__release(&m);
+	engine__free(e);
+	strtab__release(&names);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(programs_labels_and_counters),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
