@@ -36,7 +36,7 @@ static const struct command commands[] = {
 	{ "workload", cmd_workload, "built-in programs to record", false },
 };
 
-const struct cli_command *const cli_commands[] = {
+static const struct cli_command *const cli_commands[] = {
 	&record_command, &report_command, &run_command, &import_command, &ledger_command,
 	&bill_command, &collect_command, &analyze_command, &simulate_command,
 	&workload_command, &agent_command, NULL,
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 		return finish_stdout(0);
 	}
 	if (!strcmp(name, "completion") && argc == 3 && !strcmp(argv[2], "bash")) {
-		cli_completion_bash(stdout);
+		cli_completion_bash(stdout, cli_commands);
 		return finish_stdout(0);
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++) {

@@ -114,13 +114,13 @@ void cli_usage(FILE *f, const struct cli_command *c)
 		fprintf(f, "\n%s", c->footer);
 }
 
-/* One command's case in the completion script. */
 /* Whether an option's value is a file's path (FILE, PATH, REC). */
 static bool names_path(const char *arg)
 {
 	return strstr(arg, "FILE") || strstr(arg, "PATH") || strstr(arg, "REC");
 }
 
+/* One command's case in the completion script. */
 static void complete_command(FILE *f, const struct cli_command *c)
 {
 	fprintf(f, "\t%s)\n\t\topts=\"--help", c->name);
@@ -151,7 +151,7 @@ static void complete_command(FILE *f, const struct cli_command *c)
 	fputs("\t\tesac ;;\n", f);
 }
 
-void cli_completion_bash(FILE *f)
+void cli_completion_bash(FILE *f, const struct cli_command *const *commands)
 {
 	fputs("# bash completion for cpuledger, made by `cpuledger completion bash`\n"
 	      "# from the commands' option tables.\n"
@@ -159,11 +159,11 @@ void cli_completion_bash(FILE *f)
 	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} opts\n"
 	      "\tif [ \"$COMP_CWORD\" = 1 ]; then\n"
 	      "\t\tCOMPREPLY=($(compgen -W \"", f);
-	for (size_t i = 0; cli_commands[i]; i++)
-		fprintf(f, "%s%s", i ? " " : "", cli_commands[i]->name);
+	for (size_t i = 0; commands[i]; i++)
+		fprintf(f, "%s%s", i ? " " : "", commands[i]->name);
 	fputs("\" -- \"$cur\"))\n\t\treturn\n\tfi\n\tcase ${COMP_WORDS[1]} in\n", f);
-	for (size_t i = 0; cli_commands[i]; i++)
-		complete_command(f, cli_commands[i]);
+	for (size_t i = 0; commands[i]; i++)
+		complete_command(f, commands[i]);
 	fputs("\t*) opts=\"--help\" ;;\n\tesac\n"
 	      "\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n}\n"
 	      "complete -o default -F _cpuledger cpuledger\n", f);

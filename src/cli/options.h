@@ -50,10 +50,7 @@ void cli_begin(void);
 /* The usage text: synopsis, description, every option with its help. */
 void cli_usage(FILE *f, const struct cli_command *c);
 
-/* Every command's table, for completion and the checks. */
-extern const struct cli_command *const cli_commands[];
-
-/* A bash completion script for every command, to standard output. */
-void cli_completion_bash(FILE *f);
+/* A bash completion script for COMMANDS (a null-terminated table), to F. */
+void cli_completion_bash(FILE *f, const struct cli_command *const *commands);
 
 #endif
