@@ -5,7 +5,8 @@
 # MINUTES minutes while 50 short-lived processes a second start and exit
 # and two threads spin part of each 10 ms; in the middle it is killed
 # with -9 and started again. Figures of each half: RSS at 2 minutes
-# (scaled down for short runs: a fifth of the half) and at the end,
+# (scaled down for short runs: a third of the half, past the first
+# filling of the engine's windows and caches) and at the end,
 # CPU per second in its minutes 2-7 and in its last 5 (scaled likewise);
 # the collections in the ledger, in order with none missing, and how much
 # of the killed half's time no collection holds.
@@ -39,7 +40,7 @@ rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 ms_now() { date +%s%3N; }
 
 half=$((MIN * 60 / 2))
-early_at=$((half / 5 < 120 ? half / 5 : 120))	# "2 minutes", scaled
+early_at=$((half / 3 < 120 ? half / 3 : 120))	# "2 minutes", scaled
 win=$((half / 6 < 300 ? half / 6 : 300))	# "5 minutes", scaled
 [ "$win" -ge 5 ] || win=5
 

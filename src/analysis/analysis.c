@@ -27,6 +27,7 @@ int analysis__init(struct analysis *a, const struct analysis_opts *o,
 				       RF_BIT(RF_STACK) };
 	rows__init(&a->stacks, &sk);
 	hindex__init(&a->incl_index);
+	hindex__init(&a->cgsum_index);
 	return 0;
 }
 
@@ -64,6 +65,7 @@ static bool in_names(const char *const *v, size_t n, const char *s)
 struct who {
 	const struct eng_proc *proc;
 	const char *command, *comm;
+	uint32_t cgroup;	/* a string id, or ENGINE_NONE */
 	char bracketed[40];
 };
 
@@ -72,6 +74,7 @@ static void who_of(const struct analysis *a, const struct engine *e,
 {
 	w->proc = engine__proc(e, t->proc);
 	w->comm = name(a, t->comm);
+	w->cgroup = engine__cgroup(e, t);
 	const char *pcomm = w->proc ? name(a, w->proc->comm) : NULL;
 	if (!pcomm)
 		pcomm = w->comm;
@@ -105,8 +108,59 @@ static struct row_key key_of(const struct analysis *a, const struct who *w,
 	return (struct row_key){
 		.vm = name(a, a->vm), .pid = w->proc->pid, .tid = t->tid, .comm = w->comm,
 		.command = w->command, .executable = w->proc->executable,
-		.uid = w->proc->uid, .cpu = ROW_NO_CPU,
+		.uid = w->proc->uid, .cpu = ROW_NO_CPU, .cgroup = name(a, w->cgroup),
 	};
+}
+
+static bool cgsum_eq(const void *ctx, uint32_t id)
+{
+	const struct { const struct analysis *a; uint32_t name; } *k = ctx;
+	return k->a->cgsum[id].name == k->name;
+}
+
+/* The figures of cgroup name (a string id), or NULL: out of memory. */
+static struct analysis_cgroup *cgsum(struct analysis *a, uint32_t cg)
+{
+	struct { const struct analysis *a; uint32_t name; } k = { a, cg };
+	uint32_t id = hindex__find(&a->cgsum_index, hash_mix(cg), cgsum_eq, &k);
+	if (id != HINDEX_NONE)
+		return &a->cgsum[id];
+	if (grow_array((void **)&a->cgsum, &a->cgsum_cap, a->ncgsum, sizeof(*a->cgsum), 16) ||
+	    hindex__insert(&a->cgsum_index, hash_mix(cg), a->ncgsum))
+		return NULL;
+	a->cgsum[a->ncgsum] = (struct analysis_cgroup){ .name = cg };
+	return &a->cgsum[a->ncgsum++];
+}
+
+/* Rows that a thread's run-queue wait can be summed into: keyed by what
+ * is the thread's as a whole (not a function, account or CPU of it). */
+static bool wait_rows(const struct analysis *a)
+{
+	uint32_t parts = RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION) | RF_BIT(RF_ACCOUNT) |
+			 RF_BIT(RF_CPU) | RF_BIT(RF_STACK);
+	return !(a->o.keys.mask & parts);
+}
+
+/* A thread's wait over the recording, into its cgroup and its row. */
+static int thread_wait(struct analysis *a, const struct who *w, const struct eng_thread *t)
+{
+	uint64_t ns;
+	if (!a->cg || !w->proc || !w->proc->in_scope ||
+	    !cgstats__thread_wait(a->cg, w->proc->pid, t->tid, &ns))
+		return 0;
+	if (w->cgroup != ENGINE_NONE) {
+		struct analysis_cgroup *c = cgsum(a, w->cgroup);
+		if (!c)
+			return -ENOMEM;
+		c->wait_ns += ns;
+		c->wait_threads++;
+	}
+	if (!ns || !wait_rows(a) || !wanted(a, w, t, NULL))
+		return 0;
+	struct row_key k = key_of(a, w, t);
+	struct row_attrs at = { w->command, w->comm };
+	struct row_figures rf = { .wait_ns = ns, .wait_threads = 1 };
+	return rows__add(&a->rows, &k, &at, &rf);
 }
 
 /*
@@ -189,6 +243,7 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 	who_of(a, e, t, &w);
 	struct row_key k = key_of(a, &w, t);
 	struct row_attrs at = { w.command, w.comm };
+	err = thread_wait(a, &w, t);
 	for (uint32_t i = 0; i < a->nincl && !err; i++) {
 		const struct incl_entry *en = &a->incl[i];
 		if (!en->incl_samples || !wanted(a, &w, t, name(a, en->dso)))
@@ -223,6 +278,13 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 	a->totals.run_ns += f->run_ns;
 	a->totals.steal_ns += f->steal_ns;
 	a->programs++;
+	if (w.cgroup != ENGINE_NONE) {
+		struct analysis_cgroup *c = cgsum(a, w.cgroup);
+		if (!c)
+			return -ENOMEM;
+		c->cpu_ns += f->run_ns;
+		c->steal_ns += f->steal_ns;
+	}
 	const char *dso = name(a, f->dso);
 	if (!wanted(a, &w, t, dso))
 		return 0;
@@ -287,8 +349,7 @@ static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *
 struct engine_sink analysis__sink(struct analysis *a)
 {
 	bool stacks = a->o.stacks || row_keys__has(&a->o.keys, RF_FUNCTION);
-	return (struct engine_sink){ a, on_program, stacks ? on_stack : NULL,
-				     stacks ? on_gone : NULL };
+	return (struct engine_sink){ a, on_program, stacks ? on_stack : NULL, on_gone };
 }
 
 static int build_cpus(struct analysis *a, const struct engine *e,
@@ -341,6 +402,62 @@ static void percent_limit(struct analysis *a)
 	t->nrows = n;
 }
 
+static int cmp_cgroup(const void *x, const void *y)
+{
+	const struct report_cgroup *a = x, *b = y;
+	if (a->cpu_ns != b->cpu_ns)
+		return a->cpu_ns < b->cpu_ns ? 1 : -1;
+	return strcmp(a->path, b->path);
+}
+
+/* The cgroups section: every cgroup that ran in scope, with its counters
+ * over the recording. */
+static int build_cgroups(struct analysis *a)
+{
+	a->cgroups = calloc(a->ncgsum ? a->ncgsum : 1, sizeof(*a->cgroups));
+	if (!a->cgroups)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < a->ncgsum; i++) {
+		const struct analysis_cgroup *c = &a->cgsum[i];
+		if (!c->cpu_ns && !c->steal_ns)
+			continue;
+		struct report_cgroup *r = &a->cgroups[n++];
+		struct cg_counters ch = { 0 };
+		if (a->cg)
+			cgstats__change(a->cg, c->name, &ch);
+		*r = (struct report_cgroup){
+			.path = name(a, c->name), .cpu_ns = c->cpu_ns, .steal_ns = c->steal_ns,
+			.usage_known = ch.usage_known, .usage_ns = ch.usage_ns,
+			.throttled_known = ch.throttled_known, .throttled_ns = ch.throttled_ns,
+			.nr_throttled = ch.nr_throttled,
+			.wait_known = c->wait_threads > 0, .wait_ns = c->wait_ns,
+		};
+	}
+	qsort(a->cgroups, n, sizeof(*a->cgroups), cmp_cgroup);
+	a->x.cgroups = a->cgroups;
+	a->x.ncgroups = n;
+	return 0;
+}
+
+/* Rows keyed by cgroup carry its throttled time by its own counters. */
+static void row_throttling(struct analysis *a)
+{
+	struct table *t = a->table;
+	t->cgroup_figures = row_keys__has(&a->o.keys, RF_CGROUP);
+	for (size_t i = 0; t->cgroup_figures && a->cg && i < t->nrows; i++) {
+		struct table_row *r = &t->rows[i];
+		uint32_t id = r->cgroup ? strtab__find(a->names, r->cgroup, strlen(r->cgroup)) :
+					  HINDEX_NONE;
+		struct cg_counters ch;
+		if (id != HINDEX_NONE && cgstats__change(a->cg, id, &ch) && ch.throttled_known) {
+			r->throttled_known = true;
+			r->throttled_ns = ch.throttled_ns;
+			r->nr_throttled = ch.nr_throttled;
+		}
+	}
+}
+
 int analysis__build(struct analysis *a, const struct engine *e,
 		    const struct analysis_source *s)
 {
@@ -373,7 +490,10 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.stacks = a->o.stacks ? &a->stacks : NULL, .stack_frames = a->stack_frames,
 		.names = a->names,
 	};
+	row_throttling(a);
 	int err = build_cpus(a, e, s);
+	if (!err)
+		err = build_cgroups(a);
 	return err ? err : build_events(a, s);
 }
 
@@ -395,6 +515,7 @@ int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o
 	int r = analysis__init(a, o, rec_source__names(src), rec_source__stacks(src),
 			       rec_source__unknown(src), c.vm);
 	a->src = src;
+	a->cg = rec_source__cgstats(src);
 	a->have_stacks = m->callchain;
 	if (!r) {
 		struct engine_sink sink = analysis__sink(a);
@@ -428,6 +549,9 @@ void analysis__release(struct analysis *a)
 	rows__release(&a->stacks);
 	free(a->incl);
 	hindex__release(&a->incl_index);
+	free(a->cgsum);
+	hindex__release(&a->cgsum_index);
+	free(a->cgroups);
 	free(a->cpus);
 	free(a->events);
 	engine__free(a->engine);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "../core/accounts.h"
+#include "../core/cgstats.h"
 #include "../core/hindex.h"
 #include "../core/engine.h"
 #include "../core/rows.h"
@@ -43,6 +44,12 @@ struct analysis_opts {
 	struct sort_spec sort;
 };
 
+struct analysis_cgroup {
+	uint32_t name;
+	uint64_t cpu_ns, steal_ns, wait_ns;
+	uint32_t wait_threads;
+};
+
 struct analysis {
 	struct analysis_opts o;
 	struct table *table;
@@ -62,6 +69,13 @@ struct analysis {
 	struct incl_entry *incl;
 	uint32_t nincl, incl_cap;
 	struct hindex incl_index;
+	/* per cgroup, in scope: its figures (see report_cgroup) */
+	struct analysis_cgroup *cgsum;
+	uint32_t ncgsum, cgsum_cap;
+	struct hindex cgsum_index;
+	const struct cgstats *cg;	/* the source's counters and waits, or
+					 * NULL; set before the engine runs */
+	struct report_cgroup *cgroups;
 	struct rec_source *src;		/* when read from a file */
 	struct engine *engine;
 	char steal_source[192];

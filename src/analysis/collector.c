@@ -16,7 +16,7 @@ struct coll_entry {
 	int64_t cpu, steal, samples;		/* as last collected */
 	int64_t now_cpu, now_steal, now_samples;
 	uint32_t epoch;			/* the collection that set now_* */
-	char *command, *executable, *comm;
+	char *command, *executable, *comm, *cgroup;
 	int64_t uid;
 	uint64_t first_ns, last_ns;
 	bool used;
@@ -47,6 +47,7 @@ static void entry_release(struct coll_entry *e)
 	free(e->command);
 	free(e->executable);
 	free(e->comm);
+	free(e->cgroup);
 	*e = (struct coll_entry){ 0 };
 }
 
@@ -118,9 +119,13 @@ static int replace(char **slot, const char *s)
 }
 
 /* What the ledger keeps of a task, as it is now. */
-static int note_task(struct collector *c, struct coll_entry *e, const struct eng_proc *p,
-		     const struct eng_thread *t)
+static int note_task(struct collector *c, struct coll_entry *e, const struct engine *eng,
+		     const struct eng_proc *p, const struct eng_thread *t)
 {
+	uint32_t cg = engine__cgroup(eng, t);
+	int err = replace(&e->cgroup, cg != ENGINE_NONE ? strtab__str(c->names, cg) : NULL);
+	if (err)
+		return err;
 	const char *comm = t->comm != ENGINE_NONE ? strtab__str(c->names, t->comm) : NULL;
 	char bracketed[40];
 	const char *command = p->command;
@@ -131,7 +136,7 @@ static int note_task(struct collector *c, struct coll_entry *e, const struct eng
 	e->uid = p->uid;
 	e->first_ns = t->first_ns;
 	e->last_ns = t->last_ns;
-	int err = replace(&e->command, command);
+	err = replace(&e->command, command);
 	if (!err)
 		err = replace(&e->executable, p->executable);
 	return err ? err : replace(&e->comm, comm);
@@ -156,7 +161,7 @@ int collector__program(struct collector *c, const struct engine *eng,
 	e->now_steal += (int64_t)f->steal_ns;
 	e->now_samples += (int64_t)f->samples;
 	(void)final;
-	return note_task(c, e, p, t);
+	return note_task(c, e, eng, p, t);
 }
 
 /* A row of what e gained since it was last collected. */
@@ -164,6 +169,7 @@ static int add_row(struct collector *c, struct batch *b, const struct coll_entry
 {
 	struct task_info t = { .pid = e->pid, .tid = e->tid, .uid = e->uid,
 			       .command = e->command, .executable = e->executable,
+			       .cgroup = e->cgroup,
 			       .comm = e->comm, .start_ns = -1, .end_ns = -1,
 			       .proc_start_ns = e->proc_start };
 	if (e->first_ns) {

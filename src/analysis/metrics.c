@@ -12,7 +12,7 @@
 #include "../core/banned.h"
 
 struct metrics_series {
-	uint32_t program, account;	/* ids in labels */
+	uint32_t program, account, cgroup;	/* ids in labels */
 	uint64_t cpu_ns, steal_ns;	/* counted so far */
 };
 
@@ -40,6 +40,7 @@ int metrics__init(struct metrics *m, const struct strtab *names, uint32_t max_pr
 	m->part_tid = UINT32_MAX;
 	strtab__init(&m->labels);
 	strtab__init(&m->labelled);
+	strtab__init(&m->labelled_cgroups);
 	hindex__init(&m->index);
 	hindex__init(&m->thread_index);
 	m->other = strtab__intern(&m->labels, "other", 5);
@@ -50,6 +51,7 @@ void metrics__release(struct metrics *m)
 {
 	strtab__release(&m->labels);
 	strtab__release(&m->labelled);
+	strtab__release(&m->labelled_cgroups);
 	hindex__release(&m->index);
 	hindex__release(&m->thread_index);
 	free(m->v);
@@ -90,41 +92,43 @@ const char *metrics_program_of(const struct eng_proc *p, const struct strtab *na
 	return "[unknown]";
 }
 
-/* The label a program is shown under: its own while there is room. */
-static uint32_t program_label(struct metrics *m, const char *program)
+/* The label a program (or cgroup) is shown under: its own while there is
+ * room among those labelled so. */
+static uint32_t bounded_label(struct metrics *m, struct strtab *labelled, const char *value)
 {
-	size_t n = strlen(program);
-	uint32_t before = m->labelled.count;
-	if (before >= m->max_programs &&
-	    strtab__find(&m->labelled, program, n) == HINDEX_NONE)
+	size_t n = strlen(value);
+	uint32_t before = labelled->count;
+	if (before >= m->max_programs && strtab__find(labelled, value, n) == HINDEX_NONE)
 		return m->other;
-	if (strtab__intern(&m->labelled, program, n) == HINDEX_NONE)
+	if (strtab__intern(labelled, value, n) == HINDEX_NONE)
 		return HINDEX_NONE;
-	return strtab__intern(&m->labels, program, n);
+	return strtab__intern(&m->labels, value, n);
 }
 
 struct key {
 	const struct metrics *m;
-	uint32_t program, account;
+	uint32_t program, account, cgroup;
 };
 
 static bool series_eq(const void *ctx, uint32_t id)
 {
 	const struct key *k = ctx;
-	return k->m->v[id].program == k->program && k->m->v[id].account == k->account;
+	const struct metrics_series *s = &k->m->v[id];
+	return s->program == k->program && s->account == k->account && s->cgroup == k->cgroup;
 }
 
-static uint32_t series(struct metrics *m, uint32_t program, uint32_t account)
+static uint32_t series(struct metrics *m, uint32_t program, uint32_t account, uint32_t cgroup)
 {
-	struct key k = { m, program, account };
-	uint64_t h = hash_mix((uint64_t)program << 32 | account);
+	struct key k = { m, program, account, cgroup };
+	uint64_t h = hash_mix(((uint64_t)program << 32 | account) ^ hash_mix(cgroup));
 	uint32_t id = hindex__find(&m->index, h, series_eq, &k);
 	if (id != HINDEX_NONE)
 		return id;
 	if (grow_array((void **)&m->v, &m->cap, m->n, sizeof(*m->v), 64) ||
 	    hindex__insert(&m->index, h, m->n))
 		return HINDEX_NONE;
-	m->v[m->n] = (struct metrics_series){ .program = program, .account = account };
+	m->v[m->n] = (struct metrics_series){ .program = program, .account = account,
+					      .cgroup = cgroup };
 	return m->n++;
 }
 
@@ -240,11 +244,15 @@ int metrics__program(struct metrics *m, const struct engine *e, const struct eng
 	}
 	char buf[256];
 	const struct eng_proc *p = engine__proc(e, t->proc);
-	uint32_t program = program_label(m, metrics_program_of(p, m->names, buf, sizeof(buf)));
+	uint32_t program = bounded_label(m, &m->labelled,
+					 metrics_program_of(p, m->names, buf, sizeof(buf)));
 	const char *acc = f->account != NO_DSO ? strtab__str(m->names, f->account) : "[unknown]";
 	uint32_t account = strtab__intern(&m->labels, acc, strlen(acc));
-	uint32_t s = program == HINDEX_NONE || account == HINDEX_NONE ? HINDEX_NONE :
-		     series(m, program, account);
+	uint32_t cg = engine__cgroup(e, t);
+	uint32_t cgroup = bounded_label(m, &m->labelled_cgroups,
+					cg != ENGINE_NONE ? strtab__str(m->names, cg) : "unknown");
+	uint32_t s = program == HINDEX_NONE || account == HINDEX_NONE || cgroup == HINDEX_NONE ?
+		     HINDEX_NONE : series(m, program, account, cgroup);
 	if (s == HINDEX_NONE ||
 	    grow_array((void **)&m->parts, &m->parts_cap, m->nparts, sizeof(*m->parts), 16))
 		return -ENOMEM;
@@ -303,6 +311,7 @@ static void per_program(FILE *f, const struct metrics *m, bool steal, bool om)
 		putc('{', f);
 		om_put_label(f, &first, "program", strtab__str(&m->labels, s->program));
 		om_put_label(f, &first, "account", strtab__str(&m->labels, s->account));
+		om_put_label(f, &first, "cgroup", strtab__str(&m->labels, s->cgroup));
 		fprintf(f, "} %.9f\n", (double)(steal ? s->steal_ns : s->cpu_ns) / 1e9);
 	}
 }

@@ -11,11 +11,13 @@
  *   samples, and the split moves as samples come; so each snapshot adds
  *   only what the thread gained since the last one, split by its shares
  *   now (what was counted stays where it was counted);
+ * - series by program, account and cgroup (its path, "unknown" where not
+ *   known);
  * - at most max_programs program label values: the first programs seen
  *   keep theirs for the agent's life, the rest are summed as "other", so a
  *   scrape does not grow with the processes a machine runs (and a program
  *   never moves between its own label and "other", which would make both
- *   series jump).
+ *   series jump); cgroup label values are bounded the same way.
  */
 #ifndef CPULEDGER_ANALYSIS_METRICS_H
 #define CPULEDGER_ANALYSIS_METRICS_H
@@ -38,6 +40,7 @@ struct metrics {
 	uint32_t max_programs;
 	struct strtab labels;		/* programs and accounts, as shown */
 	struct strtab labelled;		/* programs with a label of their own */
+	struct strtab labelled_cgroups;	/* cgroups likewise */
 	struct metrics_series *v;	/* by (program, account) */
 	uint32_t n, cap;
 	struct hindex index;

@@ -23,8 +23,8 @@ enum { B_LEDGER = 1, B_BY, B_SINCE, B_UNTIL, B_CONTROL, B_FORMAT, B_OUTPUT };
 static const struct cli_option bill_options[] = {
 	{ "ledger", 0, "PATH", B_LEDGER, "the ledger (default ./cpuledger.db)" },
 	{ "by", 0, "KEY[,KEY]", B_BY, "rows by these keys: host, user, comm, command,\n"
-	  "executable, account, process, thread, day (default comm)",
-	  "host user comm command executable account process thread day" },
+	  "executable, account, process, thread, day, cgroup\n(default comm)",
+	  "host user comm command executable account process thread day cgroup" },
 	{ "since", 0, "T", B_SINCE, "collections ending at or after T" },
 	{ "until", 0, "T", B_UNTIL, "collections ending before T (T: YYYY-MM-DD,\n"
 	  "YYYY-MM-DDTHH:MM[:SS] in UTC, or @SECONDS)" },
@@ -46,7 +46,7 @@ const struct cli_command bill_command = {
 /* A row kept: its key's values copied. */
 struct kept {
 	struct bill_row r;
-	char *s[6];	/* host, command, comm, executable, account, day */
+	char *s[7];	/* host, command, comm, executable, account, day, cgroup */
 };
 
 struct bill {
@@ -70,9 +70,9 @@ static int keep(void *ctx, const struct bill_row *row)
 	}
 	struct kept *k = &b->rows[b->n++];
 	k->r = *row;
-	const char **src[6] = { &k->r.host, &k->r.command, &k->r.comm, &k->r.executable,
-				&k->r.account, &k->r.day };
-	for (int i = 0; i < 6; i++) {
+	const char **src[7] = { &k->r.host, &k->r.command, &k->r.comm, &k->r.executable,
+				&k->r.account, &k->r.day, &k->r.cgroup };
+	for (int i = 0; i < 7; i++) {
 		k->s[i] = *src[i] ? strdup(*src[i]) : NULL;
 		if (*src[i] && !k->s[i])
 			return -ENOMEM;
@@ -102,6 +102,7 @@ static const char *key_text(enum bill_key k, const struct bill_row *r, char *buf
 	case BK_EXECUTABLE: return r->executable ? r->executable : "?";
 	case BK_ACCOUNT: return r->account ? r->account : "?";
 	case BK_DAY: return r->day ? r->day : "unknown";
+	case BK_CGROUP: return r->cgroup ? r->cgroup : "unknown";
 	case BK_PROCESS:
 		snprintf(buf, n, "%s %lld %s", r->host ? r->host : "?", (long long)r->pid,
 			 r->command ? r->command : "");
@@ -196,6 +197,12 @@ static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r, bo
 			else if (r->day)
 				csv_put_field(f, r->day);
 			break;
+		case BK_CGROUP:	/* unknown (an older ledger's): empty */
+			if (header)
+				fputs("cgroup", f);
+			else if (r->cgroup)
+				csv_put_field(f, r->cgroup);
+			break;
 		default:
 			if (header)
 				fputs(bill_key__name(b->keys[i]), f);
@@ -256,6 +263,7 @@ static void json_keys(FILE *f, bool *first, const struct bill *b, const struct b
 		case BK_EXECUTABLE: json_str(f, first, "executable", r->executable); break;
 		case BK_ACCOUNT: json_str(f, first, "account", r->account); break;
 		case BK_DAY: json_str(f, first, "day", r->day); break;
+		case BK_CGROUP: json_str(f, first, "cgroup", r->cgroup); break;
 		case BK_PROCESS:
 		case BK_THREAD:
 			json_str(f, first, "host", r->host);
@@ -318,7 +326,7 @@ static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
 		enum bill_key k;
 		if (bill_key__parse(p, len, &k) || b->nkeys == BK_COUNT) {
 			cli_error("--by: '%.*s' is not a key (host, user, comm, command, executable, "
-				  "account, process, thread, day)", (int)len, p);
+				  "account, process, thread, day, cgroup)", (int)len, p);
 			return -1;
 		}
 		b->keys[b->nkeys++] = k;
@@ -424,7 +432,7 @@ int cmd_bill(int argc, char **argv)
 		status = write_bill(&b, &o);
 	}
 	for (size_t i = 0; i < b.n; i++)
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < 7; k++)
 			free(b.rows[i].s[k]);
 	free(b.rows);
 	cli_list__release(&o.control);

@@ -129,12 +129,8 @@ static int complete(const char *path, struct batch *b, bool *nothing, char *msg,
 		struct batch_row *r = &b->rows[i];
 		if (r->u.cpu_ns || r->u.steal_ns || r->u.samples)
 			b->rows[n++] = *r;
-		else {
-			free((char *)r->t.command);
-			free((char *)r->t.executable);
-			free((char *)r->t.comm);
-			free((char *)r->u.account);
-		}
+		else
+			batch_row__release(r);
 	}
 	b->n = n;
 	b->c.seq = next ? next : -1;

@@ -30,8 +30,8 @@ static const struct cli_option report_options[] = {
 	{ "output", 'o', "FILE", O_OUTPUT, "write the report to FILE (default standard output)" },
 	{ "by", 0, "KEY[,KEY]", O_BY, "rows by these keys, composed as perf's --sort\n"
 	  "composes them: vm, process, thread, comm, command,\nexecutable, user, dso, "
-	  "function, account, cpu\n(default thread)",
-	  "vm process thread comm command executable user dso function account cpu" },
+	  "function, account, cpu, cgroup\n(default thread)",
+	  "vm process thread comm command executable user dso function account cpu cgroup" },
 	{ "method", 0, "METHOD", O_METHOD, "how steal is placed among functions:\n"
 	  "preceding|bracketed|ratio (default preceding)", "preceding bracketed ratio" },
 	{ "accounts", 0, "FILE", O_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)\n"
@@ -86,7 +86,7 @@ static int set_keys(struct report_opts *o, const char *arg)
 	size_t bad;
 	if (row_keys__parse(&o->a.keys, arg, &bad)) {
 		cli_error("--by: '%.*s' is not a key (vm, process, thread, comm, command, "
-			  "executable, user, dso, function, account, cpu), or is given twice",
+			  "executable, user, dso, function, account, cpu, cgroup), or is given twice",
 			  (int)strcspn(arg + bad, ","), arg + bad);
 		return -1;
 	}

@@ -261,6 +261,8 @@ static int setup_engine(struct live *l)
 	    analysis__init(&l->res->a, &l->o->a, names, NULL, recorder__unknown(l->rec), c.vm))
 		return -ENOMEM;
 	l->res->analysed = l->o->analyse;
+	if (l->o->analyse)
+		l->res->a.cg = recorder__cgstats(l->rec);
 	struct engine_sink sink = { l, chain_program, chain_stack, chain_gone };
 	l->engine = engine__new(&c, &sink);
 	if (!l->engine)

@@ -114,6 +114,8 @@ uint64_t perf_session__sample_type(const struct perf_options *o,
 		t |= PERF_SAMPLE_IP;
 		if (o->callchain)
 			t |= PERF_SAMPLE_CALLCHAIN;
+		if (o->cgroup)
+			t |= PERF_SAMPLE_CGROUP;
 	} else {
 		t |= PERF_SAMPLE_RAW;
 	}
@@ -167,6 +169,7 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 		a.task = 1;
 		a.mmap = 1;
 		a.mmap2 = 1;
+		a.cgroup = o->cgroup;
 		/* Not attr.build_id: with it, the kernel marks MMAP2 records
 		 * of other sessions recording at the same time as carrying a
 		 * build-id too, and perf report then aborts on their data

@@ -38,6 +38,8 @@ struct perf_options {
 	bool callchain;
 	bool tracepoints;	/* sched_switch and sched_stat_runtime too */
 	size_t ring_pages;	/* data pages per CPU ring, a power of two */
+	bool cgroup;		/* samples carry the task's cgroup id, and
+				 * new cgroups are told (Linux 5.7+) */
 	int task;		/* 0: system-wide; else only this process and
 				 * its descendants, user space only (what an
 				 * unprivileged user may record) */

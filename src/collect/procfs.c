@@ -13,8 +13,11 @@
 
 char *procfs_read(const char *root, const char *rel, size_t *len)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	char path[4096];
+	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;

@@ -130,6 +130,8 @@ static int dispatch(struct engine *e, struct eng_event *ev)
 		return 0;
 	case EK_PROC:
 		return eng_on_proc(e, ev);
+	case EK_CGROUP:
+		return eng_on_cgroup(e, ev);
 	}
 	return 0;
 }

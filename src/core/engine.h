@@ -75,6 +75,7 @@ enum eng_kind {
 	EK_EXIT,	/* thread tid of pid exited */
 	EK_LOST,	/* records of cpu were dropped between value and time */
 	EK_PROC,	/* process pid runs text (command line), exe, as uid */
+	EK_CGROUP,	/* thread tid (0: process pid) is in cgroup */
 };
 
 #define EF_KERNEL 1		/* sample: taken in kernel mode */
@@ -89,6 +90,7 @@ struct eng_event {
 	uint32_t function, dso, account;	/* sample: string ids */
 	uint32_t stack;		/* sample: the caller's stack id */
 	uint32_t comm;		/* task, fork, comm: string id */
+	uint32_t cgroup;	/* cgroup: its path, a string id */
 	uint32_t cpu;
 	uint32_t seq;		/* set by the engine: arrival order */
 	uint8_t kind, flags;
@@ -124,6 +126,7 @@ struct eng_proc {
 	char *executable;	/* NULL unknown */
 	int64_t uid;		/* -1 unknown */
 	uint32_t comm;		/* its main thread's name, or ENGINE_NONE */
+	uint32_t cgroup;	/* its cgroup's path, or ENGINE_NONE */
 	bool in_scope;		/* -p PID or -- CMD and their descendants */
 	bool exited;
 	uint32_t nthreads;
@@ -136,6 +139,8 @@ struct eng_thread {
 	uint32_t tid;
 	uint32_t proc;		/* index of its eng_proc */
 	uint32_t comm;		/* its name (string id), or ENGINE_NONE */
+	uint32_t cgroup;	/* its own cgroup (from its samples), or
+				 * ENGINE_NONE: its process's */
 	uint64_t cpu_ns;	/* sum of its runtime (or samples x interval) */
 	uint64_t samples;
 	uint64_t first_ns, last_ns;	/* its first and last event (0: none) */
@@ -253,6 +258,8 @@ int engine__each_thread(const struct engine *e,
 const struct engine_stats *engine__stats(const struct engine *e);
 const struct eng_cpu_stats *engine__cpu(const struct engine *e, uint32_t cpu);
 const struct eng_proc *engine__proc(const struct engine *e, uint32_t index);
+/* Thread t's cgroup (a string id), or ENGINE_NONE: not known. */
+uint32_t engine__cgroup(const struct engine *e, const struct eng_thread *t);
 /* The live process pid, or NULL. */
 const struct eng_proc *engine__find_proc(const struct engine *e, uint32_t pid);
 const struct engine_config *engine__config(const struct engine *e);

@@ -121,6 +121,7 @@ int eng_on_fork(struct engine *e, const struct eng_event *ev);
 int eng_on_comm(struct engine *e, const struct eng_event *ev);
 int eng_on_exit(struct engine *e, const struct eng_event *ev);
 int eng_on_proc(struct engine *e, struct eng_event *ev);
+int eng_on_cgroup(struct engine *e, const struct eng_event *ev);
 int eng_maybe_gone(struct engine *e, uint32_t thread);
 int eng_exits_due(struct engine *e);
 int eng_hand_out(struct engine *e, const struct engine_sink *sink, uint32_t thread,

@@ -105,7 +105,7 @@ static uint32_t proc_get(struct engine *e, uint32_t pid, uint64_t start)
 	if (i == ENGINE_NONE || hindex__insert(&e->proc_index, pid_hash(pid), i))
 		return ENGINE_NONE;
 	e->procs.v[i] = (struct eng_proc){ .pid = pid, .start_ns = start, .uid = -1,
-					   .comm = ENGINE_NONE, .used = true,
+					   .comm = ENGINE_NONE, .cgroup = ENGINE_NONE, .used = true,
 					   .attached = true,
 					   .in_scope = e->c.scope_all };
 	e->st.procs_live++;
@@ -152,6 +152,7 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 			return ENGINE_NONE;
 		e->threads.v[t] = (struct eng_thread){
 			.tid = tid, .proc = ENGINE_NONE, .comm = ENGINE_NONE,
+			.cgroup = ENGINE_NONE,
 			.oncpu = ENGINE_NONE, .progs = ENGINE_NONE, .progs_tail = ENGINE_NONE,
 			.stacks = ENGINE_NONE, .unknown_prog = ENGINE_NONE,
 			.used = true, .attached = true };
@@ -283,6 +284,7 @@ static int inherit(struct engine *e, uint32_t child, uint32_t parent)
 	c->in_scope |= p->in_scope;
 	c->uid = p->uid;
 	c->comm = p->comm;
+	c->cgroup = p->cgroup;
 	c->command = dup_or_null(p->command);
 	c->command_inherited = p->command != NULL;
 	c->executable = dup_or_null(p->executable);
@@ -330,11 +332,38 @@ int eng_on_fork(struct engine *e, const struct eng_event *ev)
 	uint32_t t = eng_thread(e, ev->tid, ev->pid);
 	if (t == ENGINE_NONE)
 		return -ENOMEM;
-	/* its name is its parent thread's until it says otherwise */
+	/* its name and cgroup are its parent thread's until it says otherwise */
 	uint32_t pt = eng_thread_find(e, ev->ptid);
-	if (pt != ENGINE_NONE)
+	if (pt != ENGINE_NONE) {
 		e->threads.v[t].comm = e->threads.v[pt].comm;
+		e->threads.v[t].cgroup = e->threads.v[pt].cgroup;
+	}
 	return 0;
+}
+
+/* A process's cgroup (tid 0: what /proc said at the start or an exec), or
+ * a thread's (what its samples carried): a thread's own wins. */
+int eng_on_cgroup(struct engine *e, const struct eng_event *ev)
+{
+	if (!ev->tid) {
+		uint32_t p = proc_get(e, ev->pid, 0);
+		if (p == ENGINE_NONE)
+			return -ENOMEM;
+		e->procs.v[p].cgroup = ev->cgroup;
+		return 0;
+	}
+	uint32_t t = eng_thread(e, ev->tid, ev->pid);
+	if (t == ENGINE_NONE)
+		return -ENOMEM;
+	e->threads.v[t].cgroup = ev->cgroup;
+	return 0;
+}
+
+uint32_t engine__cgroup(const struct engine *e, const struct eng_thread *t)
+{
+	if (t->cgroup != ENGINE_NONE || t->proc == ENGINE_NONE)
+		return t->cgroup;
+	return e->procs.v[t->proc].cgroup;
 }
 
 int eng_on_comm(struct engine *e, const struct eng_event *ev)

@@ -184,5 +184,7 @@ int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a
 	row->f.steal_ns += f->steal_ns;
 	row->f.control_ns += f->control_ns;
 	row->f.inclusive_ns += f->inclusive_ns;
+	row->f.wait_ns += f->wait_ns;
+	row->f.wait_threads += f->wait_threads;
 	return 0;
 }

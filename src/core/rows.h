@@ -86,6 +86,8 @@ struct row_figures {
 	uint64_t cpu_ns, steal_ns;	/* run (or labelled) time, and steal */
 	uint64_t control_ns;		/* cpu_ns in control-program accounts */
 	uint64_t inclusive_ns;		/* with call stacks */
+	uint64_t wait_ns;		/* run-queue wait of its threads */
+	uint32_t wait_threads;		/* threads whose wait is known */
 };
 
 /* One row as kept: string ids in the rows' own table. */

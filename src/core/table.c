@@ -154,6 +154,7 @@ static struct table_row table_row(const struct table *t, const struct row *w)
 		.steal_samples = w->f.steal_samples, .cpu_ns = w->f.cpu_ns,
 		.steal_ns = w->f.steal_ns, .control_ns = w->f.control_ns,
 		.inclusive_ns = w->f.inclusive_ns,
+		.wait_known = w->f.wait_threads > 0, .wait_ns = w->f.wait_ns,
 	};
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
 		o.command = rows__str(r, w->attr_command);

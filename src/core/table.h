@@ -28,6 +28,11 @@ struct table_row {
 	uint64_t control_ns;	/* cpu_ns in control-program accounts (seed
 				 * 000's FIG. 3); the rest is the target's */
 	uint64_t inclusive_ns;	/* with call chains: time with it on the stack */
+	/* with table.cgroup_figures (rows keyed by cgroup): the cgroup's
+	 * throttled time by its own counters, and the run-queue wait of the
+	 * row's threads; each false where not known */
+	bool throttled_known, wait_known;
+	uint64_t throttled_ns, nr_throttled, wait_ns;
 };
 
 struct table_totals {
@@ -65,6 +70,7 @@ struct table {
 	bool attrs;		/* rows carry their process's command and
 				 * their thread's comm (keyed by process or
 				 * thread, from a recording) */
+	bool cgroup_figures;	/* rows carry throttled and wait figures */
 	uint64_t interval_ns;
 	struct table_totals totals;
 	struct table_row *rows;	/* largest apparent time first, or --sort */

@@ -96,7 +96,11 @@ static int parse_sample(const uint8_t *p, const uint8_t *end, uint64_t type,
 		if (raw->size > (size_t)(end - p))
 			return -EINVAL;
 		raw->data = p;
+		p += raw->size;
 	}
+	/* nothing cpuledger asks for lies between RAW and CGROUP */
+	if (type & PERF_SAMPLE_CGROUP)
+		TAKE(&s->cgroup, 8);
 	return 0;
 }
 
@@ -199,6 +203,14 @@ int perf_decode(const struct pd_layout *l, const void *rec, size_t len,
 			return -EINVAL;
 		memcpy(&o->value, body + 8, 8);
 		o->kind = PD_LOST;
+		return 0;
+	case PERF_RECORD_CGROUP:	/* id, path[] */
+		if (blen < 8 + 8 + 32)
+			return -EINVAL;
+		memcpy(&o->value, body, 8);
+		o->kind = PD_CGROUP;
+		o->name = (const char *)body + 8;
+		o->name_len = strnlen(o->name, blen - 8 - 32);
 		return 0;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

@@ -45,6 +45,7 @@ enum pd_kind {
 	PD_EXIT,	/* pid, tid, ppid, ptid */
 	PD_MMAP,	/* a mapping: for the regions (perf_regions.h) */
 	PD_LOST,	/* value records dropped */
+	PD_CGROUP,	/* a new cgroup: value = its id, name = its path */
 	PD_OTHER,	/* a record cpuledger does not use */
 };
 
@@ -59,7 +60,8 @@ struct perf_ev {
 	bool kernel;		/* taken in kernel mode */
 	const uint8_t *chain;	/* nr u64s (unaligned), or NULL */
 	uint64_t nr;
-	/* PD_COMM */
+	uint64_t cgroup;	/* its task's cgroup id (0: not sampled) */
+	/* PD_COMM, PD_CGROUP */
 	const char *name;
 	size_t name_len;
 	bool exec;

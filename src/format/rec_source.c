@@ -145,6 +145,7 @@ struct rec_source *rec_source__open(int fd, const struct rec_source_opts *o,
 	s->o = *o;
 	s->last_cpu = -1;
 	strtab__init(&s->names);
+	cgstats__init(&s->cg);
 	strtab__init(&s->stacks);
 	strtab__init(&s->syms_names);
 	int e = -ENOMEM;
@@ -178,6 +179,7 @@ void rec_source__free(struct rec_source *s)
 	resolver__free(s->res);
 	account_rules__release(&s->stored_rules);
 	strtab__release(&s->names);
+	cgstats__release(&s->cg);
 	strtab__release(&s->stacks);
 	strtab__release(&s->syms_names);
 	free(s->syms);
@@ -246,6 +248,11 @@ uint64_t rec_source__bad_records(const struct rec_source *s)
 uint64_t rec_source__samples(const struct rec_source *s)
 {
 	return s->samples;
+}
+
+const struct cgstats *rec_source__cgstats(const struct rec_source *s)
+{
+	return &s->cg;
 }
 
 bool rec_source__damage(const struct rec_source *s, struct rec_error *err)

@@ -24,6 +24,7 @@
 #include "rec_meta.h"
 #include "recording.h"
 #include "../core/accounts.h"
+#include "../core/cgstats.h"
 #include "../core/engine.h"
 #include "../core/strtab.h"
 
@@ -89,5 +90,7 @@ uint64_t rec_source__samples(const struct rec_source *s);	/* every sample, idle 
 /* Samples per event (the imported one, the scheduler's, the others). */
 uint32_t rec_source__events(const struct rec_source *s, const struct rec_event_count **out);
 bool rec_source__damage(const struct rec_source *s, struct rec_error *err);
+/* The cgroups' counters and the threads' waits the file holds. */
+const struct cgstats *rec_source__cgstats(const struct rec_source *s);
 
 #endif

@@ -330,6 +330,90 @@ static int on_proc(struct rec_source *s, struct engine *e, const uint8_t *d, uin
 			  p.uid == REC_PROC_NO_UID ? -1 : (int64_t)p.uid);
 }
 
+static int on_cgroup(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
+{
+	struct rec_cgroup c;
+	if (len != sizeof(c) || (memcpy(&c, d, sizeof(c)), c.name >= s->nmap)) {
+		s->bad_records++;
+		return 0;
+	}
+	struct eng_event ev = { .kind = EK_CGROUP, .time = c.time_ns ? c.time_ns : s->now,
+				.pid = c.pid, .tid = c.tid, .cgroup = name_of(s, c.name) };
+	return rec_source_push(s, e, &ev);
+}
+
+/* A counter of a CGSTAT line: "-" is unknown. */
+static bool counter(const char **p, uint64_t *v)
+{
+	if (**p == '-') {
+		*p += 1 + ((*p)[1] == ' ');
+		return false;
+	}
+	char *end;
+	*v = strtoull(*p, &end, 10);
+	*p = end + (*end == ' ');
+	return true;
+}
+
+/* CGSTAT: "USAGE_NS THROTTLED_NS NR_THROTTLED PATH" per line. */
+static int on_cgstat(struct rec_source *s, const uint8_t *d, uint32_t len)
+{
+	struct rec_cgstat h;
+	if (len < sizeof(h) || (memcpy(&h, d, sizeof(h)), h.phase > REC_PHASE_END)) {
+		s->bad_records++;
+		return 0;
+	}
+	const char *p = (const char *)d + sizeof(h), *end = (const char *)d + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		char line[4200];
+		size_t n = (size_t)(nl - p);
+		if (n >= sizeof(line)) {
+			s->bad_records++;
+			p = nl + 1;
+			continue;
+		}
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p = nl + 1;
+		struct cg_counters c = { 0 };
+		const char *q = line;
+		c.usage_known = counter(&q, &c.usage_ns);
+		c.throttled_known = counter(&q, &c.throttled_ns);
+		c.throttled_known &= counter(&q, &c.nr_throttled);
+		if (*q != '/') {
+			s->bad_records++;
+			continue;
+		}
+		uint32_t name = strtab__intern(&s->names, q, strlen(q));
+		if (name == HINDEX_NONE || cgstats__counters(&s->cg, (int)h.phase, name, &c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* WAIT: each task's run-queue wait so far. */
+static int on_wait(struct rec_source *s, const uint8_t *d, uint32_t len)
+{
+	struct rec_wait h;
+	if (len < sizeof(h) || (memcpy(&h, d, sizeof(h)), h.phase > REC_PHASE_END) ||
+	    (len - sizeof(h)) / sizeof(struct rec_wait_task) != h.count ||
+	    (len - sizeof(h)) % sizeof(struct rec_wait_task)) {
+		s->bad_records++;
+		return 0;
+	}
+	for (uint32_t i = 0; i < h.count; i++) {
+		struct rec_wait_task t;
+		memcpy(&t, d + sizeof(h) + i * sizeof(t), sizeof(t));
+		if (cgstats__wait(&s->cg, (int)h.phase, t.pid, t.tid, t.wait_ns))
+			return -ENOMEM;
+	}
+	cgstats__waits_taken(&s->cg, (int)h.phase);
+	return 0;
+}
+
 /* TASK: a thread alive at the start, with its name. */
 static int on_task(struct rec_source *s, struct engine *e, const uint32_t *pre,
 		   const uint8_t *text, uint32_t n)
@@ -428,6 +512,12 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 		return on_lostwin(s, e, d, len);
 	case REC_PROC:
 		return on_proc(s, e, d, len);
+	case REC_CGROUP:
+		return on_cgroup(s, e, d, len);
+	case REC_CGSTAT:
+		return on_cgstat(s, d, len);
+	case REC_WAIT:
+		return on_wait(s, d, len);
 	case REC_ROUND: {
 		uint64_t t;
 		if (len < 8)

@@ -7,6 +7,7 @@
 #define CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
 
 #include "rec_source.h"
+#include "../core/cgstats.h"
 #include "../resolve/resolve.h"
 
 /* A function a version 1 recording stored (its SYMBOL items). */
@@ -47,6 +48,7 @@ struct rec_source {
 	uint32_t nevents;
 	bool damaged;
 	struct rec_error damage;
+	struct cgstats cg;		/* CGSTAT and WAIT items */
 };
 
 /* The symbol source of a version 1 recording: its stored functions. */

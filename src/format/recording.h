@@ -42,6 +42,12 @@ enum rec_item {
 				 * has been written (the readers' watermark) */
 	REC_PROC = 19,		/* struct rec_proc, the command line, then the
 				 * executable's path */
+	REC_CGROUP = 20,	/* struct rec_cgroup: a task's cgroup */
+	REC_CGSTAT = 21,	/* struct rec_cgstat, then text lines
+				 * "USAGE_NS THROTTLED_NS NR_THROTTLED PATH"
+				 * ("-": unknown): each cgroup's counters */
+	REC_WAIT = 22,		/* struct rec_wait, then count x struct
+				 * rec_wait_task: run queue waits so far */
 };
 
 /* A frame of a REC_SAMPLE: names are REC_NAME ids (REC_NO_NAME: none). */
@@ -91,6 +97,32 @@ struct rec_proc {
 	uint32_t pid, uid;
 	uint32_t command_len, exe_len;
 	uint32_t flags, zero;
+};
+
+/* REC_CGROUP: from time on, thread tid (0: every thread of process pid)
+ * is in the cgroup whose path is NAME id name. */
+struct rec_cgroup {
+	uint64_t time_ns;
+	uint32_t pid, tid;
+	uint32_t name, zero;
+};
+
+/* REC_CGSTAT and REC_WAIT: read at the start (phase 0) and the end (1). */
+enum { REC_PHASE_START = 0, REC_PHASE_END = 1 };
+struct rec_cgstat {
+	uint32_t phase, zero;
+	uint64_t time_ns;
+};
+
+struct rec_wait {
+	uint32_t phase, count;
+	uint64_t time_ns;
+};
+
+/* schedstat's run_delay: the time a task has waited on a run queue. */
+struct rec_wait_task {
+	uint32_t pid, tid;
+	uint64_t wait_ns;
 };
 
 /* A scheduler tracepoint of a REC_SCHED item. */

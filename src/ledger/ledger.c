@@ -57,7 +57,10 @@
 	" samples INTEGER NOT NULL," \
 	" PRIMARY KEY (collection_id, task_id, account));"
 
-static const char schema_v2[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage");
+/* Version 3: a task's cgroup (docs/cgroups.md). */
+#define TASKS_CGROUP "ALTER TABLE tasks ADD COLUMN cgroup TEXT;"
+
+static const char schema_v3[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage") TASKS_CGROUP;
 
 /* Version 1 to 2: steal may be NULL (unknown, never 0); tasks say their
  * process's start (pids are given again) and their comm. */
@@ -71,7 +74,7 @@ static const char migrate_v1[] =
 	USAGE_V2("usage_v2")
 	"INSERT INTO usage_v2 SELECT * FROM usage;"
 	"DROP TABLE usage;"
-	"ALTER TABLE usage_v2 RENAME TO usage;";
+	"ALTER TABLE usage_v2 RENAME TO usage;" TASKS_CGROUP;
 
 static int64_t pragma_int(sqlite3 *db, const char *sql, int *rc)
 {
@@ -145,7 +148,8 @@ static int check_and_make(struct ledger *l, const char *path, int how, char *msg
 		}
 		return 0;
 	}
-	const char *sql = !l->version ? schema_v2 : l->version == 1 ? migrate_v1 : NULL;
+	const char *sql = !l->version ? schema_v3 : l->version == 1 ? migrate_v1 :
+			  l->version == 2 ? TASKS_CGROUP : NULL;
 	int e = sql ? ledger_exec(l, sql, msg, size) : 0;
 	if (!e && sql) {
 		char v[96];

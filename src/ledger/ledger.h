@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LEDGER_SCHEMA_VERSION 2
+#define LEDGER_SCHEMA_VERSION 3
 
 struct ledger;
 
@@ -58,6 +58,7 @@ struct task_info {
 	uint32_t pid, tid;
 	int64_t uid;		/* -1 unknown */
 	const char *command, *executable, *comm;	/* NULL unknown */
+	const char *cgroup;	/* its latest cgroup's path; NULL unknown */
 	int64_t start_ns, end_ns;	/* first and last seen; -1 unknown */
 	int64_t proc_start_ns;	/* the process's start: with pid, who it
 				 * is (pids are given again); 0 unknown */
@@ -100,7 +101,7 @@ int ledger__recording(struct ledger *l, const char *recording, int64_t *next_seq
 
 /* What a bill sums by: any of these, composed. */
 enum bill_key { BK_HOST, BK_USER, BK_COMMAND, BK_COMM, BK_EXECUTABLE, BK_ACCOUNT,
-		BK_PROCESS, BK_THREAD, BK_DAY, BK_COUNT };
+		BK_PROCESS, BK_THREAD, BK_DAY, BK_CGROUP, BK_COUNT };
 
 /* "host", "user", ...; 0 or -EINVAL. */
 int bill_key__parse(const char *s, size_t len, enum bill_key *out);
@@ -109,7 +110,7 @@ const char *bill_key__name(enum bill_key k);
 struct bill_row {
 	/* the key's values, valid during the callback; NULL where not a
 	 * key, or unknown */
-	const char *host, *command, *comm, *executable, *account, *day;
+	const char *host, *command, *comm, *executable, *account, *day, *cgroup;
 	int64_t uid, pid, tid;	/* -1 unknown or not a key */
 	int64_t cpu_ns, control_ns, samples;
 	int64_t steal_ns;	/* of the usage whose steal is known */

@@ -11,6 +11,7 @@ static const char *const key_names[BK_COUNT] = {
 	[BK_HOST] = "host", [BK_USER] = "user", [BK_COMMAND] = "command",
 	[BK_COMM] = "comm", [BK_EXECUTABLE] = "executable", [BK_ACCOUNT] = "account",
 	[BK_PROCESS] = "process", [BK_THREAD] = "thread", [BK_DAY] = "day",
+	[BK_CGROUP] = "cgroup",
 };
 
 int bill_key__parse(const char *s, size_t len, enum bill_key *out)
@@ -30,7 +31,7 @@ const char *bill_key__name(enum bill_key k)
 
 /* The output columns, each the expression of the keys that show it. */
 enum { C_HOST, C_UID, C_COMMAND, C_COMM, C_EXECUTABLE, C_ACCOUNT, C_PID, C_TID, C_DAY,
-       C_COUNT };
+       C_CGROUP, C_COUNT };
 
 static bool has(const enum bill_key *keys, size_t n, enum bill_key k)
 {
@@ -59,6 +60,9 @@ static void key_sql(const struct ledger *l, const enum bill_key *keys, size_t n,
 		 * unknown (NULL), not 1970-01-01 */
 		[C_DAY] = has(keys, n, BK_DAY) ? "CASE WHEN c.end_ns > 0 THEN "
 			  "date(c.end_ns / 1000000000, 'unixepoch') END" : NULL,
+		/* before version 3 the ledger kept no cgroups: unknown */
+		[C_CGROUP] = !has(keys, n, BK_CGROUP) ? NULL : l->version >= 3 ? "t.cgroup" :
+			     "NULL",
 	};
 	size_t c = 0, g = 0;
 	cols[0] = group[0] = '\0';
@@ -78,7 +82,7 @@ static struct bill_row row_of(sqlite3_stmt *st)
 {
 	struct bill_row r;
 	const char **text[] = { &r.host, NULL, &r.command, &r.comm, &r.executable, &r.account,
-				NULL, NULL, &r.day };
+				NULL, NULL, &r.day, &r.cgroup };
 	for (int i = 0; i < C_COUNT; i++)
 		if (text[i])
 			*text[i] = (const char *)sqlite3_column_text(st, i);

@@ -88,11 +88,13 @@ static int64_t task_id(struct ledger *l, const struct task_info *t, char *msg, s
 {
 	sqlite3_stmt *st = statement(l, &l->task,
 		"INSERT INTO tasks (host, boot_id, pid, tid, proc_start_ns, uid, command, "
-		"executable, comm, start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+		"executable, comm, start_ns, end_ns, cgroup) "
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
 		"ON CONFLICT (host, boot_id, pid, tid, proc_start_ns, command) DO UPDATE SET "
 		"uid = coalesce(excluded.uid, uid), "
 		"executable = coalesce(excluded.executable, executable), "
 		"comm = coalesce(excluded.comm, comm), "
+		"cgroup = coalesce(excluded.cgroup, cgroup), "
 		"start_ns = min(coalesce(start_ns, excluded.start_ns), "
 		"coalesce(excluded.start_ns, start_ns)), "
 		"end_ns = max(coalesce(end_ns, excluded.end_ns), "
@@ -117,6 +119,8 @@ static int64_t task_id(struct ledger *l, const struct task_info *t, char *msg, s
 		sqlite3_bind_int64(st, 10, t->start_ns);
 	if (t->end_ns >= 0)
 		sqlite3_bind_int64(st, 11, t->end_ns);
+	if (t->cgroup)
+		sqlite3_bind_text(st, 12, t->cgroup, -1, SQLITE_STATIC);
 	int64_t id = -1;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		id = sqlite3_column_int64(st, 0);

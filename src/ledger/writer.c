@@ -48,22 +48,28 @@ int batch__add(struct batch *b, const struct task_info *t, const struct usage *u
 	*r = (struct batch_row){ *t, *u };
 	r->t.command = dup_or_null(t->command, &ok);
 	r->t.executable = dup_or_null(t->executable, &ok);
+	r->t.cgroup = dup_or_null(t->cgroup, &ok);
 	r->t.comm = dup_or_null(t->comm, &ok);
 	r->u.account = dup_or_null(u->account, &ok);
 	b->n++;
 	return ok ? 0 : -ENOMEM;
 }
 
+void batch_row__release(struct batch_row *r)
+{
+	free((char *)r->t.command);
+	free((char *)r->t.executable);
+	free((char *)r->t.cgroup);
+	free((char *)r->t.comm);
+	free((char *)r->u.account);
+}
+
 void batch__free(struct batch *b)
 {
 	if (!b)
 		return;
-	for (uint32_t i = 0; i < b->n; i++) {
-		free((char *)b->rows[i].t.command);
-		free((char *)b->rows[i].t.executable);
-		free((char *)b->rows[i].t.comm);
-		free((char *)b->rows[i].u.account);
-	}
+	for (uint32_t i = 0; i < b->n; i++)
+		batch_row__release(&b->rows[i]);
 	free(b->rows);
 	hindex__release(&b->index);
 	free((char *)b->c.reason);

@@ -42,6 +42,8 @@ struct batch *batch__new(const struct collection *c);
  * when written). 0 or -ENOMEM. */
 int batch__add(struct batch *b, const struct task_info *t, const struct usage *u);
 void batch__free(struct batch *b);
+/* Frees a row's strings (one taken out of a batch). */
+void batch_row__release(struct batch_row *r);
 
 /* Writes b to the ledger at path now, in one transaction. 0, or -errno
  * with msg set (-EEXIST: that collection is there already). */

@@ -16,13 +16,6 @@
 #include "../format/rec_meta.h"
 #include "../core/banned.h"
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int64_t real_ns(void)
 {
 	struct timespec ts;
@@ -48,8 +41,13 @@ static int open_session(struct recorder *r, enum recorder_failure *fail)
 	const struct recorder_opts *o = &r->o;
 	r->tracepoints = !o->no_tracepoints && tp_formats__load(&r->tp, o->root) == 0;
 	struct perf_options po = { .hz = o->hz, .callchain = o->callchain,
-				   .tracepoints = r->tracepoints, .ring_pages = ring_pages(o) };
+				   .tracepoints = r->tracepoints, .ring_pages = ring_pages(o),
+				   .cgroup = true };
 	int err = perf_session__open(&r->perf, &po, &r->tp);
+	if (err == -EINVAL) {	/* before Linux 5.7: cgroups from /proc alone */
+		po.cgroup = false;
+		err = perf_session__open(&r->perf, &po, &r->tp);
+	}
 	if (err == -ENOENT && r->tracepoints) {
 		r->tracepoints = po.tracepoints = false;	/* tracefs yes, kernel no */
 		err = perf_session__open(&r->perf, &po, &r->tp);
@@ -59,7 +57,7 @@ static int open_session(struct recorder *r, enum recorder_failure *fail)
 	if ((err == -EACCES || err == -EPERM) && task > 0) {
 		/* not allowed system-wide: its own user-space samples are
 		 * still ours to take; steal cannot be measured so */
-		r->tracepoints = po.tracepoints = false;
+		r->tracepoints = po.tracepoints = po.cgroup = false;
 		po.task = task;
 		err = perf_session__open(&r->perf, &po, &r->tp);
 		r->st.task_only = !err;
@@ -136,6 +134,8 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 	strtab__init(&r->names);
 	strtab__init(&r->stacks);
 	hindex__init(&r->scope.index);
+	hindex__init(&r->cgid_index);
+	cgstats__init(&r->cg);
 	int err = open_session(r, fail);
 	if (!err)
 		err = make_layout(r);
@@ -275,7 +275,7 @@ static int write_meta(struct recorder *r, bool start)
 		meta(m, MK_PHASE, "end");
 	/* the end is when the events stopped, not when what they left was
 	 * read: nothing after that is in the recording */
-	uint64_t now = start ? mono_ns() : r->st.end_ns;
+	uint64_t now = start ? recorder_mono_ns() : r->st.end_ns;
 	int64_t real = start ? real_ns() : r->realtime_end;
 	if (start) {
 		r->st.start_ns = now;
@@ -333,6 +333,8 @@ int recorder__start(struct recorder *r, int out_fd)
 	if (!err)
 		err = write_procstat(r, 0);
 	if (!err)
+		err = recorder_cgroup_start(r);
+	if (!err)
 		err = recorder_snapshot(r);
 	/* the metadata and the first look at the tasks reach the file at
 	 * once: a recording cut short later (killed, disk full) stays
@@ -351,7 +353,7 @@ int recorder__flush(struct recorder *r)
 		return 0;
 	int err = rec_writer__flush(r->w);
 	r->bytes_flushed = rec_writer__bytes(r->w);
-	r->flushed_ns = mono_ns();
+	r->flushed_ns = recorder_mono_ns();
 	return err;
 }
 
@@ -366,7 +368,7 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 	 * flushed: at most a second or 4 MiB is lost */
 	if (!err && r->w && rec_writer__bytes(r->w) != r->bytes_flushed &&
 	    (rec_writer__bytes(r->w) - r->bytes_flushed > (4u << 20) ||
-	     mono_ns() - r->flushed_ns > 1000000000ull))
+	     recorder_mono_ns() - r->flushed_ns > 1000000000ull))
 		err = recorder__flush(r);
 	return err;
 }
@@ -374,7 +376,7 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 int recorder__finish(struct recorder *r)
 {
 	perf_session__disable(&r->perf);
-	r->st.end_ns = mono_ns();
+	r->st.end_ns = recorder_mono_ns();
 	r->realtime_end = real_ns();
 	int err = perf_session__read(&r->perf, recorder_on_record, r);
 	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */
@@ -382,6 +384,8 @@ int recorder__finish(struct recorder *r)
 		err = recorder_round(r);
 	if (!err)
 		err = write_procstat(r, 1);
+	if (!err)
+		err = recorder_cgroup_end(r);
 	if (!err)
 		err = write_meta(r, false);
 	for (int i = 0; i < r->perf.ncpus && !err; i++) {
@@ -407,6 +411,7 @@ void recorder__free(struct recorder *r)
 	symbolizer__free(r->sy);
 	rscope_release(&r->scope);
 	strtab__release(&r->names);
+	recorder_cgroup_release(r);
 	strtab__release(&r->stacks);
 	free(r->steal0);
 	free(r->last_time);
@@ -489,4 +494,9 @@ const char *recorder__boot_id(const struct recorder *r)
 int64_t recorder__realtime_start(const struct recorder *r)
 {
 	return r->realtime_start;
+}
+
+const struct cgstats *recorder__cgstats(const struct recorder *r)
+{
+	return &r->cg;
 }

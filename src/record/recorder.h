@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "../core/accounts.h"
+#include "../core/cgstats.h"
 #include "../core/engine.h"
 #include "../core/strtab.h"
 
@@ -110,5 +111,9 @@ int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t
 const char *recorder__host(const struct recorder *r);
 const char *recorder__boot_id(const struct recorder *r);
 int64_t recorder__realtime_start(const struct recorder *r);
+
+/* The cgroups' counters and the threads' run-queue waits read at the
+ * start and (after recorder__finish) the end. */
+const struct cgstats *recorder__cgstats(const struct recorder *r);
 
 #endif

@@ -242,7 +242,12 @@ int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	int err = 0;
 	switch (p.kind) {
 	case PD_SAMPLE:
-		err = on_sample(r, (uint32_t)cpu, &p);
+		err = recorder_cgroup_sample(r, &p);
+		if (!err)
+			err = on_sample(r, (uint32_t)cpu, &p);
+		break;
+	case PD_CGROUP:
+		err = recorder_cgroup_new(r, &p);
 		break;
 	case PD_SWITCH:
 	case PD_RUNTIME:

@@ -7,7 +7,10 @@
 #ifndef CPULEDGER_RECORD_RECORDER_IMPL_H
 #define CPULEDGER_RECORD_RECORDER_IMPL_H
 
+#include <time.h>
+
 #include "recorder.h"
+#include "../collect/cgroup.h"
 #include "../collect/perf.h"
 #include "../core/hindex.h"
 #include "../format/perf_decode.h"
@@ -22,6 +25,20 @@ struct rscope {
 	uint32_t *pids;
 	uint32_t n, cap;
 	struct hindex index;
+};
+
+/* A cgroup id the kernel gives, and its path (a string id). */
+struct recorder_cgid {
+	uint64_t id;
+	uint32_t name;
+};
+
+/* The cgroup last written for a thread, by tid modulo the size: a thread
+ * that meets another in its slot is written again (bounded memory). */
+#define RECORDER_CGCACHE 4096
+struct recorder_cgcache {
+	uint32_t tid;
+	uint64_t id;
 };
 
 struct recorder {
@@ -53,7 +70,22 @@ struct recorder {
 	struct { uint32_t pid; uint64_t time; } *forget;	/* exited, regions to go */
 	uint32_t nforget, forget_cap;
 	bool finished;
+	/* recorder_cgroup.c */
+	struct cgroup_fs cgfs;
+	bool have_cgfs;
+	struct recorder_cgid *cgids;
+	uint32_t ncgids, cgids_cap;
+	struct hindex cgid_index;
+	struct recorder_cgcache cgcache[RECORDER_CGCACHE];
+	struct cgstats cg;
 };
+
+static inline uint64_t recorder_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 /* recorder_proc.c */
 bool rscope_has(const struct rscope *s, uint32_t pid);
@@ -63,6 +95,14 @@ int recorder_snapshot(struct recorder *r);
 int recorder_proc_item(struct recorder *r, uint32_t pid, uint64_t time);
 bool recorder_parent_in_scope(struct recorder *r, uint32_t pid);
 bool recorder_own(struct recorder *r, uint32_t pid);
+
+/* recorder_cgroup.c */
+int recorder_cgroup_start(struct recorder *r);
+int recorder_cgroup_end(struct recorder *r);
+int recorder_cgroup_proc(struct recorder *r, uint32_t pid, uint64_t time);
+int recorder_cgroup_sample(struct recorder *r, const struct perf_ev *p);
+int recorder_cgroup_new(struct recorder *r, const struct perf_ev *p);
+void recorder_cgroup_release(struct recorder *r);
 
 /* recorder_events.c */
 int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h);

@@ -154,7 +154,9 @@ int recorder_proc_item(struct recorder *r, uint32_t pid, uint64_t time)
 		err = rec_writer__add(r->w, REC_PROC, &p, sizeof(p), both, n + p.exe_len);
 		free(both);
 	}
-	return err ? err : engine_proc(r, time, pid, cmd, cut, exe, uid);
+	if (!err)
+		err = engine_proc(r, time, pid, cmd, cut, exe, uid);
+	return err ? err : recorder_cgroup_proc(r, pid, time);
 }
 
 /* A running process's code regions, for samples before any MMAP2 of it. */

@@ -47,6 +47,23 @@ static void write_extras(FILE *out, const struct report_extras *x)
 		fprintf(out, ",\"idle_ns\":%" PRIu64 ",\"lost\":%" PRIu64 "}", c->idle_ns,
 			c->lost);
 	}
+	fputs("],\"cgroups\":[", out);
+	for (uint32_t i = 0; i < x->ncgroups; i++) {
+		const struct report_cgroup *c = &x->cgroups[i];
+		fputs(i ? ",{\"cgroup\":" : "{\"cgroup\":", out);
+		json_put_string_or_null(out, c->path);
+		fprintf(out, ",\"cpu_ns\":%" PRIu64 ",\"steal_ns\":", c->cpu_ns);
+		put_known(out, x->steal_known, c->steal_ns);
+		fputs(",\"throttled_ns\":", out);
+		put_known(out, c->throttled_known, c->throttled_ns);
+		fputs(",\"nr_throttled\":", out);
+		put_known(out, c->throttled_known, c->nr_throttled);
+		fputs(",\"wait_ns\":", out);
+		put_known(out, c->wait_known, c->wait_ns);
+		fputs(",\"usage_ns\":", out);
+		put_known(out, c->usage_known, c->usage_ns);
+		putc('}', out);
+	}
 	fputs("],", out);
 }
 
@@ -157,6 +174,10 @@ static void write_row(FILE *out, const struct table *t, const struct report_extr
 	put_num(out, &first, "steal_ns", known, (int64_t)r->steal_ns);
 	put_num(out, &first, "apparent_ns", known, (int64_t)r->apparent_ns);
 	put_num(out, &first, "corrected_ns", true, (int64_t)r->corrected_ns);
+	if (t->cgroup_figures) {
+		put_num(out, &first, "throttled_ns", r->throttled_known, (int64_t)r->throttled_ns);
+		put_num(out, &first, "wait_ns", r->wait_known, (int64_t)r->wait_ns);
+	}
 	putc('}', out);
 }
 

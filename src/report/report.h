@@ -33,6 +33,17 @@ struct report_event {
 	uint64_t samples;
 };
 
+/* A cgroup's figures over a recording (docs/cgroups.md): what ran in it
+ * (corrected) and was stolen from it, by cpuledger; what its quota held
+ * off and what it used, by its own counters; what its threads waited on
+ * the guest's run queues, by schedstat. Each *_known false: unknown. */
+struct report_cgroup {
+	const char *path;
+	uint64_t cpu_ns, steal_ns;
+	bool usage_known, throttled_known, wait_known;
+	uint64_t usage_ns, throttled_ns, nr_throttled, wait_ns;
+};
+
 struct report_extras {
 	const char *host, *steal_source, *scope;
 	bool steal_known;	/* false: steal and apparent time print as
@@ -51,6 +62,8 @@ struct report_extras {
 	uint32_t ncpus;
 	const struct report_event *events;
 	uint32_t nevents;
+	const struct report_cgroup *cgroups;	/* most CPU first */
+	uint32_t ncgroups;
 	/* time per call stack: rows keyed by RF_STACK (and labels), whose
 	 * stack ids are runs of (function, dso, account) name ids in stack_frames,
 	 * leaf first; NULL without stacks */

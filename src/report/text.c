@@ -248,6 +248,35 @@ static void write_cpus(FILE *out, const struct report_extras *x)
 	}
 }
 
+/* Where each cgroup's time went (docs/cgroups.md): shown when there is
+ * more to say than "everything ran in the root". */
+static void write_cgroups(FILE *out, const struct report_extras *x)
+{
+	bool worth = x->ncgroups > 1;
+	for (uint32_t i = 0; i < x->ncgroups && !worth; i++)
+		worth = strcmp(x->cgroups[i].path, "/") ||
+			(x->cgroups[i].throttled_known && x->cgroups[i].throttled_ns);
+	if (!worth)
+		return;
+	char a[32], b[32], c[32], d[32], e[32];
+	fprintf(out, "\n%12s %12s %12s %12s %12s  %s\n", "CPU_S", "STEAL_S", "THROTTLED_S",
+		"WAIT_S", "USAGE_S", "CGROUP");
+	uint32_t shown = x->ncgroups < 10 ? x->ncgroups : 10;
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct report_cgroup *g = &x->cgroups[i];
+		fprintf(out, "%12s %12s %12s %12s %12s  ", secs(a, sizeof(a), g->cpu_ns),
+			x->steal_known ? secs(b, sizeof(b), g->steal_ns) : "unknown",
+			g->throttled_known ? secs(c, sizeof(c), g->throttled_ns) : "unknown",
+			g->wait_known ? secs(d, sizeof(d), g->wait_ns) : "unknown",
+			g->usage_known ? secs(e, sizeof(e), g->usage_ns) : "unknown");
+		text_put(out, g->path, 0, 0);
+		putc('\n', out);
+	}
+	if (shown < x->ncgroups)
+		fprintf(out, "... %" PRIu32 " more cgroups (--format json lists all)\n",
+			x->ncgroups - shown);
+}
+
 /* The rows past --top, summed on one line. */
 static void write_rest(FILE *out, const struct table *t, size_t from, bool known)
 {
@@ -325,6 +354,8 @@ static int write_text(FILE *out, const struct table *t, const struct report_extr
 	write_totals(out, t, x);
 	if (x)
 		write_cpus(out, x);
+	if (x)
+		write_cgroups(out, x);
 	return ferror(out) ? -EIO : 0;
 }
 

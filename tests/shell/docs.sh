@@ -2,7 +2,8 @@
 # - every command line of a ```sh block in README.md and docs/*.md runs
 #   and exits 0, in a scratch directory that holds the files they name
 #   (a recording, perf's text and perf.data, sampling data, rules, a cut
-#   recording), with durations cut to a second and `make -j2` replaced by
+#   recording), with durations cut to a second (a process recorded until
+#   it exits, for a second) and `make -j2` replaced by
 #   a built-in workload; a tool that is not installed (go, flamegraph.pl)
 #   is said and its line not run;
 # - each output README.md shows has the shape of what its command prints
@@ -49,6 +50,9 @@ for f in "$ROOT/README.md" "$ROOT"/docs/*.md; do
 			-e 's/--duration-ms [0-9]+/--duration-ms 2000/g; s/-- sleep [0-9]+/-- sleep 1/g' \
 			-e "s/-p 1234/-p $victim/g; s/make -j2/cpuledger workload threads --seconds 1/g" \
 			-e 's/^sudo //')
+		# a process recorded until it exits: a second of it
+		case $cmd in *"-p $victim"*--duration*) ;;
+		*"-p $victim"*) cmd=${cmd/"-p $victim"/"-p $victim --duration 1"} ;; esac
 		first=$(printf '%s\n' "$cmd" | awk '{ print $1 }')
 		if ! command -v "$first" >/dev/null; then
 			echo "not run ($first is not installed): $line"

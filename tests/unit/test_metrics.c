@@ -3,7 +3,7 @@
  * programs by executable, at most N of them labelled (the rest "other",
  * sticky), counters that never go down and sum to the engine's figures
  * (what a thread gains is split by its shares then), threads gone kept,
- * both exposition formats.
+ * both exposition formats, series by cgroup with bounded values too.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -75,6 +75,8 @@ static void programs_labels_and_counters(void **state)
 	strtab__init(&names);
 	uint32_t unknown = strtab__intern(&names, "[unknown]", 9);
 	uint32_t acc = strtab__intern(&names, "program", 7);
+	uint32_t beta_cg = strtab__intern(&names, "/svc/beta.service", 17);
+	uint32_t gamma_cg = strtab__intern(&names, "/c/gamma", 8);
 	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
 				   .interval_ns = MS, .ncpus = 2, .unknown_fn = unknown,
 				   .scope_all = true };
@@ -83,7 +85,12 @@ static void programs_labels_and_counters(void **state)
 	assert_non_null(e);
 	assert_int_equal(metrics__init(&m, &names, 2), 0);
 
-	/* three programs; only two get labels of their own */
+	/* three programs; only two get labels of their own; likewise their
+	 * cgroups (alpha's not known) */
+	push(e, (struct eng_event){ .kind = EK_CGROUP, .time = 1 * MS, .pid = 20,
+				    .cgroup = beta_cg });
+	push(e, (struct eng_event){ .kind = EK_CGROUP, .time = 1 * MS, .pid = 30,
+				    .cgroup = gamma_cg });
 	spin(e, 10, "/usr/bin/alpha", 0, 1 * MS, 3, ENGINE_NONE);
 	spin(e, 20, "/opt/beta (deleted)", 1, 1 * MS, 4, acc);
 	spin(e, 30, "/usr/bin/gamma", 0, 10 * MS, 5, acc);
@@ -93,10 +100,10 @@ static void programs_labels_and_counters(void **state)
 	char *text;
 	size_t len;
 	assert_int_equal(metrics__write(&m, &x, false, &text, &len), 0);
-	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"[unknown]\"} ") == 0.003);
-	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"beta\",account=\"program\"} ") == 0.004);
-	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"other\",account=\"program\"} ") == 0.005);
-	assert_null(strstr(text, "gamma"));
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"[unknown]\",cgroup=\"unknown\"} ") == 0.003);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"beta\",account=\"program\",cgroup=\"/svc/beta.service\"} ") == 0.004);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"other\",account=\"program\",cgroup=\"other\"} ") == 0.005);
+	assert_null(strstr(text, "gamma"));	/* neither its program nor its cgroup */
 	assert_non_null(strstr(text, "# TYPE cpuledger_cpu_seconds_total counter"));
 	free(text);
 
@@ -115,9 +122,9 @@ static void programs_labels_and_counters(void **state)
 	assert_int_equal(engine__finish(e, 40 * MS), 0);
 	assert_int_equal(metrics__take(&m, e), 0);
 	assert_int_equal(metrics__write(&m, &x, true, &text, &len), 0);
-	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"[unknown]\"} ") == 0.003);
-	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"program\"} ") == 0.003);
-	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"other\",account=\"program\"} ") == 0.005);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"[unknown]\",cgroup=\"unknown\"} ") == 0.003);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"alpha\",account=\"program\",cgroup=\"unknown\"} ") == 0.003);
+	assert_true(value(text, "cpuledger_cpu_seconds_total{program=\"other\",account=\"program\",cgroup=\"other\"} ") == 0.005);
 	/* OpenMetrics: counter families without _total, info, # EOF */
 	assert_non_null(strstr(text, "# TYPE cpuledger_cpu_seconds counter"));
 	assert_non_null(strstr(text, "# TYPE cpuledger_build info"));

@@ -1,0 +1,140 @@
+/* cgstats: see cgstats.h. */
+#include "cgstats.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "grow.h"
+#include "banned.h"
+
+void cgstats__init(struct cgstats *s)
+{
+	memset(s, 0, sizeof(*s));
+	hindex__init(&s->group_index);
+	hindex__init(&s->wait_index);
+}
+
+void cgstats__release(struct cgstats *s)
+{
+	free(s->groups);
+	free(s->waits);
+	hindex__release(&s->group_index);
+	hindex__release(&s->wait_index);
+	memset(s, 0, sizeof(*s));
+}
+
+struct group_key {
+	const struct cgstats *s;
+	uint32_t name;
+};
+
+static bool group_eq(const void *ctx, uint32_t id)
+{
+	const struct group_key *k = ctx;
+	return k->s->groups[id].name == k->name;
+}
+
+static uint32_t group_find(const struct cgstats *s, uint32_t name)
+{
+	struct group_key k = { s, name };
+	return hindex__find(&s->group_index, hash_mix(name), group_eq, &k);
+}
+
+int cgstats__counters(struct cgstats *s, int phase, uint32_t name,
+		      const struct cg_counters *c)
+{
+	uint32_t id = group_find(s, name);
+	if (id == HINDEX_NONE) {
+		if (grow_array((void **)&s->groups, &s->groups_cap, s->ngroups,
+			       sizeof(*s->groups), 16) ||
+		    hindex__insert(&s->group_index, hash_mix(name), s->ngroups))
+			return -ENOMEM;
+		id = s->ngroups++;
+		s->groups[id] = (struct cg_entry){ .name = name };
+	}
+	s->groups[id].seen[phase != 0] = true;
+	s->groups[id].c[phase != 0] = *c;
+	return 0;
+}
+
+struct wait_key {
+	const struct cgstats *s;
+	uint32_t pid, tid;
+};
+
+static bool wait_eq(const void *ctx, uint32_t id)
+{
+	const struct wait_key *k = ctx;
+	return k->s->waits[id].tid == k->tid && k->s->waits[id].pid == k->pid;
+}
+
+static uint64_t wait_hash(uint32_t pid, uint32_t tid)
+{
+	return hash_mix((uint64_t)pid << 32 | tid);
+}
+
+static uint32_t wait_find(const struct cgstats *s, uint32_t pid, uint32_t tid)
+{
+	struct wait_key k = { s, pid, tid };
+	return hindex__find(&s->wait_index, wait_hash(pid, tid), wait_eq, &k);
+}
+
+int cgstats__wait(struct cgstats *s, int phase, uint32_t pid, uint32_t tid, uint64_t ns)
+{
+	uint32_t id = wait_find(s, pid, tid);
+	if (id == HINDEX_NONE) {
+		if (grow_array((void **)&s->waits, &s->waits_cap, s->nwaits,
+			       sizeof(*s->waits), 64) ||
+		    hindex__insert(&s->wait_index, wait_hash(pid, tid), s->nwaits))
+			return -ENOMEM;
+		id = s->nwaits++;
+		s->waits[id] = (struct cg_wait){ .pid = pid, .tid = tid };
+	}
+	s->waits[id].seen[phase != 0] = true;
+	s->waits[id].ns[phase != 0] = ns;
+	return 0;
+}
+
+void cgstats__waits_taken(struct cgstats *s, int phase)
+{
+	s->have_waits[phase != 0] = true;
+}
+
+static uint64_t since(uint64_t end, uint64_t start)
+{
+	return end > start ? end - start : 0;
+}
+
+bool cgstats__change(const struct cgstats *s, uint32_t name, struct cg_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint32_t id = group_find(s, name);
+	if (id == HINDEX_NONE || !s->groups[id].seen[1])
+		return false;
+	const struct cg_entry *g = &s->groups[id];
+	struct cg_counters zero = { .usage_known = true, .throttled_known = true };
+	const struct cg_counters *a = g->seen[0] ? &g->c[0] : &zero, *b = &g->c[1];
+	out->usage_known = a->usage_known && b->usage_known;
+	out->throttled_known = a->throttled_known && b->throttled_known;
+	out->usage_ns = out->usage_known ? since(b->usage_ns, a->usage_ns) : 0;
+	out->throttled_ns = out->throttled_known ? since(b->throttled_ns, a->throttled_ns) : 0;
+	out->nr_throttled = out->throttled_known ? since(b->nr_throttled, a->nr_throttled) : 0;
+	return out->usage_known || out->throttled_known;
+}
+
+bool cgstats__thread_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	*ns = 0;
+	if (!s->have_waits[1])
+		return false;
+	uint32_t id = wait_find(s, pid, tid);
+	if (id == HINDEX_NONE || !s->waits[id].seen[1])
+		return false;
+	const struct cg_wait *w = &s->waits[id];
+	/* not there at the start: born during the recording, or the start
+	 * was not read (then not known) */
+	if (!w->seen[0] && !s->have_waits[0])
+		return false;
+	*ns = since(w->ns[1], w->seen[0] ? w->ns[0] : 0);
+	return true;
+}

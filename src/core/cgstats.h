@@ -1,0 +1,66 @@
+/*
+ * cgstats: what a cgroup's own counters and the scheduler's run-queue
+ * waits say over a recording, beside the engine's figures: each cgroup's
+ * usage and throttling read at the start and the end (so a change is the
+ * end less the start; a group made meanwhile started at 0), and each
+ * thread's schedstat run_delay at the start and the end (a thread born
+ * meanwhile waited 0 before). Filled by the reader of a recording or the
+ * live recorder; read by the analysis. Memory follows the cgroups and the
+ * threads alive at either end, never the events.
+ */
+#ifndef CPULEDGER_CORE_CGSTATS_H
+#define CPULEDGER_CORE_CGSTATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hindex.h"
+
+/* A cgroup's counters at one time (collect/cgroup.h reads them). */
+struct cg_counters {
+	bool usage_known, throttled_known;
+	uint64_t usage_ns;		/* CPU time its tasks ran */
+	uint64_t throttled_ns;		/* time its quota held it off */
+	uint64_t nr_throttled;		/* periods it was throttled in */
+};
+
+struct cg_entry {
+	uint32_t name;			/* its path, a string id */
+	bool seen[2];			/* read at the start, the end */
+	struct cg_counters c[2];
+};
+
+struct cg_wait {
+	uint32_t pid, tid;
+	bool seen[2];
+	uint64_t ns[2];
+};
+
+struct cgstats {
+	struct cg_entry *groups;
+	uint32_t ngroups, groups_cap;
+	struct hindex group_index;
+	struct cg_wait *waits;
+	uint32_t nwaits, waits_cap;
+	struct hindex wait_index;
+	bool have_waits[2];		/* a snapshot of each end was taken */
+};
+
+void cgstats__init(struct cgstats *s);
+void cgstats__release(struct cgstats *s);
+
+/* phase 0: the start, 1: the end. 0 or -ENOMEM. */
+int cgstats__counters(struct cgstats *s, int phase, uint32_t name,
+		      const struct cg_counters *c);
+int cgstats__wait(struct cgstats *s, int phase, uint32_t pid, uint32_t tid, uint64_t ns);
+/* Call once per phase whose waits were all given (even none). */
+void cgstats__waits_taken(struct cgstats *s, int phase);
+
+/* Over the recording: the cgroup's change (false: not read at the end, so
+ * not known); a group not read at the start was made during it. */
+bool cgstats__change(const struct cgstats *s, uint32_t name, struct cg_counters *out);
+/* Thread tid's wait over the recording: false when it was not alive at
+ * the end (its last figure went with it). */
+bool cgstats__thread_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns);
+
+#endif
