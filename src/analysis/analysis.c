@@ -27,7 +27,8 @@ int analysis__init(struct analysis *a, const struct analysis_opts *o,
 				       RF_BIT(RF_STACK) };
 	rows__init(&a->stacks, &sk);
 	hindex__init(&a->incl_index);
-	hindex__init(&a->cgsum_index);
+	hindex__init(&a->cgsum.index);
+	hindex__init(&a->accsum.index);
 	return 0;
 }
 
@@ -112,24 +113,24 @@ static struct row_key key_of(const struct analysis *a, const struct who *w,
 	};
 }
 
-static bool cgsum_eq(const void *ctx, uint32_t id)
+static bool sum_eq(const void *ctx, uint32_t id)
 {
-	const struct { const struct analysis *a; uint32_t name; } *k = ctx;
-	return k->a->cgsum[id].name == k->name;
+	const struct { const struct analysis_sums *t; uint32_t name; } *k = ctx;
+	return k->t->v[id].name == k->name;
 }
 
-/* The figures of cgroup name (a string id), or NULL: out of memory. */
-static struct analysis_cgroup *cgsum(struct analysis *a, uint32_t cg)
+/* The figures of name (a string id) in t, or NULL: out of memory. */
+static struct analysis_sum *sum_of(struct analysis_sums *t, uint32_t name)
 {
-	struct { const struct analysis *a; uint32_t name; } k = { a, cg };
-	uint32_t id = hindex__find(&a->cgsum_index, hash_mix(cg), cgsum_eq, &k);
+	struct { const struct analysis_sums *t; uint32_t name; } k = { t, name };
+	uint32_t id = hindex__find(&t->index, hash_mix(name), sum_eq, &k);
 	if (id != HINDEX_NONE)
-		return &a->cgsum[id];
-	if (grow_array((void **)&a->cgsum, &a->cgsum_cap, a->ncgsum, sizeof(*a->cgsum), 16) ||
-	    hindex__insert(&a->cgsum_index, hash_mix(cg), a->ncgsum))
+		return &t->v[id];
+	if (grow_array((void **)&t->v, &t->cap, t->n, sizeof(*t->v), 16) ||
+	    hindex__insert(&t->index, hash_mix(name), t->n))
 		return NULL;
-	a->cgsum[a->ncgsum] = (struct analysis_cgroup){ .name = cg };
-	return &a->cgsum[a->ncgsum++];
+	t->v[t->n] = (struct analysis_sum){ .name = name };
+	return &t->v[t->n++];
 }
 
 /* Rows that a thread's run-queue wait can be summed into: keyed by what
@@ -149,7 +150,7 @@ static int thread_wait(struct analysis *a, const struct who *w, const struct eng
 	    !cgstats__thread_wait(a->cg, w->proc->pid, t->tid, &ns))
 		return 0;
 	if (w->cgroup != ENGINE_NONE) {
-		struct analysis_cgroup *c = cgsum(a, w->cgroup);
+		struct analysis_sum *c = sum_of(&a->cgsum, w->cgroup);
 		if (!c)
 			return -ENOMEM;
 		c->wait_ns += ns;
@@ -278,12 +279,15 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 	a->totals.run_ns += f->run_ns;
 	a->totals.steal_ns += f->steal_ns;
 	a->programs++;
-	if (w.cgroup != ENGINE_NONE) {
-		struct analysis_cgroup *c = cgsum(a, w.cgroup);
-		if (!c)
-			return -ENOMEM;
-		c->cpu_ns += f->run_ns;
-		c->steal_ns += f->steal_ns;
+	struct analysis_sum *acc = sum_of(&a->accsum, f->account);
+	struct analysis_sum *cg = w.cgroup != ENGINE_NONE ? sum_of(&a->cgsum, w.cgroup) : NULL;
+	if (!acc || (w.cgroup != ENGINE_NONE && !cg))
+		return -ENOMEM;
+	acc->cpu_ns += f->run_ns;
+	acc->steal_ns += f->steal_ns;
+	if (cg) {
+		cg->cpu_ns += f->run_ns;
+		cg->steal_ns += f->steal_ns;
 	}
 	const char *dso = name(a, f->dso);
 	if (!wanted(a, &w, t, dso))
@@ -414,12 +418,12 @@ static int cmp_cgroup(const void *x, const void *y)
  * over the recording. */
 static int build_cgroups(struct analysis *a)
 {
-	a->cgroups = calloc(a->ncgsum ? a->ncgsum : 1, sizeof(*a->cgroups));
+	a->cgroups = calloc(a->cgsum.n ? a->cgsum.n : 1, sizeof(*a->cgroups));
 	if (!a->cgroups)
 		return -ENOMEM;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < a->ncgsum; i++) {
-		const struct analysis_cgroup *c = &a->cgsum[i];
+	for (uint32_t i = 0; i < a->cgsum.n; i++) {
+		const struct analysis_sum *c = &a->cgsum.v[i];
 		if (!c->cpu_ns && !c->steal_ns)
 			continue;
 		struct report_cgroup *r = &a->cgroups[n++];
@@ -437,6 +441,55 @@ static int build_cgroups(struct analysis *a)
 	qsort(a->cgroups, n, sizeof(*a->cgroups), cmp_cgroup);
 	a->x.cgroups = a->cgroups;
 	a->x.ncgroups = n;
+	return 0;
+}
+
+static int cmp_account(const void *x, const void *y)
+{
+	const struct report_account *a = x, *b = y;
+	if (a->cpu_ns != b->cpu_ns)
+		return a->cpu_ns < b->cpu_ns ? 1 : -1;
+	return strcmp(a->account ? a->account : "", b->account ? b->account : "");
+}
+
+/* The accounts table: every account that ran in scope, target or control. */
+static int build_accounts(struct analysis *a)
+{
+	a->accounts = calloc(a->accsum.n ? a->accsum.n : 1, sizeof(*a->accounts));
+	if (!a->accounts)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < a->accsum.n; i++) {
+		const struct analysis_sum *c = &a->accsum.v[i];
+		if (!c->cpu_ns && !c->steal_ns)
+			continue;
+		const char *acc = name(a, c->name);
+		a->accounts[n++] = (struct report_account){ .account = acc, .cpu_ns = c->cpu_ns,
+							    .steal_ns = c->steal_ns,
+							    .control = is_control(a, acc) };
+	}
+	qsort(a->accounts, n, sizeof(*a->accounts), cmp_account);
+	a->x.accounts = a->accounts;
+	a->x.naccounts = n;
+	return 0;
+}
+
+/* The engine's series over time, copied: the report may outlive it. */
+static int build_series(struct analysis *a, const struct engine *e)
+{
+	const struct eng_series *s = engine__series(e);
+	size_t n = (size_t)s->nbuckets * s->ncpus;
+	a->series = (struct report_series){ .start_ns = s->origin_ns, .bucket_ns = s->bucket_ns,
+					    .nbuckets = s->nbuckets, .ncpus = s->ncpus };
+	if (!n)
+		return 0;
+	a->series.run_ns = malloc(n * sizeof(uint64_t));
+	a->series.steal_ns = malloc(n * sizeof(uint64_t));
+	if (!a->series.run_ns || !a->series.steal_ns)
+		return -ENOMEM;
+	memcpy(a->series.run_ns, s->run_ns, n * sizeof(uint64_t));
+	memcpy(a->series.steal_ns, s->steal_ns, n * sizeof(uint64_t));
+	a->x.series = &a->series;
 	return 0;
 }
 
@@ -494,6 +547,10 @@ int analysis__build(struct analysis *a, const struct engine *e,
 	int err = build_cpus(a, e, s);
 	if (!err)
 		err = build_cgroups(a);
+	if (!err)
+		err = build_accounts(a);
+	if (!err)
+		err = build_series(a, e);
 	return err ? err : build_events(a, s);
 }
 
@@ -549,8 +606,13 @@ void analysis__release(struct analysis *a)
 	rows__release(&a->stacks);
 	free(a->incl);
 	hindex__release(&a->incl_index);
-	free(a->cgsum);
-	hindex__release(&a->cgsum_index);
+	free(a->cgsum.v);
+	hindex__release(&a->cgsum.index);
+	free(a->accsum.v);
+	hindex__release(&a->accsum.index);
+	free(a->accounts);
+	free(a->series.run_ns);
+	free(a->series.steal_ns);
 	free(a->cgroups);
 	free(a->cpus);
 	free(a->events);

@@ -44,10 +44,17 @@ struct analysis_opts {
 	struct sort_spec sort;
 };
 
-struct analysis_cgroup {
+/* Figures summed by a name (a cgroup, an account), whatever --by is. */
+struct analysis_sum {
 	uint32_t name;
 	uint64_t cpu_ns, steal_ns, wait_ns;
 	uint32_t wait_threads;
+};
+
+struct analysis_sums {
+	struct analysis_sum *v;
+	uint32_t n, cap;
+	struct hindex index;
 };
 
 struct analysis {
@@ -69,13 +76,14 @@ struct analysis {
 	struct incl_entry *incl;
 	uint32_t nincl, incl_cap;
 	struct hindex incl_index;
-	/* per cgroup, in scope: its figures (see report_cgroup) */
-	struct analysis_cgroup *cgsum;
-	uint32_t ncgsum, cgsum_cap;
-	struct hindex cgsum_index;
+	/* per cgroup and per account, in scope (see report_cgroup and
+	 * report_account) */
+	struct analysis_sums cgsum, accsum;
 	const struct cgstats *cg;	/* the source's counters and waits, or
 					 * NULL; set before the engine runs */
 	struct report_cgroup *cgroups;
+	struct report_account *accounts;
+	struct report_series series;	/* its arrays owned */
 	struct rec_source *src;		/* when read from a file */
 	struct engine *engine;
 	char steal_source[192];

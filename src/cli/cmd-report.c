@@ -38,9 +38,10 @@ static const struct cli_option report_options[] = {
 	  "instead of those recorded, or the defaults" },
 	{ "control", 0, "LIST", O_CONTROL, "accounts that count as control program\n"
 	  "(comma-separated; default kernel)" },
-	{ "format", 0, "FORMAT", O_FORMAT, "text|csv|json|openmetrics|pprof|folded\n"
-	  "(default text); folded of perf-script:FILE\nas the reference collapser folds it",
-	  "text csv json openmetrics pprof folded" },
+	{ "format", 0, "FORMAT", O_FORMAT, "text|csv|json|openmetrics|pprof|folded|html\n"
+	  "(default text); folded of perf-script:FILE\nas the reference collapser folds it; "
+	  "html: one\nself-contained page",
+	  "text csv json openmetrics pprof folded html" },
 	{ "folded", 0, "OPTS", O_FOLDED, "with --format folded of perf-script:FILE:\n"
 	  "pid,tid,kernel,jit,all,addrs, as the reference\ncollapser's options of those names",
 	  "pid tid kernel jit all addrs" },
@@ -163,9 +164,14 @@ static int check(struct report_opts *o)
 		}
 		o->a.stacks = true;
 	}
+	bool html = o->writer == &report_html;
+	if (html)
+		o->a.stacks = true;	/* its flame graph */
 	if (!o->by_given) {
-		/* counters by account; profiles by function; else by thread */
+		/* counters by account; profiles by function; a page by program;
+		 * else by thread */
 		const char *keys = o->writer == &report_openmetrics ? "vm,account" :
+				   html ? "comm" :
 				   o->a.stacks ? "thread,function,account" : "thread";
 		size_t bad;
 		row_keys__parse(&o->a.keys, keys, &bad);

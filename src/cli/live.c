@@ -139,6 +139,11 @@ static void on_stop(int sig)
 	live_stop_signal = sig;
 }
 
+void live_stop(void)
+{
+	live_stop_signal = SIGTERM;
+}
+
 static void on_hup_reload(int sig)
 {
 	(void)sig;

@@ -103,4 +103,7 @@ void live_result__release(struct live_result *res);
  * fatal). */
 void live_block_signals(void);
 
+/* Ends the recording as SIGTERM would (from a hook: `top`'s q key). */
+void live_stop(void);
+
 #endif

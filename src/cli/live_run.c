@@ -576,8 +576,6 @@ static int start(struct live *l)
 	int err = recorder__start(l->rec, l->have_out ? l->out.fd : -1);
 	if (!err)
 		err = setup_collector(l);
-	if (!err)
-		err = recorder__enable(l->rec);
 	if (err) {
 		cli_error("cannot start recording: %s", strerror(-err));
 		return EXIT_RUNTIME;

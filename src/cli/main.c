@@ -13,7 +13,7 @@
 
 extern const struct cli_command record_command, report_command, run_command,
 	import_command, ledger_command, bill_command, collect_command, analyze_command,
-	simulate_command, workload_command, agent_command;
+	simulate_command, workload_command, agent_command, top_command;
 
 struct command {
 	const char *name;
@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "report a recording: time and steal per thread, function...", false },
 	{ "run", cmd_run, "run a command and report its time like time(1)", true },
 	{ "agent", cmd_agent, "record all the time: the ledger, and /metrics for Prometheus", true },
+	{ "top", cmd_top, "a live view: CPU and steal per CPU, process, thread, program", true },
 	{ "import", cmd_import, "make a recording of perf script text", false },
 	{ "ledger", cmd_ledger, "add recordings to the accounting ledger (SQLite)", false },
 	{ "bill", cmd_bill, "CPU time, steal and corrected time from the ledger", false },
@@ -39,7 +40,7 @@ static const struct command commands[] = {
 static const struct cli_command *const cli_commands[] = {
 	&record_command, &report_command, &run_command, &import_command, &ledger_command,
 	&bill_command, &collect_command, &analyze_command, &simulate_command,
-	&workload_command, &agent_command, NULL,
+	&workload_command, &agent_command, &top_command, NULL,
 };
 
 static void usage(FILE *f)

@@ -43,6 +43,8 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 		errno = ENOMEM;
 		return NULL;
 	}
+	e->series.bucket_ns = 1000000000ULL;
+	e->series.ncpus = c->ncpus;
 	for (uint32_t i = 0; i < c->ncpus; i++) {
 		struct eng_cpu *cpu = &e->cpus[i];
 		cpu->stint = cpu->thread = cpu->newest = ENGINE_NONE;
@@ -67,6 +69,8 @@ void engine__free(struct engine *e)
 	free(e->gap_sums);
 	hindex__release(&e->gap_sum_index);
 	free(e->cpus);
+	free(e->series.run_ns);
+	free(e->series.steal_ns);
 	free(e);
 }
 

@@ -264,6 +264,18 @@ uint32_t engine__cgroup(const struct engine *e, const struct eng_thread *t);
 const struct eng_proc *engine__find_proc(const struct engine *e, uint32_t pid);
 const struct engine_config *engine__config(const struct engine *e);
 
+/* CPU time and steal per CPU over the recording's time, in buckets of
+ * bucket_ns (1 s, doubled as needed to stay within ENGINE_SERIES_MAX)
+ * from origin_ns: run_ns[bucket * ncpus + cpu]. Runtime counts at its
+ * event, a stint's steal at its end. */
+struct eng_series {
+	uint64_t origin_ns, bucket_ns;
+	uint32_t nbuckets, cap, ncpus;
+	uint64_t *run_ns, *steal_ns;
+};
+#define ENGINE_SERIES_MAX 2048
+const struct eng_series *engine__series(const struct engine *e);
+
 /* How many stints wait to be judged at most, and how many judged stints'
  * residuals the window keeps beside them. */
 #define ENGINE_PENDING 8192

@@ -107,7 +107,11 @@ struct engine {
 	uint32_t ngap_sums, gap_sums_cap;
 	struct hindex gap_sum_index;
 	bool finished;
+	struct eng_series series;
 };
+
+/* engine_series.c */
+int eng_series_add(struct engine *e, uint32_t cpu, uint64_t t, uint64_t run, uint64_t steal);
 
 /* engine_tasks.c */
 uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid);

@@ -277,6 +277,10 @@ int eng_on_runtime(struct engine *e, const struct eng_event *ev)
 	seen(th, ev->time);
 	th->cpu_ns += ev->value;
 	e->st.run_ns += ev->value;
+	/* on the CPU it runs on (its event may come from another's ring) */
+	uint32_t on = th->oncpu != ENGINE_NONE ? th->oncpu : ev->cpu;
+	if (eng_series_add(e, on, ev->time, ev->value, 0))
+		return -ENOMEM;
 	if (th->oncpu == ENGINE_NONE && !c->known) {
 		/* Recording began mid-stint: measure from here on (this
 		 * delta belongs to the time before). */
@@ -388,6 +392,8 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev)
 		 * times the interval, as any sampling profiler has it */
 		th->cpu_ns += e->c.interval_ns;
 		e->st.run_ns += e->c.interval_ns;
+		if (eng_series_add(e, ev->cpu, ev->time, e->c.interval_ns, 0))
+			return -ENOMEM;
 		return e->c.mode == STEAL_GAPS ? cpu_gap(e, c, ev->cpu, ev->time, p) : 0;
 	}
 	if (!c->known || c->tid != ev->tid || c->stint == ENGINE_NONE)
@@ -505,6 +511,8 @@ static int place(struct engine *e, struct eng_stint *s, uint64_t steal)
 	}
 	e->cpus[s->cpu].st.steal_ns += steal;
 	e->st.steal_ns += steal;
+	if (eng_series_add(e, s->cpu, s->end, 0, steal))
+		return -ENOMEM;
 	if (steal > given) {
 		uint32_t thread = s->thread;
 		uint32_t p = eng_unknown_prog(e, thread);

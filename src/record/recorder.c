@@ -332,6 +332,13 @@ int recorder__start(struct recorder *r, int out_fd)
 				      strlen(r->o.accounts), NULL, 0);
 	if (!err)
 		err = write_procstat(r, 0);
+	/* The events run from here: the recording's time begins with its
+	 * META. What follows (every cgroup's counters and every task's wait,
+	 * then what /proc says of each task) takes milliseconds, seconds on
+	 * a machine of thousands of processes; its records wait in the rings
+	 * meanwhile, rather than the recording missing that time. */
+	if (!err)
+		err = perf_session__enable(&r->perf);
 	if (!err)
 		err = recorder_cgroup_start(r);
 	if (!err)
@@ -340,11 +347,6 @@ int recorder__start(struct recorder *r, int out_fd)
 	 * once: a recording cut short later (killed, disk full) stays
 	 * readable with --salvage */
 	return err ? err : recorder__flush(r);
-}
-
-int recorder__enable(struct recorder *r)
-{
-	return perf_session__enable(&r->perf);
 }
 
 int recorder__flush(struct recorder *r)

@@ -85,10 +85,9 @@ uint32_t recorder__unknown(const struct recorder *r);
 void recorder__config(const struct recorder *r, enum steal_method method,
 		      struct engine_config *c);
 
-/* Writes the start to out_fd (-1: no recording file) and reads /proc. 0
- * or -errno. */
+/* Writes the start to out_fd (-1: no recording file), starts the events,
+ * and reads /proc. 0 or -errno. */
 int recorder__start(struct recorder *r, int out_fd);
-int recorder__enable(struct recorder *r);
 /* Waits for data up to timeout_ms, then drains every ring once. 0 or -errno. */
 int recorder__poll(struct recorder *r, int timeout_ms);
 /* Flushes what is written to the file so far (for a recorder killed later). */

@@ -16,6 +16,33 @@ static void put_known(FILE *out, bool known, uint64_t v)
 		fputs("null", out);
 }
 
+/* CPU and steal per CPU over time: one array per CPU, a number a bucket. */
+static void write_series(FILE *out, const struct report_extras *x)
+{
+	const struct report_series *s = x->series;
+	if (!s) {
+		fputs("\"series\":null,", out);
+		return;
+	}
+	fprintf(out, "\"series\":{\"start_ns\":%" PRIu64 ",\"bucket_ns\":%" PRIu64 ",\"cpus\":[",
+		s->start_ns, s->bucket_ns);
+	for (uint32_t c = 0; c < s->ncpus; c++) {
+		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"cpu_ns\":[", c ? "," : "", c);
+		for (uint32_t b = 0; b < s->nbuckets; b++)
+			fprintf(out, "%s%" PRIu64, b ? "," : "", s->run_ns[b * s->ncpus + c]);
+		fputs("],\"steal_ns\":", out);
+		if (!x->steal_known) {
+			fputs("null}", out);
+			continue;
+		}
+		putc('[', out);
+		for (uint32_t b = 0; b < s->nbuckets; b++)
+			fprintf(out, "%s%" PRIu64, b ? "," : "", s->steal_ns[b * s->ncpus + c]);
+		fputs("]}", out);
+	}
+	fputs("]},", out);
+}
+
 static void write_extras(FILE *out, const struct report_extras *x)
 {
 	fputs("\"host\":", out);
@@ -64,7 +91,18 @@ static void write_extras(FILE *out, const struct report_extras *x)
 		put_known(out, c->usage_known, c->usage_ns);
 		putc('}', out);
 	}
+	fputs("],\"accounts\":[", out);
+	for (uint32_t i = 0; i < x->naccounts; i++) {
+		const struct report_account *a = &x->accounts[i];
+		fputs(i ? ",{\"account\":" : "{\"account\":", out);
+		json_put_string_or_null(out, a->account);
+		fprintf(out, ",\"control\":%s,\"cpu_ns\":%" PRIu64 ",\"steal_ns\":",
+			a->control ? "true" : "false", a->cpu_ns);
+		put_known(out, x->steal_known, a->steal_ns);
+		putc('}', out);
+	}
 	fputs("],", out);
+	write_series(out, x);
 }
 
 static void write_totals(FILE *out, const struct table *t, bool known)

@@ -9,7 +9,7 @@
 
 static const struct report_writer *const writers[] = {
 	&report_text, &report_csv, &report_json, &report_openmetrics,
-	&report_pprof, &report_folded,
+	&report_pprof, &report_folded, &report_html,
 };
 
 const struct report_writer *report_writer__find(const char *name)
@@ -22,7 +22,7 @@ const struct report_writer *report_writer__find(const char *name)
 
 const char *report_writer__names(void)
 {
-	return "text|csv|json|openmetrics|pprof|folded";
+	return "text|csv|json|openmetrics|pprof|folded|html";
 }
 
 size_t utf8_seq(const unsigned char *s, size_t n)

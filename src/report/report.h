@@ -44,6 +44,22 @@ struct report_cgroup {
 	uint64_t usage_ns, throttled_ns, nr_throttled, wait_ns;
 };
 
+/* Time per charge account (seed 000's FIG. 3): control says it is one of
+ * --control's (the control program), else the target's. */
+struct report_account {
+	const char *account;	/* NULL: [unknown] (no sample placed it) */
+	uint64_t cpu_ns, steal_ns;
+	bool control;
+};
+
+/* CPU time and steal per CPU over the recording (core/engine.h's
+ * eng_series): run_ns[bucket * ncpus + cpu]; NULL arrays: none. */
+struct report_series {
+	uint64_t start_ns, bucket_ns;
+	uint32_t nbuckets, ncpus;
+	uint64_t *run_ns, *steal_ns;
+};
+
 struct report_extras {
 	const char *host, *steal_source, *scope;
 	bool steal_known;	/* false: steal and apparent time print as
@@ -64,6 +80,9 @@ struct report_extras {
 	uint32_t nevents;
 	const struct report_cgroup *cgroups;	/* most CPU first */
 	uint32_t ncgroups;
+	const struct report_account *accounts;	/* most CPU first */
+	uint32_t naccounts;
+	const struct report_series *series;	/* or NULL */
 	/* time per call stack: rows keyed by RF_STACK (and labels), whose
 	 * stack ids are runs of (function, dso, account) name ids in stack_frames,
 	 * leaf first; NULL without stacks */
@@ -89,7 +108,7 @@ const struct report_writer *report_writer__find(const char *name);
 const char *report_writer__names(void);
 
 extern const struct report_writer report_text, report_csv, report_json,
-	report_openmetrics, report_pprof, report_folded;
+	report_openmetrics, report_pprof, report_folded, report_html;
 
 /* Writes s as a JSON string, quotes included: control characters
  * escaped, bytes that are not UTF-8 replaced by U+FFFD. */

@@ -1,0 +1,365 @@
+/* topview: see topview.h. */
+#include "topview.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "../core/grow.h"
+#include "../core/banned.h"
+
+struct top_thread {
+	uint32_t tid, pid;
+	int64_t uid;
+	uint32_t comm;			/* string id, or ENGINE_NONE */
+	char *command;			/* its process's, or NULL */
+	char program[64];
+	uint64_t cpu_ns, steal_ns;	/* so far */
+	uint64_t shown_cpu, shown_steal;	/* at the last refresh */
+	uint32_t account;		/* where most of its time went */
+	/* while its figures are handed, function by function */
+	uint64_t sum_cpu, sum_steal, best_ns;
+	uint32_t best_account;
+	bool gone, shown_gone;
+};
+
+struct top_program {
+	uint64_t cpu_ns, steal_ns, shown_cpu, shown_steal;	/* of gone processes */
+};
+
+int topview__init(struct topview *v, const struct strtab *names)
+{
+	memset(v, 0, sizeof(*v));
+	v->names = names;
+	v->cur = UINT32_MAX;
+	hindex__init(&v->index);
+	strtab__init(&v->prog_names);
+	return 0;
+}
+
+void topview__release(struct topview *v)
+{
+	for (uint32_t i = 0; i < v->n; i++)
+		free(v->t[i].command);
+	free(v->t);
+	free(v->progs);
+	free(v->rows);
+	hindex__release(&v->index);
+	strtab__release(&v->prog_names);
+	memset(v, 0, sizeof(*v));
+}
+
+static bool tid_eq(const void *ctx, uint32_t id)
+{
+	const struct { const struct topview *v; uint32_t tid; } *k = ctx;
+	return k->v->t[id].tid == k->tid;
+}
+
+static uint32_t find(const struct topview *v, uint32_t tid)
+{
+	struct { const struct topview *v; uint32_t tid; } k = { v, tid };
+	return hindex__find(&v->index, hash_mix(tid), tid_eq, &k);
+}
+
+/* What t's process says of it now: its command line, user, program. */
+static int describe(struct topview *v, struct top_thread *x, const struct engine *e,
+		    const struct eng_thread *t)
+{
+	const struct eng_proc *p = engine__proc(e, t->proc);
+	x->pid = p ? p->pid : t->tid;
+	x->uid = p ? p->uid : -1;
+	x->comm = t->comm;
+	metrics_program_of(p, v->names, x->program, sizeof(x->program));
+	const char *cmd = p ? p->command : NULL;
+	if ((!cmd && !x->command) || (cmd && x->command && !strcmp(cmd, x->command)))
+		return 0;
+	free(x->command);
+	x->command = cmd ? strdup(cmd) : NULL;
+	return cmd && !x->command ? -ENOMEM : 0;
+}
+
+/* The entry of thread t, made or reset (its tid given again). */
+static struct top_thread *entry(struct topview *v, const struct engine *e,
+				const struct eng_thread *t)
+{
+	uint32_t id = find(v, t->tid);
+	const struct eng_proc *p = engine__proc(e, t->proc);
+	uint32_t pid = p ? p->pid : t->tid;
+	if (id != HINDEX_NONE && (v->t[id].gone || v->t[id].pid != pid) && id != v->cur) {
+		/* another thread of that tid: the one before is forgotten */
+		free(v->t[id].command);
+		v->t[id] = (struct top_thread){ .tid = t->tid };
+	}
+	if (id == HINDEX_NONE) {
+		if (grow_array((void **)&v->t, &v->cap, v->n, sizeof(*v->t), 256) ||
+		    hindex__insert(&v->index, hash_mix(t->tid), v->n))
+			return NULL;
+		id = v->n++;
+		v->t[id] = (struct top_thread){ .tid = t->tid, .account = ENGINE_NONE };
+	}
+	return &v->t[id];
+}
+
+/* The figures handed for v->cur are all in: they are its figures now. */
+static void settle(struct topview *v)
+{
+	if (v->cur == UINT32_MAX)
+		return;
+	struct top_thread *x = &v->t[v->cur];
+	x->cpu_ns = x->sum_cpu;
+	x->steal_ns = x->sum_steal;
+	x->account = x->best_account;
+	v->cur = UINT32_MAX;
+}
+
+int topview__program(struct topview *v, const struct engine *e, const struct eng_thread *t,
+		     const struct eng_figures *f, bool final)
+{
+	if (v->cur != UINT32_MAX && v->t[v->cur].tid != t->tid)
+		settle(v);
+	if (v->cur == UINT32_MAX) {
+		struct top_thread *x = entry(v, e, t);
+		if (!x || describe(v, x, e, t))
+			return -ENOMEM;
+		x->sum_cpu = x->sum_steal = x->best_ns = 0;
+		x->best_account = ENGINE_NONE;
+		v->cur = (uint32_t)(x - v->t);
+	}
+	struct top_thread *x = &v->t[v->cur];
+	x->sum_cpu += f->run_ns;
+	x->sum_steal += f->steal_ns;
+	if (f->run_ns > x->best_ns || x->best_account == ENGINE_NONE) {
+		x->best_ns = f->run_ns;
+		x->best_account = f->account;
+	}
+	(void)final;
+	return 0;
+}
+
+int topview__thread_gone(struct topview *v, const struct engine *e, const struct eng_thread *t)
+{
+	(void)e;
+	if (v->cur != UINT32_MAX && v->t[v->cur].tid == t->tid) {
+		v->t[v->cur].gone = true;
+		settle(v);
+		return 0;
+	}
+	settle(v);
+	uint32_t id = find(v, t->tid);	/* handed nothing: as it was */
+	if (id != HINDEX_NONE)
+		v->t[id].gone = true;
+	return 0;
+}
+
+static int walk_program(void *ctx, const struct engine *e, const struct eng_thread *t,
+			const struct eng_figures *f, bool final)
+{
+	return topview__program(ctx, e, t, f, final);
+}
+
+/* What gone processes of a program ran, by its name's id. */
+static struct top_program *program_of(struct topview *v, const char *name)
+{
+	uint32_t id = strtab__intern(&v->prog_names, name, strlen(name));
+	if (id == HINDEX_NONE)
+		return NULL;
+	while (v->nprogs <= id) {
+		if (grow_array((void **)&v->progs, &v->progs_cap, v->nprogs, sizeof(*v->progs), 64))
+			return NULL;
+		v->progs[v->nprogs++] = (struct top_program){ 0 };
+	}
+	return &v->progs[id];
+}
+
+/* Threads shown gone whose process has gone too are forgotten; what they
+ * ran stays with their program. */
+static int forget_gone(struct topview *v, const struct engine *e)
+{
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < v->n; i++) {
+		struct top_thread *x = &v->t[i];
+		if (x->shown_gone && !engine__find_proc(e, x->pid)) {
+			struct top_program *p = program_of(v, x->program);
+			if (!p)
+				return -ENOMEM;
+			p->cpu_ns += x->cpu_ns;
+			p->steal_ns += x->steal_ns;
+			p->shown_cpu += x->shown_cpu;
+			p->shown_steal += x->shown_steal;
+			free(x->command);
+			continue;
+		}
+		v->t[kept++] = *x;
+	}
+	v->n = kept;
+	hindex__release(&v->index);
+	hindex__init(&v->index);
+	for (uint32_t i = 0; i < v->n; i++)
+		if (hindex__insert(&v->index, hash_mix(v->t[i].tid), i))
+			return -ENOMEM;
+	return 0;
+}
+
+static const char *name_of(const struct topview *v, const struct top_thread *x,
+			   enum top_mode mode)
+{
+	const char *comm = x->comm != ENGINE_NONE ? strtab__str(v->names, x->comm) : "?";
+	if (mode == TOP_PROGRAMS)
+		return x->program;
+	return mode == TOP_THREADS || !x->command ? comm : x->command;
+}
+
+static bool row_eq(const void *ctx, uint32_t id)
+{
+	const struct { const struct topview *v; uint32_t key; } *k = ctx;
+	return k->v->rows[id].key == k->key;
+}
+
+/* The row that sums x's figures: its own (threads), its pid's, its
+ * program's (key: the pid, or the program's name id); made when new. */
+static struct top_row *row_for(struct topview *v, struct hindex *idx, const struct top_thread *x,
+			       enum top_mode mode, uint32_t key)
+{
+	struct { const struct topview *v; uint32_t key; } k = { v, key };
+	uint32_t id = mode == TOP_THREADS ? HINDEX_NONE :
+		      hindex__find(idx, hash_mix(key), row_eq, &k);
+	if (id != HINDEX_NONE)
+		return &v->rows[id];
+	if (grow_array((void **)&v->rows, &v->rows_cap, v->nrows, sizeof(*v->rows), 256) ||
+	    (mode != TOP_THREADS && hindex__insert(idx, hash_mix(key), v->nrows)))
+		return NULL;
+	struct top_row *r = &v->rows[v->nrows++];
+	*r = (struct top_row){ .pid = mode == TOP_PROGRAMS ? 0 : x->pid,
+			       .tid = mode == TOP_THREADS ? x->tid : 0, .uid = x->uid,
+			       .name = name_of(v, x, mode), .key = key };
+	return r;
+}
+
+static double pct(uint64_t ns, uint64_t interval_ns)
+{
+	return interval_ns ? 100.0 * (double)ns / (double)interval_ns : 0;
+}
+
+static uint64_t gain(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+/* Each thread into its row; a row shows the account of its member that
+ * ran most. A thread gone is a row of its own once (threads), and stays
+ * in its process's and program's time. */
+static int add_threads(struct topview *v, struct hindex *idx, enum top_mode mode,
+		       uint64_t interval_ns)
+{
+	for (uint32_t i = 0; i < v->n; i++) {
+		struct top_thread *x = &v->t[i];
+		if (x->shown_gone && mode == TOP_THREADS)
+			continue;
+		uint32_t key = mode == TOP_PROCESSES ? x->pid : mode == TOP_THREADS ? x->tid :
+			       strtab__intern(&v->prog_names, x->program, strlen(x->program));
+		struct top_row *r = key == HINDEX_NONE ? NULL : row_for(v, idx, x, mode, key);
+		if (!r)
+			return -ENOMEM;
+		r->threads += !x->gone;
+		r->cpu_ns += x->cpu_ns;
+		r->steal_ns += x->steal_ns;
+		r->cpu_pct += pct(gain(x->cpu_ns, x->shown_cpu), interval_ns);
+		r->steal_pct += pct(gain(x->steal_ns, x->shown_steal), interval_ns);
+		if (x->account != ENGINE_NONE && x->account != NO_DSO &&
+		    (!r->account || x->cpu_ns > r->best_ns)) {
+			r->best_ns = x->cpu_ns;
+			r->account = strtab__str(v->names, x->account);
+		}
+		x->shown_cpu = x->cpu_ns;
+		x->shown_steal = x->steal_ns;
+		x->shown_gone = x->gone;
+	}
+	return 0;
+}
+
+/* Programs: what their gone processes ran too. */
+static int add_departed(struct topview *v, struct hindex *idx)
+{
+	for (uint32_t id = 0; id < v->nprogs; id++) {
+		const struct top_program *p = &v->progs[id];
+		if (!p->cpu_ns && !p->steal_ns)
+			continue;
+		struct top_thread x = { .uid = -1, .comm = ENGINE_NONE };
+		snprintf(x.program, sizeof(x.program), "%s", strtab__str(&v->prog_names, id));
+		struct top_row *r = row_for(v, idx, &x, TOP_PROGRAMS, id);
+		if (!r)
+			return -ENOMEM;
+		/* the pointer must outlive x: the name table's copy */
+		r->name = strtab__str(&v->prog_names, id);
+		r->cpu_ns += p->cpu_ns;
+		r->steal_ns += p->steal_ns;
+	}
+	return 0;
+}
+
+static int cmp_rows(const void *a, const void *b, void *ctx)
+{
+	const struct top_row *x = a, *y = b;
+	enum top_sort s = *(const enum top_sort *)ctx;
+	double dx = 0, dy = 0;
+	switch (s) {
+	case TOP_SORT_CPU: dx = x->cpu_pct; dy = y->cpu_pct; break;
+	case TOP_SORT_STEAL: dx = x->steal_pct; dy = y->steal_pct; break;
+	case TOP_SORT_APPARENT:
+		dx = (double)(x->cpu_ns + x->steal_ns);
+		dy = (double)(y->cpu_ns + y->steal_ns);
+		break;
+	case TOP_SORT_TIME: dx = (double)x->cpu_ns; dy = (double)y->cpu_ns; break;
+	case TOP_SORT_PID:	/* ascending */
+		return (x->pid > y->pid) - (x->pid < y->pid) ?: (x->tid > y->tid) - (x->tid < y->tid);
+	case TOP_SORT_NAME:
+	case TOP_SORT_COUNT:
+		return strcmp(x->name, y->name);
+	}
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	if (x->cpu_ns != y->cpu_ns)
+		return x->cpu_ns < y->cpu_ns ? 1 : -1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Rows whose name (or pid) does not hold filter go. */
+static void keep_matching(struct topview *v, const char *filter)
+{
+	if (!filter || !*filter)
+		return;
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < v->nrows; i++) {
+		char pid[16];
+		snprintf(pid, sizeof(pid), "%u", v->rows[i].pid);
+		if (strstr(v->rows[i].name, filter) || (v->rows[i].pid && !strcmp(pid, filter)))
+			v->rows[kept++] = v->rows[i];
+	}
+	v->nrows = kept;
+}
+
+int topview__refresh(struct topview *v, struct engine *e, enum top_mode mode,
+		     uint64_t interval_ns, const char *filter, enum top_sort sort)
+{
+	settle(v);
+	int err = forget_gone(v, e);
+	struct engine_sink walk = { v, walk_program, NULL, NULL };
+	if (!err)
+		err = engine__walk(e, &walk);
+	settle(v);
+	v->nrows = 0;
+	struct hindex idx;
+	hindex__init(&idx);
+	if (!err)
+		err = add_threads(v, &idx, mode, interval_ns);
+	if (!err && mode == TOP_PROGRAMS)
+		err = add_departed(v, &idx);
+	hindex__release(&idx);
+	if (err)
+		return err;
+	keep_matching(v, filter);
+	qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &sort);
+	return 0;
+}
