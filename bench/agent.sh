@@ -34,8 +34,9 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 hz=$(getconf CLK_TCK)
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-# the CPU time of all its threads in ns (schedstat: finer than ticks)
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s }'; }
+# the CPU time of all its threads in ns (schedstat: finer than ticks),
+# printed whole (mawk prints sums past 2^31 as 4.5e+09, which bc refuses)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 ms_now() { date +%s%3N; }
 
@@ -114,7 +115,7 @@ PY
 # Part 2: the agent's cost at its defaults, beside perf record
 COST=${COST_SECONDS:-120}
 mkdir -p "$TMP/tree"
-cp -r Makefile src "$TMP/tree/"
+cp -r Makefile src scripts "$TMP/tree/"
 ( while [ ! -e "$TMP/stop" ]; do make -s -C "$TMP/tree" BUILD=b clean >/dev/null 2>&1 || true
 	make -s -C "$TMP/tree" -j2 BUILD=b b/cpuledger >/dev/null 2>&1 || true; done ) &
 pids+=($!)

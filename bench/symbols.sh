@@ -22,7 +22,7 @@ mkdir -p "$out"
 command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 1; }
 
 # the load: builds of a copy of this tree, until told to stop
-rm -rf "$out/tree" && mkdir -p "$out/tree" && cp -r Makefile src "$out/tree/"
+rm -rf "$out/tree" && mkdir -p "$out/tree" && cp -r Makefile src scripts "$out/tree/"
 ( while [ ! -e "$out/stop" ]; do make -s -C "$out/tree" BUILD=b clean >/dev/null 2>&1 || true
 	make -s -C "$out/tree" BUILD=b b/cpuledger >/dev/null 2>&1 || true; done ) &
 load=$!

@@ -44,7 +44,8 @@ struct cli_list {
 int cli_parse_list(const char *opt, const char *arg, struct cli_list *l);
 void cli_list__release(struct cli_list *l);
 
-/* A comma-separated list of process or thread ids (--pid, --tid). */
+/* A comma-separated list of process or thread ids (--pid, --tid),
+ * appended to ids; on failure (said) ids is emptied and freed. */
 struct cli_ids {
 	uint32_t *v;
 	size_t n;

@@ -224,6 +224,38 @@ static void *timer(void *arg)
 	return NULL;
 }
 
+/* The workload called name, until the timer (or --iterations) stops it. */
+static int run_workload(const char *name, uint64_t nthreads, uint64_t rate, bool exec_spawn)
+{
+	if (!strcmp(name, "spin")) {
+		spin_a();
+	} else if (!strcmp(name, "threads")) {
+		pthread_t *t = calloc(nthreads, sizeof(*t));
+		if (!t)
+			return EXIT_RUNTIME;
+		for (uintptr_t i = 0; i < nthreads; i++)
+			if (pthread_create(&t[i], NULL, spinner, (void *)i)) {
+				cli_error("cannot start thread %u", (unsigned)i);
+				atomic_store(&stop, true);
+				nthreads = i;
+			}
+		for (uintptr_t i = 0; i < nthreads; i++)
+			pthread_join(t[i], NULL);
+		free(t);
+	} else if (!strcmp(name, "syscall")) {
+		syscall_loop();
+	} else if (!strcmp(name, "spawn")) {
+		uint64_t t0 = now_ns(), n = spawn_loop(rate, exec_spawn);
+		double secs = (double)(now_ns() - t0) / 1e9;
+		fprintf(stderr, "cpuledger workload: started %llu processes in %.1f s, "
+			"%.0f a second (asked %llu)\n", (unsigned long long)n, secs,
+			(double)n / secs, (unsigned long long)rate);
+	} else {
+		libcall_loop();
+	}
+	return 0;
+}
+
 int cmd_workload(int argc, char **argv)
 {
 	uint64_t seconds = 5, nthreads = 2, rate = 2000;
@@ -283,35 +315,10 @@ int cmd_workload(int argc, char **argv)
 		cli_error("cannot start a thread");
 		return EXIT_RUNTIME;
 	}
-	if (!strcmp(name, "spin")) {
-		spin_a();
-	} else if (!strcmp(name, "threads")) {
-		pthread_t *t = calloc(nthreads, sizeof(*t));
-		if (!t)
-			return EXIT_RUNTIME;
-		for (uintptr_t i = 0; i < nthreads; i++)
-			if (pthread_create(&t[i], NULL, spinner, (void *)i)) {
-				cli_error("cannot start thread %u", (unsigned)i);
-				atomic_store(&stop, true);
-				nthreads = i;
-			}
-		for (uintptr_t i = 0; i < nthreads; i++)
-			pthread_join(t[i], NULL);
-		free(t);
-	} else if (!strcmp(name, "syscall")) {
-		syscall_loop();
-	} else if (!strcmp(name, "spawn")) {
-		uint64_t t0 = now_ns(), n = spawn_loop(rate, exec_spawn);
-		double secs = (double)(now_ns() - t0) / 1e9;
-		fprintf(stderr, "cpuledger workload: started %llu processes in %.1f s, "
-			"%.0f a second (asked %llu)\n", (unsigned long long)n, secs,
-			(double)n / secs, (unsigned long long)rate);
-	} else {
-		libcall_loop();
-	}
+	int status = run_workload(name, nthreads, rate, exec_spawn);
 	if (iterations)
 		pthread_detach(tm);	/* the work is done: do not wait out --seconds */
 	else
 		pthread_join(tm, NULL);
-	return 0;
+	return status;
 }

@@ -146,6 +146,15 @@ void cli_list__release(struct cli_list *l)
 	l->n = 0;
 }
 
+/* On failure the ids are freed: the caller has nothing to release. */
+static int ids_fail(struct cli_ids *ids)
+{
+	free(ids->v);
+	ids->v = NULL;
+	ids->n = 0;
+	return -1;
+}
+
 int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids)
 {
 	for (const char *p = arg; *p;) {
@@ -155,11 +164,11 @@ int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids)
 		if (end == p || errno || v <= 0 || v > 4194304 || (*end && *end != ',')) {
 			cli_error("%s: '%s' is not a list of %s ids", opt, arg,
 				  strstr(opt, "tid") ? "thread" : "process");
-			return -1;
+			return ids_fail(ids);
 		}
 		uint32_t *n = realloc(ids->v, (ids->n + 1) * sizeof(*n));
 		if (!n)
-			return -1;
+			return ids_fail(ids);
 		ids->v = n;
 		ids->v[ids->n++] = (uint32_t)v;
 		p = *end ? end + 1 : end;

@@ -38,10 +38,8 @@ static int put(char **line, size_t *len, size_t *cap, const char *s, char sep)
 	return 0;
 }
 
-/* The program a stack row is of: its command's first word (the file's
- * base name), else its [comm], else [unknown]. */
-static void program_name(const struct rows *st, const struct row *w, char *buf,
-			 size_t size)
+void report_stack_program(const struct rows *st, const struct row *w, char *buf,
+			  size_t size)
 {
 	const char *cmd = rows__str(st, w->command);
 	if (!cmd)
@@ -66,7 +64,7 @@ static int add_line(struct strtab *lines, uint64_t **counts, uint32_t *cap,
 {
 	char name[256];
 	size_t len = 0;
-	program_name(x->stacks, w, name, sizeof(name));
+	report_stack_program(x->stacks, w, name, sizeof(name));
 	int err = put(line, &len, line_cap, name, 0);
 	const uint32_t *k = (const uint32_t *)strtab__str(x->stack_frames, w->stack);
 	size_t nloc = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));

@@ -62,23 +62,6 @@ static uint32_t child(struct ftree *t, uint32_t parent, const char *s)
 	return t->n++;
 }
 
-/* The program a stack row is of, as the folded format names it. */
-static const char *program(const struct rows *st, const struct row *w, char *buf, size_t size)
-{
-	const char *cmd = rows__str(st, w->command);
-	if (!cmd)
-		cmd = rows__str(st, w->attr_command);
-	if (cmd) {
-		snprintf(buf, size, "%.*s", (int)strcspn(cmd, " "), cmd);
-		const char *slash = buf[0] != '[' ? strrchr(buf, '/') : NULL;
-		return slash ? slash + 1 : buf;
-	}
-	const char *comm = rows__str(st, w->comm);
-	snprintf(buf, size, "[%s]", comm ? comm : rows__str(st, w->attr_comm) ?
-		 rows__str(st, w->attr_comm) : "unknown");
-	return buf;
-}
-
 static void add_time(struct ftree *t, uint32_t id, const struct row *w)
 {
 	t->v[id].cpu_ns += w->f.cpu_ns;
@@ -92,7 +75,8 @@ static int add_stack(struct ftree *t, const struct report_extras *x, const struc
 	const uint32_t *k = (const uint32_t *)strtab__str(x->stack_frames, w->stack);
 	size_t n = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));
 	add_time(t, 0, w);
-	uint32_t at = child(t, 0, program(x->stacks, w, buf, sizeof(buf)));
+	report_stack_program(x->stacks, w, buf, sizeof(buf));
+	uint32_t at = child(t, 0, buf);
 	if (at != UINT32_MAX)
 		add_time(t, at, w);
 	for (size_t f = n; f-- > 0 && at != UINT32_MAX;) {	/* frames are leaf first */

@@ -110,6 +110,11 @@ const char *report_writer__names(void);
 extern const struct report_writer report_text, report_csv, report_json,
 	report_openmetrics, report_pprof, report_folded, report_html;
 
+/* The program a stack row is of, as flame graphs name it: its command's
+ * first word (the file's base name), else its [comm], else [unknown]. */
+void report_stack_program(const struct rows *st, const struct row *w, char *buf,
+			  size_t size);
+
 /* Writes s as a JSON string, quotes included: control characters
  * escaped, bytes that are not UTF-8 replaced by U+FFFD. */
 void json_put_string(FILE *out, const char *s);

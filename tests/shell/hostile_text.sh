@@ -23,7 +23,7 @@ cd "$TMP"
 
 long=$(head -c 40000 /dev/zero | tr '\0' a)
 # argv[0] '=HYPERLINK(...)', then bytes that are not UTF-8, then 40 000 a's
-bash -c 'exec -a "=HYPERLINK(\"http://x\")" sh -c "i=0; while [ \$i -lt 400000 ]; do i=\$((i+1)); done" sh "$(printf "\xff\xfe\xc3(\033]0;owned\007")" "$1"' _ "$long" &
+bash -c 'exec -a "=HYPERLINK(\"http://x\")" sh -c "i=0; while [ \$i -lt 1200000 ]; do i=\$((i+1)); done" sh "$(printf "\xff\xfe\xc3(\033]0;owned\007")" "$1"' _ "$long" &
 victim=$!
 sleep 0.2
 "$CL" record -p $victim -o t.rec 2>rec.err || fail "record: $(cat rec.err)"

@@ -15,7 +15,7 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 need_perf
 SECS=${LIVE_SECONDS:-15}
 mkdir -p "$TMP/tree"
-cp -r "$ROOT/Makefile" "$ROOT/src" "$TMP/tree/"
+cp -r "$ROOT/Makefile" "$ROOT/src" "$ROOT/scripts" "$TMP/tree/"
 ( while [ ! -e "$TMP/stop" ]; do make -s -C "$TMP/tree" BUILD=b clean >/dev/null 2>&1 || true
 	make -s -C "$TMP/tree" -j2 BUILD=b b/cpuledger >/dev/null 2>&1 || true; done ) &
 load=$!
