@@ -40,7 +40,7 @@ for i, l in enumerate(lines):
 open(sys.argv[2], "w").write(
     '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
     'body{margin:0;background:#1e1e1e}pre{margin:0;padding:10px 12px;color:#d8d8d8;'
-    'font:14px/1.4 "DejaVu Sans Mono",monospace}.rev{background:#d8d8d8;color:#1e1e1e}'
+    'font:14px/1.4 "DejaVu Sans Mono",monospace}.rev{display:inline-block;background:#d8d8d8;color:#1e1e1e}'
     '</style></head><body><pre>' + "\n".join(out) + "</pre></body></html>")
 PY
 shot "file://$TMP/top.html" docs/top.png 860 650
