@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "report.h"
+#include "../core/cgroup_name.h"
 #include "../core/banned.h"
 
 /* A figure that the recording may not have been able to measure. */
@@ -77,8 +78,11 @@ static void write_extras(FILE *out, const struct report_extras *x)
 	fputs("],\"cgroups\":[", out);
 	for (uint32_t i = 0; i < x->ncgroups; i++) {
 		const struct report_cgroup *c = &x->cgroups[i];
+		char name[512];
 		fputs(i ? ",{\"cgroup\":" : "{\"cgroup\":", out);
 		json_put_string_or_null(out, c->path);
+		fputs(",\"cgroup_name\":", out);
+		json_put_string_or_null(out, c->path ? cgroup_name(c->path, name, sizeof(name)) : NULL);
 		fprintf(out, ",\"cpu_ns\":%" PRIu64 ",\"steal_ns\":", c->cpu_ns);
 		put_known(out, x->steal_known, c->steal_ns);
 		fputs(",\"throttled_ns\":", out);
@@ -182,7 +186,13 @@ static void keys(FILE *out, bool *first, const struct table *t,
 			break;
 		case RF_ACCOUNT: put_str(out, first, "account", r->account); break;
 		case RF_CPU: put_num(out, first, "cpu", r->cpu >= 0, r->cpu); break;
-		case RF_CGROUP: put_str(out, first, "cgroup", r->cgroup); break;
+		case RF_CGROUP: {
+			char name[512];
+			put_str(out, first, "cgroup", r->cgroup);
+			put_str(out, first, "cgroup_name",
+				r->cgroup ? cgroup_name(r->cgroup, name, sizeof(name)) : NULL);
+			break;
+		}
 		default: break;
 		}
 	}

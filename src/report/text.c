@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "../core/cgroup_name.h"
 #include "../core/stats.h"
 #include "../core/banned.h"
 
@@ -60,7 +61,10 @@ static const char *long_value(const struct table_row *r, enum long_col c)
 	case LC_DSO: return r->dso;
 	case LC_ACCOUNT: return r->account;
 	case LC_EXECUTABLE: return r->executable;
-	case LC_CGROUP: return r->cgroup;
+	case LC_CGROUP: {	/* as people know it; JSON and CSV keep the path */
+		static __thread char name[512];
+		return r->cgroup ? cgroup_name(r->cgroup, name, sizeof(name)) : NULL;
+	}
 	case LC_COMMAND: return r->command;
 	}
 	return NULL;
@@ -269,7 +273,8 @@ static void write_cgroups(FILE *out, const struct report_extras *x)
 			g->throttled_known ? secs(c, sizeof(c), g->throttled_ns) : "unknown",
 			g->wait_known ? secs(d, sizeof(d), g->wait_ns) : "unknown",
 			g->usage_known ? secs(e, sizeof(e), g->usage_ns) : "unknown");
-		text_put(out, g->path, 0, 0);
+		char name[512];
+		text_put(out, cgroup_name(g->path, name, sizeof(name)), 0, 0);
 		putc('\n', out);
 	}
 	if (shown < x->ncgroups)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "collect/cgroup.h"
+#include "core/cgroup_name.h"
 #include "core/cgstats.h"
 #include "core/engine.h"
 #include "core/strtab.h"
@@ -192,6 +193,42 @@ static void engine_cgroup_of_threads(void **state)
 	strtab__release(&names);
 }
 
+static void names_people_know(void **state)
+{
+	(void)state;
+	char b[256];
+	const char *id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char p[512];
+	struct { const char *fmt, *want; } cases[] = {
+		{ "/system.slice/docker-%s.scope", "docker:0123456789ab" },
+		{ "/docker/%s", "docker:0123456789ab" },
+		{ "/system.slice/containerd.service/kubepods-burstable-pod1f2e3d4c_aaaa_bbbb_cccc_0123456789ab.slice:cri-containerd:%s",
+		  NULL },
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f2e3d4c_aaaa_bbbb_cccc_0123456789ab.slice/cri-containerd-%s.scope",
+		  "pod 1f2e3d4c/containerd:0123456789ab" },
+		{ "/kubepods/besteffort/pod1f2e3d4c-aaaa-bbbb-cccc-0123456789ab/%s",
+		  "pod 1f2e3d4c/container:0123456789ab" },
+		{ "/machine.slice/libpod-%s.scope", "podman:0123456789ab" },
+		{ "/machine.slice/libpod-conmon-%s.scope", "podman conmon:0123456789ab" },
+		{ "/system.slice/crio-%s.scope", "cri-o:0123456789ab" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		snprintf(p, sizeof(p), cases[i].fmt, id);
+		cgroup_name(p, b, sizeof(b));
+		assert_string_equal(b, cases[i].want ? cases[i].want : p);
+	}
+	assert_string_equal(cgroup_name("/kubepods.slice/kubepods-burstable.slice/"
+					"kubepods-burstable-pod1f2e3d4c_aaaa_bbbb_cccc_0123456789ab.slice",
+					b, sizeof(b)), "pod 1f2e3d4c-aaaa-bbbb-cccc-0123456789ab");
+	assert_string_equal(cgroup_name("/system.slice/nginx.service", b, sizeof(b)),
+			    "nginx.service");
+	assert_string_equal(cgroup_name("/user.slice/user-1000.slice/session-3.scope", b,
+					sizeof(b)), "session-3.scope");
+	assert_string_equal(cgroup_name("/", b, sizeof(b)), "/");
+	assert_string_equal(cgroup_name("/cpltest-quota", b, sizeof(b)), "/cpltest-quota");
+	assert_string_equal(cgroup_name("/docker/not-an-id", b, sizeof(b)), "/docker/not-an-id");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +236,7 @@ int main(void)
 		cmocka_unit_test(hybrid_counters),
 		cmocka_unit_test(changes_and_waits),
 		cmocka_unit_test(engine_cgroup_of_threads),
+		cmocka_unit_test(names_people_know),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
