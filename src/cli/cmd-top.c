@@ -68,8 +68,6 @@ struct top {
 	uint32_t ncpus;
 	struct procstat_cpu *stat0, *stat1;	/* /proc/stat at the last refresh, now */
 	uint64_t *steal0;			/* the engine's per CPU then */
-	uint64_t *kernel, *lost;
-	bool *known;
 	int width;				/* --batch: characters a row */
 	double cost_ms;				/* CPU per refresh, the last */
 	double cost_total_ms;
@@ -116,10 +114,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	tp->stat0 = calloc(n, sizeof(*tp->stat0));
 	tp->stat1 = calloc(n, sizeof(*tp->stat1));
 	tp->steal0 = calloc(n, sizeof(*tp->steal0));
-	tp->kernel = calloc(n, sizeof(*tp->kernel));
-	tp->lost = calloc(n, sizeof(*tp->lost));
-	tp->known = calloc(n, sizeof(*tp->known));
-	if (!tp->stat0 || !tp->stat1 || !tp->steal0 || !tp->kernel || !tp->lost || !tp->known ||
+	if (!tp->stat0 || !tp->stat1 || !tp->steal0 ||
 	    topview__init(&tp->v, recorder__names(r))) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
@@ -147,10 +142,7 @@ static uint64_t since(uint64_t now, uint64_t before)
 static int header(struct top *tp, struct engine *e, uint64_t interval, char lines[][160],
 		  int max)
 {
-	uint64_t lost = 0;
-	recorder__cpus(tp->rec, tp->kernel, tp->lost, tp->known);
-	for (uint32_t c = 0; c < tp->ncpus; c++)
-		lost += tp->lost[c];
+	uint64_t lost = recorder__lost(tp->rec);
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
@@ -391,7 +383,6 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 	const char *arg;
 	uint64_t v;
 	double d;
-	struct cli_ids ids = { 0 };
 	cli_begin();
 	while ((id = cli_next(&top_command, argc, argv, &arg)) != CLI_END) {
 		switch (id) {
@@ -405,23 +396,11 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			}
 			tp->delay_ns = (uint64_t)(d * 1e9);
 			break;
-		case T_PID: {
-			if (cli_parse_ids("--pid", arg, &ids))
+		case T_PID:
+			if (live_opts__add_pids(o, arg) < 0)
 				return -1;
-			pid_t *p = realloc(o->pids, (size_t)(o->npids + (int)ids.n) * sizeof(*p));
-			if (!p) {
-				free(ids.v);
-				cli_error("out of memory");
-				return -1;
-			}
-			o->pids = p;
-			for (size_t i = 0; i < ids.n; i++)
-				o->pids[o->npids++] = (pid_t)ids.v[i];
-			free(ids.v);
-			ids = (struct cli_ids){ 0 };
 			o->all = false;
 			break;
-		}
 		case T_BATCH: tp->batch = true; break;
 		case T_ITER:
 			if (!cli_parse_u64("--iterations", arg, 1, 1000000, &v))
@@ -454,9 +433,6 @@ static void release(struct top *tp)
 	free(tp->stat0);
 	free(tp->stat1);
 	free(tp->steal0);
-	free(tp->kernel);
-	free(tp->lost);
-	free(tp->known);
 }
 
 int cmd_top(int argc, char **argv)

@@ -61,7 +61,7 @@ void live_opts__release(struct live_opts *o)
 	o->pids = NULL;
 }
 
-static int parse_pids(struct live_opts *o, const char *arg)
+int live_opts__add_pids(struct live_opts *o, const char *arg)
 {
 	struct cli_ids ids = { 0 };
 	if (cli_parse_ids("--pid", arg, &ids))
@@ -91,7 +91,7 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 	uint64_t v;
 	switch (id) {
 	case L_ALL: o->all = true; return 1;
-	case L_PID: return parse_pids(o, arg);
+	case L_PID: return live_opts__add_pids(o, arg);
 	case L_FREQ:
 		if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
 			return -1;

@@ -457,6 +457,14 @@ bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_stea
 	return ok;
 }
 
+uint64_t recorder__lost(const struct recorder *r)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < r->perf.ncpus; i++)
+		n += perf_session__lost(&r->perf, i);
+	return n;
+}
+
 int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,
 		   bool *known)
 {

@@ -104,6 +104,8 @@ bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_stea
 		   uint64_t *lost);
 /* The same for every CPU at once (arrays of recorder__ncpus), /proc/stat
  * read once; known says where the kernel's figure is. 0 or -errno. */
+/* Records the kernel dropped so far, every CPU's (no /proc read). */
+uint64_t recorder__lost(const struct recorder *r);
 int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,
 		   bool *known);
 /* What the recording's metadata says (host, times), for reports. */
