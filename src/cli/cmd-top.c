@@ -363,8 +363,11 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 	if (due)
 		tp->next_ns = now + tp->delay_ns;
 	if ((due && !tp->paused) || (again && tp->iterations)) {
-		/* a key remakes the rows at once, over the time since the last */
-		int err = update(tp, e, now);
+		/* a key remakes the rows at once, over the time since the last;
+		 * the steal weighed since is shared out first */
+		int err = recorder__settle(r, e);
+		if (!err)
+			err = update(tp, e, now);
 		if (err) {
 			cli_error("top: %s", strerror(-err));
 			return EXIT_RUNTIME;
