@@ -228,6 +228,10 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
 		.own_rss_bytes = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE),
 		.version = CPULEDGER_VERSION,
+		.steal_method = engine__stats(e)->steal_from_gaps ? "sample-gaps" : "residual",
+		.kernel_accounting = steal_accounting__name(engine__stats(e)->accounting),
+		.accounting_source = recorder__kernel_acct(r)->source,
+		.steal_scaled = engine__config(e)->scale_to_kernel,
 	};
 	char *prom, *om;
 	size_t pl, ol;
