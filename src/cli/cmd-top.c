@@ -149,12 +149,14 @@ static void steal_line(const struct top *tp, const struct engine *e, char line[1
 			 "sample gaps scaled to /proc/stat" : "unknown");
 		return;
 	}
-	snprintf(line, 160, "steal: %s%s, resolution %llu us (%s: %s; by %s)",
+	char text[320];
+	snprintf(text, sizeof(text), "steal: %s%s, resolution %llu us (%s: %s; by %s)",
 		 st->steal_from_gaps ? "sample gaps" : "residual of each stint",
 		 c->scale_to_kernel ? " scaled to /proc/stat" : "",
 		 (unsigned long long)(st->steal_from_gaps ? c->interval_ns : (uint64_t)st->noise_ns)
 		 / 1000, steal_accounting__name(st->accounting),
 		 steal_accounting__describe(st->accounting), k->source);
+	snprintf(line, 160, "%.159s", text);
 }
 
 /* The header's lines into buf, one per element of lines[]: the title,
