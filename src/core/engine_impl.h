@@ -77,6 +77,18 @@ struct eng_cpu {
 	uint64_t kernel_placed_ns;	/* of it, shared out by settling */
 };
 
+/* One CPU's queued events, oldest first: v[head], ... (cap a power of 2). */
+struct eng_ring {
+	struct eng_event *v;
+	uint32_t head, len, cap;
+};
+
+/* A ring's oldest event, as the heap of heads orders it. */
+struct eng_head {
+	uint64_t time;
+	uint32_t seq, ring;
+};
+
 /* Objects in an array, reused through a free list. */
 #define POOL(type) struct { type *v; uint32_t n, cap, free; }
 
@@ -86,9 +98,16 @@ struct engine {
 	struct engine_stats st;
 	uint64_t gap_min_ns;
 	struct eng_cpu *cpus;
-	/* the reorder queue: a binary heap by (time, seq) */
-	struct eng_event *heap;
-	uint32_t nheap, heap_cap, seq;
+	/* the reorder queue (engine.c): each CPU's events in a ring, in
+	 * (time, seq) order as they came (ring ncpus: events of no CPU);
+	 * the rings' oldest events merged by a heap of ncpus + 1 at most; an
+	 * event older than its ring's newest waits in a heap by (time, seq)
+	 * of its own */
+	struct eng_ring *rings;
+	struct eng_head *heads;		/* the non-empty rings' oldest */
+	uint32_t nheads;
+	struct eng_event *heap;		/* out of order in their stream */
+	uint32_t nheap, heap_cap, seq, queued;
 	uint64_t processed;	/* time of the last event processed */
 	POOL(struct eng_proc) procs;
 	POOL(struct eng_thread) threads;

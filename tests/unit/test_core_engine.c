@@ -3,7 +3,7 @@
  * per stint, bias calibration, runtime raised on another CPU, placement
  * among functions by method, a recording that starts mid-stint, lost
  * records; and what streaming adds: any interleaving of the per-CPU
- * streams gives the same result, an exited thread is handed out and
+ * streams gives the same result (and so does a stream out of order), an exited thread is handed out and
  * forgotten, a tid given again is a new thread, idle time is the idle
  * task's, and the rolling calibration of a long run; and what the kernel
  * leaves out: switches it does not report, a thread's last runtime after
@@ -451,6 +451,113 @@ static void any_interleaving_same_result(void **state)
 	}
 }
 
+/* The scenario four times over (200 ms apart), its per-CPU streams
+ * interleaved in blocks of 1-40 events, and a tenth of each stream's
+ * neighbours swapped (a stream out of order): order[] is the push order. */
+static uint32_t disorder(uint32_t *order)
+{
+	uint32_t n = 0, seed = 12345;
+	two_cpu_scenario();
+	uint32_t base = nevs;
+	for (uint32_t k = 1; k < 4; k++)
+		for (uint32_t i = 0; i < base; i++) {
+			struct eng_event ev = evs[i];
+			ev.time += k * 200 * MS;
+			add(ev);
+		}
+	uint32_t next[2] = { 0, 0 };
+	while (n < nevs) {
+		seed = seed * 1103515245u + 12345u;
+		uint32_t cpu = (seed >> 16) & 1, block = 1 + (seed >> 8) % 40;
+		for (uint32_t i = next[cpu]; i < nevs && block; i++, next[cpu] = i)
+			if (evs[i].cpu == cpu) {
+				order[n++] = i;
+				block--;
+			}
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if ((seed >> 16) % 10 == 0 && evs[order[i]].cpu == evs[order[i - 1]].cpu) {
+			uint32_t x = order[i];
+			order[i] = order[i - 1];
+			order[i - 1] = x;
+		}
+	}
+	return n;
+}
+
+static uint32_t *by_time_order;
+
+static int cmp_by_time(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t tx = evs[by_time_order[x]].time, ty = evs[by_time_order[y]].time;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* The reorder queue gives the events in (time, arrival) order however
+ * the watermark moves and however far behind (each CPU's ring drained,
+ * wrapped and grown part full, events out of order in their stream in
+ * the heap beside): the same figures as the events pushed sorted. */
+static void queue_order_whatever_the_disorder(void **state)
+{
+	(void)state;
+	static uint32_t order[32768], sorted[32768];
+	struct got want[256];
+	struct engine *e = start(METHOD_PRECEDING, 2);
+	uint32_t n = disorder(order);
+	for (uint32_t i = 0; i < n; i++)
+		sorted[i] = i;
+	by_time_order = order;
+	qsort(sorted, n, sizeof(*sorted), cmp_by_time);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(engine__push(e, &evs[order[sorted[i]]]), 0);
+		assert_int_equal(engine__advance(e, evs[order[sorted[i]]].time), 0);
+	}
+	assert_int_equal(engine__finish(e, 0), 0);
+	uint32_t nwant = ngot;
+	uint64_t steal = engine__stats(e)->steal_ns;
+	assert_true(steal > 0);
+	memcpy(want, got, sizeof(got));
+	qsort(want, nwant, sizeof(*want), cmp_got);
+	engine__free(e);
+
+	for (uint32_t run = 0; run < 10; run++) {
+		uint32_t every = run < 5 ? 1 + run * run * 90 : 1 + (run - 5) * 40;
+		uint32_t lag = run < 5 ? every : 300 + (run - 5) * 60;
+		e = start(METHOD_PRECEDING, 2);
+		disorder(order);
+		for (uint32_t i = 0; i < n; i++) {
+			assert_int_equal(engine__push(e, &evs[order[i]]), 0);
+			if (i % every)
+				continue;
+			/* older than what is still to come, and than the event
+			 * pushed `lag` before (a queue of that many) */
+			uint64_t low = i >= lag ? evs[order[i - lag]].time : 0;
+			for (uint32_t j = i + 1; j < n; j++)
+				if (evs[order[j]].time < low)
+					low = evs[order[j]].time;
+			if (low)
+				assert_int_equal(engine__advance(e, low - 1), 0);
+		}
+		assert_int_equal(engine__finish(e, 0), 0);
+		assert_int_equal(engine__stats(e)->late_events, 0);
+		assert_int_equal(engine__stats(e)->steal_ns, steal);
+		qsort(got, ngot, sizeof(*got), cmp_got);
+		assert_int_equal(ngot, nwant);
+		for (uint32_t i = 0; i < ngot; i++) {
+			assert_int_equal(got[i].tid, want[i].tid);
+			assert_int_equal(got[i].function, want[i].function);
+			assert_int_equal(got[i].run_ns, want[i].run_ns);
+			assert_int_equal(got[i].steal_ns, want[i].steal_ns);
+			assert_int_equal(got[i].samples, want[i].samples);
+		}
+		engine__free(e);
+	}
+}
+
 /* A thread that exited and left its CPU, with no stint waiting once the
  * rest are judged, is handed out before the end and forgotten; its tid
  * given again later is a new thread, handed out on its own. */
@@ -838,6 +945,7 @@ int main(void)
 		cmocka_unit_test(lost_records_are_not_steal),
 		cmocka_unit_test(starts_and_ends_mid_stint),
 		cmocka_unit_test(any_interleaving_same_result),
+		cmocka_unit_test(queue_order_whatever_the_disorder),
 		cmocka_unit_test(exited_threads_are_forgotten),
 		cmocka_unit_test(idle_time),
 		cmocka_unit_test(rolling_calibration),
