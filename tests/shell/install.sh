@@ -3,6 +3,7 @@
 #   man page (this version on its header), the bash completion (the one
 #   `completion bash` prints), the agent's unit naming the installed
 #   binary and an installed document, the Prometheus rules and the docs;
+# - the agent's address and ledger are --help's wherever they are written;
 # - PREFIX=$TMP/p (no DESTDIR): the unit's paths are real, and
 #   systemd-analyze verifies it; the installed binary runs;
 # - make uninstall takes away every file install wrote.
@@ -52,6 +53,16 @@ if command -v man >/dev/null; then
 	MANPATH=$D/usr/local/share/man man -w cpuledger >/dev/null 2>&1 || fail "man does not find the page"
 fi
 echo "install: DESTDIR tree as expected ($(wc -l <"$TMP/files") files)"
+
+# the agent's address and ledger as --help gives them, everywhere they
+# are written (README said 9464 and ledger.db)
+"$CL" agent --help >"$TMP/help"
+grep -q "default /var/lib/cpuledger/cpuledger.db" "$TMP/help" || fail "agent --help: no default ledger"
+grep -q "127.0.0.1:9465" "$TMP/help" || fail "agent --help: no 127.0.0.1:9465"
+others=$(grep -HnoE "127\.0\.0\.1:94[0-9]{2}|/var/lib/cpuledger/[A-Za-z_.-]+\.db" \
+	"$ROOT/README.md" "$ROOT"/docs/*.md "$ROOT"/docs/cpuledger.1 "$ROOT"/contrib/* |
+	grep -vE ":(127\.0\.0\.1:9465|/var/lib/cpuledger/cpuledger\.db)$" || true)
+[ -z "$others" ] || fail "an address or ledger other than --help's: $others"
 
 mk uninstall DESTDIR="$D"
 left=$(cd "$D" && find . -type f)
