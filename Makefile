@@ -206,9 +206,14 @@ uninstall:
 		$(if $(SYSTEMDUNITDIR),$(DESTDIR)$(SYSTEMDUNITDIR)/cpuledger-agent.service)
 	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(CONTRIBDIR) 2>/dev/null
 
-# The Debian package, cpuledger_VERSION_ARCH.deb in the parent directory
-# (debian/, docs/install.md).
+# The Debian package (debian/, docs/install.md), built in a copy of the
+# tree as `git archive` makes it (with the working tree's changes), so
+# that debian/rules clean leaves this build/ alone:
+# $(BUILD)/package/cpuledger_VERSION_ARCH.deb.
 package:
-	dpkg-buildpackage -us -uc -b
+	rm -rf $(BUILD)/package && mkdir -p $(BUILD)/package/src
+	c=$$(git stash create 2>/dev/null); git archive --format=tar $${c:-HEAD} | tar -x -C $(BUILD)/package/src
+	cd $(BUILD)/package/src && dpkg-buildpackage -us -uc -b
+	@ls $(BUILD)/package/*.deb
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

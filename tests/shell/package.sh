@@ -1,7 +1,7 @@
-# The Debian package (issue 23): `dpkg-buildpackage -us -uc -b` in a tree
-# made as `git archive` makes a tarball (no .git: --version names the
-# commit from the COMMIT file git archive fills in) builds
-# cpuledger_VERSION_ARCH.deb, whose
+# The Debian package (issue 23): `make package` runs `dpkg-buildpackage
+# -us -uc -b` in a tree made as `git archive` makes a tarball (no .git:
+# --version names the commit from the COMMIT file git archive fills in)
+# and builds cpuledger_VERSION_ARCH.deb, whose
 # - contents are the binary, man page, completion, docs, Prometheus rules
 #   and the agent's unit in systemd's directory, naming /usr/bin/cpuledger
 #   and a document the package installs uncompressed;
@@ -19,20 +19,20 @@ arch=$(dpkg --print-architecture)
 head -1 "$ROOT/debian/changelog" | grep -qF "cpuledger ($version)" ||
 	fail "debian/changelog's version is not $version: $(head -1 "$ROOT/debian/changelog")"
 
-# the tree as committed, with the working tree's changes to tracked files
-# (git stash create makes a commit of them, or nothing when there are none)
+# make package: the tree as git archive makes it (with the working tree's
+# changes to tracked files: git stash create makes a commit of them, or
+# nothing when there are none), built in $BUILD/package
 snap=$(git -C "$ROOT" stash create 2>/dev/null || true)
-snap=${snap:-HEAD}
-commit=$(git -C "$ROOT" rev-parse "$snap")
-mkdir "$TMP/src"
-git -C "$ROOT" archive --format=tar "$snap" | tar -x -C "$TMP/src"
-[ ! -e "$TMP/src/.git" ] || fail "the archive holds .git"
-grep -qx "$commit" "$TMP/src/COMMIT" || fail "COMMIT is not filled in by git archive: $(cat "$TMP/src/COMMIT")"
-cd "$TMP/src"
-dpkg-checkbuilddeps >"$TMP/deps" 2>&1 || skip "build dependencies missing: $(cat "$TMP/deps")"
-dpkg-buildpackage -us -uc -b >"$TMP/build.log" 2>&1 || fail "dpkg-buildpackage: $(tail -20 "$TMP/build.log")"
-deb=$TMP/cpuledger_${version}_$arch.deb
-[ -f "$deb" ] || fail "no $(basename "$deb"): $(ls "$TMP")"
+tree=$(git -C "$ROOT" rev-parse "${snap:-HEAD}^{tree}")
+P=$TMP/b/package
+(cd "$ROOT" && dpkg-checkbuilddeps) >"$TMP/deps" 2>&1 || skip "build dependencies missing: $(cat "$TMP/deps")"
+make -C "$ROOT" BUILD="$TMP/b" package >"$TMP/build.log" 2>&1 || fail "make package: $(tail -20 "$TMP/build.log")"
+[ ! -e "$P/src/.git" ] || fail "the archive holds .git"
+commit=$(cat "$P/src/COMMIT")
+[ "$(git -C "$ROOT" rev-parse "$commit^{tree}" 2>/dev/null)" = "$tree" ] ||
+	fail "COMMIT ($commit) is not the commit of this tree, filled in by git archive"
+deb=$P/cpuledger_${version}_$arch.deb
+[ -f "$deb" ] || fail "no $(basename "$deb"): $(ls "$P")"
 
 dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $6 }' | sort >"$TMP/contents"
 echo "contents of $(basename "$deb"):"
@@ -74,7 +74,7 @@ grep -q 'purge.*' "$TMP/ctl/postrm" && grep -q 'rm -rf /var/lib/cpuledger' "$TMP
 echo "package: $(basename "$deb"), $(wc -l <"$TMP/contents") files, the agent not enabled on install"
 
 if command -v lintian >/dev/null; then
-	lintian --allow-root "$TMP"/cpuledger_"${version}"_"$arch".changes >"$TMP/lintian" 2>&1 || true
+	lintian --allow-root "$P"/cpuledger_"${version}"_"$arch".changes >"$TMP/lintian" 2>&1 || true
 	sed 's/^/  lintian: /' "$TMP/lintian"
 	! grep -q '^E:' "$TMP/lintian" || fail "lintian finds errors"
 	echo "lintian: no error"
