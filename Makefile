@@ -213,7 +213,7 @@ uninstall:
 package:
 	rm -rf $(BUILD)/package && mkdir -p $(BUILD)/package/src
 	c=$$(git stash create 2>/dev/null); git archive --format=tar $${c:-HEAD} | tar -x -C $(BUILD)/package/src
-	cd $(BUILD)/package/src && dpkg-buildpackage -us -uc -b
+	cd $(BUILD)/package/src && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS dpkg-buildpackage -us -uc -b
 	@ls $(BUILD)/package/*.deb
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
