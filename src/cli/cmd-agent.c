@@ -28,6 +28,7 @@
 #include "options.h"
 #include "../agent/http.h"
 #include "../analysis/metrics.h"
+#include "../collect/cgroup.h"
 #include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
 #include "../report/report.h"
@@ -105,6 +106,12 @@ struct agent {
 	uint32_t ncpus;
 	uint64_t *cpu_steal, *kernel_steal, *lost;
 	bool *known;
+	/* per labelled cgroup, for the snapshot: its throttled time */
+	struct cgroup_fs cgfs;
+	bool cgfs_found;
+	uint64_t *cg_throttled;
+	bool *cg_known;
+	uint32_t cg_cap;
 };
 
 /* --- the HTTP threads' side */
@@ -177,6 +184,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	g->kernel_steal = calloc(n, sizeof(*g->kernel_steal));
 	g->lost = calloc(n, sizeof(*g->lost));
 	g->known = calloc(n, sizeof(*g->known));
+	g->cgfs_found = !cgroup_fs__find(&g->cgfs, "/");
 	if (!g->cpu_steal || !g->kernel_steal || !g->lost || !g->known ||
 	    metrics__init(&g->m, recorder__names(r), g->max_programs)) {
 		cli_error("out of memory");
@@ -190,6 +198,32 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 			cli_error("%s", msg);
 			return EXIT_RUNTIME;
 		}
+	}
+	return 0;
+}
+
+/* Each labelled cgroup's throttled time now, from its cpu.stat: a few
+ * dozen small reads a second at most (--programs bounds them). */
+static int read_cgroups(struct agent *g)
+{
+	uint32_t n = g->m.labelled_cgroups.count;
+	if (n > g->cg_cap) {
+		uint64_t *t = realloc(g->cg_throttled, n * sizeof(*t));
+		if (t)
+			g->cg_throttled = t;
+		bool *k = realloc(g->cg_known, n * sizeof(*k));
+		if (k)
+			g->cg_known = k;
+		if (!t || !k)
+			return -ENOMEM;
+		g->cg_cap = n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct cg_counters c = { 0 };
+		const char *path = strtab__str(&g->m.labelled_cgroups, i);
+		g->cg_known[i] = g->cgfs_found && path[0] == '/' &&
+				 !cgroup_counters__read(&g->cgfs, path, &c) && c.throttled_known;
+		g->cg_throttled[i] = c.throttled_ns;
 	}
 	return 0;
 }
@@ -236,6 +270,11 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 	char *prom, *om;
 	size_t pl, ol;
 	int err = metrics__take(&g->m, e);
+	if (!err && !(err = read_cgroups(g))) {
+		x.ncgroups = g->m.labelled_cgroups.count;
+		x.cgroup_throttled_ns = g->cg_throttled;
+		x.cgroup_throttled_known = g->cg_known;
+	}
 	if (!err)
 		err = metrics__write(&g->m, &x, false, &prom, &pl);
 	if (!err && (err = metrics__write(&g->m, &x, true, &om, &ol)))
@@ -549,6 +588,8 @@ int cmd_agent(int argc, char **argv)
 	free(g.p.body);
 	free(g.cpu_steal);
 	free(g.kernel_steal);
+	free(g.cg_throttled);
+	free(g.cg_known);
 	free(g.lost);
 	free(g.known);
 	live_opts__release(&o);

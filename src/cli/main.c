@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 		return finish_stdout(0);
 	}
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		printf("cpuledger %s\n", CPULEDGER_VERSION);
+		printf("cpuledger %s (commit %s)\n", CPULEDGER_VERSION, CPULEDGER_COMMIT);
 		return finish_stdout(0);
 	}
 	if (!strcmp(name, "completion") && argc == 3 && !strcmp(argv[2], "bash")) {

@@ -10,6 +10,10 @@
 #   recording holds the threads' whole lives (record -a -- CMD holds the
 #   command until recording has begun), so no window is to be lined up: a
 #   slower recorder (the ASan build) starts and stops no differently.
+#   Both are what the threads really got, whatever else the machine runs;
+#   but where the kernel dropped records (a busy machine: the ring full)
+#   the time they held is in no figure, so the test says how many and
+#   skips rather than judge figures it knows are short.
 # Skipped, saying why, where the kernel refuses perf_event_open.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -30,7 +34,7 @@ fi
 	--seconds "$SECONDS_" --schedstat 2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
 grep "^schedstat " "$TMP/rec.err" >"$TMP/schedstat" || fail "the workload printed no schedstat: $(cat "$TMP/rec.err")"
 "$CL" report -i "$TMP/live.rec" --format json >"$TMP/r.json" || fail "report failed"
-python3 - "$TMP" "$blind" <<'PY' || fail "live figures out of tolerance"
+python3 - "$TMP" "$blind" <<'PY' || { s=$?; [ $s = 77 ] && skip "records were lost on this busy machine: not judged"; fail "live figures out of tolerance"; }
 import json, sys
 d, blind = sys.argv[1], sys.argv[2] == "1"
 r = json.load(open(d + "/r.json"))
@@ -60,6 +64,10 @@ for t, ran in sorted(kernel.items()):
     ok &= good
     print("thread %d: cpu_ns %.3f s, schedstat %.3f s, error %.2f %% %s" %
           (t, cpu / 1e9, ran / 1e9, 100 * err, "ok" if good else "FAIL"))
+if not ok and (r["lost"] or r["lossy_stints"]):
+    print("lost %d records, %d stints with losses: the figures are short by what they held" %
+          (r["lost"], r["lossy_stints"]))
+    sys.exit(77)
 if not ok:	# who holds the steal, to tell a loss from a misreading
     for row in sorted(r["rows"], key=lambda x: -(x["steal_ns"] or 0))[:5]:
         print("  steal %.3f ms: %d/%d %s" % ((row["steal_ns"] or 0) / 1e6, row["pid"],
