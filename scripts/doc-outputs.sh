@@ -27,8 +27,11 @@ mkdir -p build/demo
 
 shape() {	# text -> its shape: numbers (signed too: a bias may be
 	# negative) as 9, runs of spaces as one; the kinds of line, not how
-	# many of each (a run may have a thread more)
-	sed -E 's/-?[0-9]+/9/g; s/ +/ /g; s/9(\.9)+/9/g' | sort -u
+	# many of each (a run may have a thread more). How steal is found
+	# depends on the kernel (docs/record.md): the steal source line is
+	# its first words only.
+	sed -E 's/-?[0-9]+/9/g; s/ +/ /g; s/9(\.9)+/9/g' |
+		sed -E 's/^( *steal source: [a-z-]+).*/\1 .../' | sort -u
 }
 
 status=0
