@@ -215,6 +215,8 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 	__u64 rt = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	__u64 rt_before = th->rt_last;
 	__u64 st = 0;
+	if (!seen)
+		__sync_fetch_and_add(&counters.unseen, 1);
 	if (seen) {
 		st = steal - c->steal_in;
 		th->on_ns += now - c->t_in;
@@ -229,9 +231,13 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 	}
 	if (wait_from_events && state == TASK_RUNNING)
 		th->wait_start = now;	/* preempted: it waits from now */
-	if (want_stints && seen)
-		emit_stint(tid, th->pid, cpu, state & TASK_DEAD ? SC_EXITED : 0, c->t_in, now,
-			   st, rt - rt_before);
+	/* A switch out whose switch in was not seen (some kernels do not
+	 * report every switch: here, a guest agent's) still gives the run
+	 * time since the last one: a record without a start, so that the
+	 * records' run times add up to the thread's. */
+	if (want_stints)
+		emit_stint(tid, th->pid, cpu, state & TASK_DEAD ? SC_EXITED : 0,
+			   seen ? c->t_in : 0, now, st, rt - rt_before);
 }
 
 /* next takes the CPU: the stint starts; a timed wait ends. */
@@ -247,6 +253,13 @@ static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next
 	if (tid == 0)
 		return;
 	struct sc_thread *th = thread_of(next, tid, 0);
+	if (th && (th->flags & SC_EXITED)) {
+		/* a new thread with the id of one that exited and was not
+		 * read yet: that one's figures go (counted) */
+		__sync_fetch_and_add(&counters.reused, 1);
+		bpf_map_delete_elem(&threads, &tid);
+		th = thread_of(next, tid, 0);
+	}
 	if (th && wait_from_events && th->wait_start) {
 		if (now > th->wait_start)
 			th->wait_ns += now - th->wait_start;
@@ -267,6 +280,26 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__sync_fetch_and_add(&counters.switches, 1);
 	switch_out(c, cpu, prev, now, steal);
 	switch_in(c, next, now, steal);
+	return 0;
+}
+
+/* A thread's task freed (after its parent reaped it): its counters are
+ * final, even where the kernel did not report its last switch. Only
+ * threads already in the map: a thread never seen ran no stint here. */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(on_free, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return 0;
+	__u64 rt = BPF_CORE_READ(p, se.sum_exec_runtime);
+	if (want_stints && rt != th->rt_last)	/* a last switch not seen */
+		emit_stint(tid, th->pid, bpf_get_smp_processor_id(), SC_EXITED, 0,
+			   bpf_ktime_get_ns(), 0, rt - th->rt_last);
+	th->rt_last = rt;
+	th->delay_last = run_delay(p);
+	th->flags |= SC_EXITED;
 	return 0;
 }
 

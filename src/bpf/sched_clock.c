@@ -387,6 +387,8 @@ int sched_clock__read(struct sched_clock *sc, bool forget, struct sched_clock_cp
 	sc->status.ring_lost = c->ring_lost;
 	sc->status.torn_reads = c->torn_reads;
 	sc->status.switches = c->switches;
+	sc->status.unseen = c->unseen;
+	sc->status.reused = c->reused;
 	return err;
 }
 

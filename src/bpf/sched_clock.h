@@ -57,10 +57,14 @@ struct sched_clock_cpu {
 
 struct sched_clock_stint {
 	uint32_t tid, pid, cpu;
-	bool exited;			/* the thread's last stint */
-	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC */
+	bool exited;			/* the thread's last stint (start 0:
+					 * its final run time, at its free) */
+	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC; start 0: its switch
+					 * in was not seen (status.unseen) */
 	uint64_t steal_ns;		/* steal clock growth in it */
-	uint64_t runtime_ns;		/* sum_exec_runtime growth in it */
+	uint64_t runtime_ns;		/* sum_exec_runtime growth since the
+					 * thread's last switch out: the records
+					 * of a thread add up to its runtime_ns */
 };
 
 struct sched_clock_status {
@@ -74,6 +78,13 @@ struct sched_clock_status {
 	uint64_t ring_lost;		/* stints dropped: the ring buffer was full */
 	uint64_t torn_reads;		/* steal clock reads never consistent */
 	uint64_t switches;		/* context switches seen */
+	uint64_t reused;		/* exited threads lost before a read: a
+					 * new thread took their id */
+	uint64_t unseen;		/* switches out whose switch in was not
+					 * seen: the first on each CPU, and those
+					 * the kernel did not report (their wall
+					 * time and steal are not counted; run
+					 * time and wait are, from the counters) */
 };
 
 struct sched_clock;

@@ -17,7 +17,7 @@
 #define SC_COMM_LEN 16
 
 /* thread flags */
-#define SC_EXITED 1u		/* its last switch out was its exit */
+#define SC_EXITED 1u		/* it has exited: its figures are final */
 #define SC_PARTIAL 2u		/* first seen switching out: its figures
 				 * start at that switch, not at a switch in */
 
@@ -55,9 +55,10 @@ struct sc_cpu {
 /* One stint, through the ring buffer when asked for. */
 struct sc_stint {
 	__u32 tid, pid, cpu, flags;	/* flags: SC_EXITED */
-	__u64 start_ns, end_ns;	/* CLOCK_MONOTONIC */
-	__u64 steal_ns;		/* steal clock growth in it */
-	__u64 runtime_ns;	/* se.sum_exec_runtime growth in it */
+	__u64 start_ns, end_ns;	/* CLOCK_MONOTONIC; start 0: not seen */
+	__u64 steal_ns;		/* steal clock growth in it (0: not seen) */
+	__u64 runtime_ns;	/* se.sum_exec_runtime growth since the
+				 * thread's last switch out seen */
 };
 
 /* What went wrong, counted in the BPF programs' global data. */
@@ -67,7 +68,12 @@ struct sc_counters {
 	__u64 torn_reads;	/* steal clock read while the host wrote it,
 				 * four times running: the last value kept */
 	__u64 switches;		/* every switch seen */
+	__u64 reused;		/* exited threads not read before a new
+				 * thread took their id: lost */
 	__u64 layout_bad;	/* CPUs whose per-CPU base failed its check */
+	__u64 unseen;		/* switches out of a thread whose switch in
+				 * was not seen: the first on each CPU, and
+				 * any the programs missed */
 };
 
 #endif

@@ -229,9 +229,10 @@ static void print_json(FILE *f, const struct sched_args *a, const struct result 
 	fprintf(f, ", \"wait_source\": ");
 	json_put_string(f, st->wait_source);
 	fprintf(f, ", \"irq_source\": \"unknown (not read yet)\", \"runtime_excludes_steal\": %s,"
-		" \"switches\": %llu, \"map_full\": %llu, \"ring_lost\": %llu, \"torn_reads\": %llu,"
+		" \"switches\": %llu, \"unseen\": %llu, \"reused\": %llu, \"map_full\": %llu, \"ring_lost\": %llu, \"torn_reads\": %llu,"
 		"\n \"threads\": [", st->runtime_excludes_steal ? "true" : "false",
-		(unsigned long long)st->switches, (unsigned long long)st->map_full,
+		(unsigned long long)st->switches, (unsigned long long)st->unseen,
+		(unsigned long long)st->reused,		(unsigned long long)st->map_full,
 		(unsigned long long)st->ring_lost, (unsigned long long)st->torn_reads);
 	bool first = true;
 	for (size_t i = 0; i < r->nt; i++) {
