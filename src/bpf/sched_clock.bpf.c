@@ -13,7 +13,9 @@
  * where the kernel has no sched_info, the wait timed from wakeup, or
  * switch out while still runnable, to switch in. Per CPU: idle time and
  * the steal in it. Nothing is done per event but a few loads and adds:
- * the cost does not grow with what user space reads.
+ * the cost does not grow with what user space reads. The task pointers
+ * of tp_btf programs are the kernel's own (BTF-typed): their fields are
+ * read by direct loads, relocated by CO-RE, not by helper calls.
  *
  * GPL because bpf_per_cpu_ptr and the tracing programs need it.
  */
@@ -113,8 +115,9 @@ static __always_inline __u64 percpu_base(struct task_struct *t, __u32 cpu)
 	if (!bpf_core_field_exists(t->se.cfs_rq) ||
 	    !bpf_core_field_exists(((struct cfs_rq *)0)->rq))
 		return 1;
-	struct rq *rq = BPF_CORE_READ(t, se.cfs_rq, rq);
-	if (!rq || BPF_CORE_READ(rq, cpu) != (int)cpu)
+	struct cfs_rq *cfs = t->se.cfs_rq;
+	struct rq *rq = cfs ? cfs->rq : NULL;
+	if (!rq || rq->cpu != (int)cpu)
 		return 0;	/* try again at the next switch */
 	base = (__u64)rq - rq_off;
 	if (bpf_probe_read_kernel(&kept, sizeof(kept), (void *)(base + cpu_number_off)) ||
@@ -141,7 +144,7 @@ static __always_inline __u64 steal_here(struct sc_cpu *c, struct task_struct *ne
 static __always_inline __u32 task_state(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
+		return t->__state;
 	struct task_struct___pre514 *o = (void *)t;
 	return (__u32)BPF_CORE_READ(o, state);
 }
@@ -149,7 +152,7 @@ static __always_inline __u32 task_state(struct task_struct *t)
 static __always_inline __u64 run_delay(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->sched_info.run_delay))
-		return BPF_CORE_READ(t, sched_info.run_delay);
+		return t->sched_info.run_delay;
 	return 0;
 }
 
@@ -162,9 +165,9 @@ static __always_inline struct sc_thread *thread_of(struct task_struct *t, __u32 
 	if (th)
 		return th;
 	struct sc_thread init = {};
-	init.pid = BPF_CORE_READ(t, tgid);
+	init.pid = t->tgid;
 	init.flags = flags;
-	init.rt_base = init.rt_last = BPF_CORE_READ(t, se.sum_exec_runtime);
+	init.rt_base = init.rt_last = t->se.sum_exec_runtime;
 	init.delay_base = init.delay_last = run_delay(t);
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
 	if (bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST) &&
@@ -198,7 +201,7 @@ static __always_inline void emit_stint(__u32 tid, __u32 pid, __u32 cpu, __u32 fl
 static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_struct *prev,
 				       __u64 now, __u64 steal)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u32 tid = prev->pid;
 	bool seen = c->seen_in && c->tid_in == tid;
 
 	if (tid == 0) {
@@ -212,7 +215,7 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 	if (!th)
 		return;
 	__u32 state = task_state(prev);
-	__u64 rt = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	__u64 rt = prev->se.sum_exec_runtime;
 	__u64 rt_before = th->rt_last;
 	__u64 st = 0;
 	if (!seen)
@@ -244,7 +247,7 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next, __u64 now,
 				      __u64 steal)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = next->pid;
 
 	c->tid_in = tid;
 	c->t_in = now;
@@ -289,11 +292,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(on_free, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid;
 	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th)
 		return 0;
-	__u64 rt = BPF_CORE_READ(p, se.sum_exec_runtime);
+	__u64 rt = p->se.sum_exec_runtime;
 	if (want_stints && rt != th->rt_last)	/* a last switch not seen */
 		emit_stint(tid, th->pid, bpf_get_smp_processor_id(), SC_EXITED, 0,
 			   bpf_ktime_get_ns(), 0, rt - th->rt_last);
@@ -307,7 +310,7 @@ int BPF_PROG(on_free, struct task_struct *p)
  * (unless already waiting: a wakeup of a runnable thread). */
 static __always_inline void woken(struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid;
 	if (tid == 0)
 		return;
 	struct sc_thread *th = thread_of(p, tid, 0);
