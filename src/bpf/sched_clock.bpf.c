@@ -156,19 +156,25 @@ static __always_inline __u64 run_delay(struct task_struct *t)
 	return 0;
 }
 
-/* The thread's entry, made at its first sight with the kernel's counters
- * as they stand then. NULL when the map is full (counted). */
+/* The entry of a live thread, made at its first sight with the kernel's
+ * counters as they stood when its stint began (rt, delay). NULL when the
+ * map is full (counted). An entry marked exited is a dead thread's whose
+ * id a new one took before user space read it: its figures go (counted). */
 static __always_inline struct sc_thread *thread_of(struct task_struct *t, __u32 tid,
-						    __u32 flags)
+						    __u32 flags, __u64 rt, __u64 delay)
 {
 	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	if (th)
+	if (th && !(th->flags & SC_EXITED))
 		return th;
+	if (th) {
+		__sync_fetch_and_add(&counters.reused, 1);
+		bpf_map_delete_elem(&threads, &tid);
+	}
 	struct sc_thread init = {};
 	init.pid = t->tgid;
 	init.flags = flags;
-	init.rt_base = init.rt_last = t->se.sum_exec_runtime;
-	init.delay_base = init.delay_last = run_delay(t);
+	init.rt_base = init.rt_last = rt;
+	init.delay_base = init.delay_last = delay;
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
 	if (bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&threads, &tid)) {
@@ -211,11 +217,12 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 		}
 		return;
 	}
-	struct sc_thread *th = thread_of(prev, tid, seen ? 0 : SC_PARTIAL);
+	__u64 rt = prev->se.sum_exec_runtime;
+	struct sc_thread *th = seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in)
+				    : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev));
 	if (!th)
 		return;
 	__u32 state = task_state(prev);
-	__u64 rt = prev->se.sum_exec_runtime;
 	__u64 rt_before = th->rt_last;
 	__u64 st = 0;
 	if (!seen)
@@ -243,7 +250,9 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 			   seen ? c->t_in : 0, now, st, rt - rt_before);
 }
 
-/* next takes the CPU: the stint starts; a timed wait ends. */
+/* next takes the CPU: the stint starts, with its counters as they stand
+ * (its entry is made at its switch out: one map lookup a switch); a
+ * timed wait ends. */
 static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next, __u64 now,
 				      __u64 steal)
 {
@@ -255,15 +264,12 @@ static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next
 	c->seen_in = 1;
 	if (tid == 0)
 		return;
-	struct sc_thread *th = thread_of(next, tid, 0);
-	if (th && (th->flags & SC_EXITED)) {
-		/* a new thread with the id of one that exited and was not
-		 * read yet: that one's figures go (counted) */
-		__sync_fetch_and_add(&counters.reused, 1);
-		bpf_map_delete_elem(&threads, &tid);
-		th = thread_of(next, tid, 0);
-	}
-	if (th && wait_from_events && th->wait_start) {
+	c->rt_in = next->se.sum_exec_runtime;
+	c->delay_in = run_delay(next);
+	if (!wait_from_events)
+		return;
+	struct sc_thread *th = thread_of(next, tid, 0, c->rt_in, c->delay_in);
+	if (th && th->wait_start) {
 		if (now > th->wait_start)
 			th->wait_ns += now - th->wait_start;
 		th->wait_start = 0;
@@ -280,7 +286,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now = bpf_ktime_get_ns();
 	__u64 steal = steal_here(c, next, cpu);
 
-	__sync_fetch_and_add(&counters.switches, 1);
+	c->switches++;
 	switch_out(c, cpu, prev, now, steal);
 	switch_in(c, next, now, steal);
 	return 0;
@@ -313,7 +319,7 @@ static __always_inline void woken(struct task_struct *p)
 	__u32 tid = p->pid;
 	if (tid == 0)
 		return;
-	struct sc_thread *th = thread_of(p, tid, 0);
+	struct sc_thread *th = thread_of(p, tid, 0, p->se.sum_exec_runtime, run_delay(p));
 	if (th && !th->wait_start)
 		th->wait_start = bpf_ktime_get_ns();
 }

@@ -374,11 +374,23 @@ out_free:
 	return err;
 }
 
+/* The switches seen, summed over the CPUs (each counts its own). */
+static void count_switches(struct sched_clock *sc)
+{
+	uint64_t n = 0;
+	struct sc_cpu c;
+	for (uint32_t i = 0; i < sc->ncpus; i++)
+		if (!read_cpu(sc, i, &c))
+			n += c.switches;
+	sc->status.switches = n;
+}
+
 int sched_clock__read(struct sched_clock *sc, bool forget, struct sched_clock_cpu *cpus,
 		      struct sched_clock_thread **threads, size_t *n)
 {
 	*threads = NULL;
 	*n = 0;
+	count_switches(sc);
 	int err = cpus ? read_cpus(sc, cpus) : 0;
 	if (!err)
 		err = read_threads(sc, forget, threads, n);
@@ -386,7 +398,6 @@ int sched_clock__read(struct sched_clock *sc, bool forget, struct sched_clock_cp
 	sc->status.map_full = c->map_full;
 	sc->status.ring_lost = c->ring_lost;
 	sc->status.torn_reads = c->torn_reads;
-	sc->status.switches = c->switches;
 	sc->status.unseen = c->unseen;
 	sc->status.reused = c->reused;
 	return err;

@@ -48,6 +48,9 @@ struct sc_cpu {
 	__u64 steal_now;	/* the steal clock when last sampled */
 	__u32 version_now;	/* its version then (0: never written) */
 	__u32 pad;
+	__u64 rt_in, delay_in;	/* sum_exec_runtime and run_delay of the
+				 * thread switched in, then */
+	__u64 switches;		/* every switch seen on it */
 	__u64 base;		/* its per-CPU base, found at a switch (1: not
 				 * found, 0: not yet) */
 };
@@ -67,7 +70,6 @@ struct sc_counters {
 	__u64 ring_lost;	/* stints the ring buffer had no room for */
 	__u64 torn_reads;	/* steal clock read while the host wrote it,
 				 * four times running: the last value kept */
-	__u64 switches;		/* every switch seen */
 	__u64 reused;		/* exited threads not read before a new
 				 * thread took their id: lost */
 	__u64 layout_bad;	/* CPUs whose per-CPU base failed its check */
