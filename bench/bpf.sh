@@ -14,16 +14,18 @@
 #   under `cpuledger sched` with kernel.bpf_stats_enabled=1, for the BPF
 #     programs' own run time (bpftool prog show: run_time_ns, run_cnt),
 #     which the kernel charges to whatever task was switching;
-# in turn, ROUNDS times; medians are printed. Per configuration: the
-# workload's rate (ops/s) and slowdown against alone, the switches a
-# second (/proc/stat's ctxt), and the tracer's own CPU (its threads'
-# schedstat) as a share of one CPU while the workload ran.
+# in turn, with a run alone between every two, ROUNDS times; medians are
+# printed. Per configuration: the workload's rate (ops/s), its slowdown
+# (the mean rate of the two runs alone beside it over its own: the
+# machine's other load comes and goes), the switches a second
+# (/proc/stat's ctxt), and the tracer's own CPU (its threads' schedstat)
+# as a share of one CPU while the workload ran.
 #
-# usage: bench/bpf.sh [ROUNDS [LOOPS]]   (default 5 rounds, 200000 loops)
+# usage: bench/bpf.sh [ROUNDS [LOOPS]]   (default 10 rounds, 50000 loops)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=${1:-5}
-LOOPS=${2:-200000}
+ROUNDS=${1:-10}
+LOOPS=${2:-50000}
 CL=${CPULEDGER:-$PWD/build/cpuledger}
 [ -x "$CL" ] || make -s all
 command -v perf >/dev/null || { echo "bench/bpf: perf is not installed" >&2; exit 1; }
@@ -93,38 +95,43 @@ one() {
 	[ "$cfg" = stats ] && read -r -a p1 < <(prog_stats)
 	[ -n "$tracer" ] && stop
 	sysctl -q -w kernel.bpf_stats_enabled="$stats0"
-	echo "$ops $(( (x1 - x0) * 1000000000 / (t1 - t0) )) $(echo "scale=6; ($c1 - $c0) / ($t1 - $t0)" | bc)" \
+	echo "${ops:-0} $(( (x1 - x0) * 1000000000 / (t1 - t0) )) $(echo "scale=6; ($c1 - $c0) / ($t1 - $t0)" | bc)" \
 		"$((p1[0] - p0[0])) $((p1[1] - p0[1])) $((t1 - t0))"
 }
 
-configs="alone sched stints perf stats"
+# alone between every two tracers: each tracer's run is judged against
+# the mean of the two runs alone beside it, as the machine's other load
+# comes and goes by the second
+order="alone sched alone stints alone perf alone stats alone"
 for r in $(seq "$ROUNDS"); do
-	for cfg in $configs; do
-		echo "$cfg $(one "$cfg")" >>"$TMP/runs"
+	for cfg in $order; do
+		echo "$r $cfg $(one "$cfg")" >>"$TMP/runs"
 	done
 	echo "round $r of $ROUNDS done" >&2
 done
 
 python3 - "$TMP/runs" "$ROUNDS" "$LOOPS" <<'PY'
 import statistics as st, sys
-runs = {}
-for line in open(sys.argv[1]):
-    cfg, ops, sw, share, pns, pcnt, wall = line.split()
+rows = [l.split() for l in open(sys.argv[1])]
+runs, ratios = {}, {}
+for i, (r, cfg, ops, sw, share, pns, pcnt, wall) in enumerate(rows):
     runs.setdefault(cfg, []).append((float(ops), int(sw), float(share), int(pns), int(pcnt), int(wall)))
-med = lambda cfg, i: st.median(r[i] for r in runs[cfg])
-alone = med("alone", 0)
-print("bench/bpf: perf bench sched pipe -l %s, median of %s rounds" % (sys.argv[3], sys.argv[2]))
-print("%-44s %10s %9s %12s %12s" % ("", "ops/s", "slowdown", "switches/s", "tracer CPU"))
+    if cfg != "alone":
+        base = (float(rows[i - 1][2]) + float(rows[i + 1][2])) / 2
+        ratios.setdefault(cfg, []).append(base / float(ops))
+med = lambda cfg, i: st.median(x[i] for x in runs[cfg])
+print("bench/bpf: perf bench sched pipe -l %s, %s rounds, medians" % (sys.argv[3], sys.argv[2]))
+print("%-38s %9s %10s %11s %11s" % ("", "ops/s", "slowdown", "switches/s", "tracer CPU"))
 names = {"alone": "alone", "sched": "cpuledger sched",
          "stints": "cpuledger sched --stints /dev/null",
          "perf": "perf record -a (3 sched events)",
          "stats": "cpuledger sched, bpf_stats_enabled"}
 for cfg in ("alone", "sched", "stints", "perf", "stats"):
-    ops = med(cfg, 0)
-    print("%-44s %10.0f %8.3fx %12.0f %11.2f%%" % (names[cfg], ops, alone / ops, med(cfg, 1),
+    slow = "-" if cfg == "alone" else "%.3fx" % st.median(ratios[cfg])
+    print("%-38s %9.0f %10s %11.0f %10.2f%%" % (names[cfg], med(cfg, 0), slow, med(cfg, 1),
           100 * med(cfg, 2)))
-ns_per_run = st.median(r[3] / r[4] for r in runs["stats"] if r[4])
-share = st.median(r[3] / r[5] for r in runs["stats"])
-print("BPF programs (stats run): %.0f ns a run, %.2f%% of a CPU at %.0f switches/s"
-      % (ns_per_run, 100 * share, med("stats", 1)))
+ns_per_run = st.median(x[3] / x[4] for x in runs["stats"] if x[4])
+share = st.median(x[3] / x[5] for x in runs["stats"])
+print("BPF programs (stats run): %.0f ns a run (the kernel's own timing of each run "
+      "included), %.2f%% of a CPU at %.0f switches/s" % (ns_per_run, 100 * share, med("stats", 1)))
 PY

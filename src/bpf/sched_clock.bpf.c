@@ -48,6 +48,9 @@ const volatile __u64 rq_off = 0;
 const volatile __u64 cpu_number_off = 0;
 
 struct sc_counters counters = {};
+/* Set by the loader once it has seen the host write the steal clock:
+ * until then (and for ever where it never does) no switch reads it. */
+bool steal_live = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -67,6 +70,9 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);	/* the loader's size when stints wanted */
 } stints SEC(".maps");
+
+#define SEEN_TIME 1	/* sc_cpu.seen_in: t_in is set */
+#define SEEN_STEAL 2	/* steal_in is set */
 
 #define TASK_RUNNING 0
 #define TASK_DEAD 0x80
@@ -128,16 +134,21 @@ static __always_inline __u64 percpu_base(struct task_struct *t, __u32 cpu)
 	return base;
 }
 
-static __always_inline __u64 steal_here(struct sc_cpu *c, struct task_struct *next, __u32 cpu)
+/* The steal clock here, *ok when read. The CPU's base is found even
+ * before steal_live: the loader's sampler needs it to decide. */
+static __always_inline __u64 steal_here(struct sc_cpu *c, struct task_struct *next, __u32 cpu,
+					bool *ok)
 {
 	__u32 v;
 
+	*ok = false;
 	if (!steal_off)
 		return 0;
 	if (!c->base)
 		c->base = percpu_base(next, cpu);
-	if (c->base <= 1)
+	if (c->base <= 1 || !steal_live)
 		return 0;
+	*ok = true;
 	return read_steal(c->base + steal_off, &v);
 }
 
@@ -205,15 +216,16 @@ static __always_inline void emit_stint(__u32 tid, __u32 pid, __u32 cpu, __u32 fl
 
 /* prev leaves the CPU: its stint's wall time and steal, its counters. */
 static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_struct *prev,
-				       __u64 now, __u64 steal)
+				       __u64 now, __u64 steal, bool steal_ok)
 {
 	__u32 tid = prev->pid;
-	bool seen = c->seen_in && c->tid_in == tid;
+	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid;
+	bool steal_seen = seen && steal_ok && (c->seen_in & SEEN_STEAL);
 
 	if (tid == 0) {
 		if (seen) {
 			c->idle_ns += now - c->t_in;
-			c->idle_steal_ns += steal - c->steal_in;
+			c->idle_steal_ns += steal_seen ? steal - c->steal_in : 0;
 		}
 		return;
 	}
@@ -228,7 +240,7 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 	if (!seen)
 		__sync_fetch_and_add(&counters.unseen, 1);
 	if (seen) {
-		st = steal - c->steal_in;
+		st = steal_seen ? steal - c->steal_in : 0;
 		th->on_ns += now - c->t_in;
 		th->steal_ns += st;
 		th->stints++;
@@ -254,14 +266,14 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
  * (its entry is made at its switch out: one map lookup a switch); a
  * timed wait ends. */
 static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next, __u64 now,
-				      __u64 steal)
+				      __u64 steal, bool steal_ok)
 {
 	__u32 tid = next->pid;
 
 	c->tid_in = tid;
 	c->t_in = now;
 	c->steal_in = steal;
-	c->seen_in = 1;
+	c->seen_in = SEEN_TIME | (steal_ok ? SEEN_STEAL : 0);
 	if (tid == 0)
 		return;
 	c->rt_in = next->se.sum_exec_runtime;
@@ -284,11 +296,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (!c)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	__u64 steal = steal_here(c, next, cpu);
+	bool steal_ok;
+	__u64 steal = steal_here(c, next, cpu, &steal_ok);
 
 	c->switches++;
-	switch_out(c, cpu, prev, now, steal);
-	switch_in(c, next, now, steal);
+	switch_out(c, cpu, prev, now, steal, steal_ok);
+	switch_in(c, next, now, steal, steal_ok);
 	return 0;
 }
 

@@ -168,6 +168,7 @@ static void decide_steal(struct sched_clock *sc)
 				written = true;
 	}
 	sc->status.steal_known = written;
+	sc->skel->bss->steal_live = written;	/* switches read it from now */
 	snprintf(sc->steal_source, sizeof(sc->steal_source), "%s",
 		 written ? "kvm-steal-clock" :
 		 sc->skel->bss->counters.layout_bad ?

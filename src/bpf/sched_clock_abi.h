@@ -40,7 +40,7 @@ struct sc_thread {
  * switches only, and by the sampler. */
 struct sc_cpu {
 	__u32 tid_in;		/* who switched in last (0: idle) */
-	__u32 seen_in;		/* t_in and steal_in are set */
+	__u32 seen_in;		/* t_in (1) and steal_in (2) are set */
 	__u64 t_in;		/* CLOCK_MONOTONIC ns at that switch */
 	__u64 steal_in;		/* the steal clock then */
 	__u64 idle_ns;		/* time the idle task held it */
