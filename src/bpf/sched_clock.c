@@ -222,7 +222,7 @@ static int load_failed(int err, const char *what, char *why, size_t whylen)
 {
 	if (err == -EPERM || err == -EACCES)
 		snprintf(why, whylen, "not allowed to load BPF programs (needs CAP_BPF and "
-			 "CAP_PERFMON, or root): %s", libbpf_last);
+			 "CAP_PERFMON, or root)");
 	else
 		snprintf(why, whylen, "cannot %s the BPF programs: %s%s%s", what, strerror(-err),
 			 *libbpf_last ? ": " : "", libbpf_last);

@@ -17,8 +17,8 @@
 #   machines, whose host writes no KVM steal time);
 # - waits timed from events (--wait-from-events, the fallback for kernels
 #   without sched_info) within 1 % of run_delay in sum over the workload.
-# Skipped, saying why, where the collector cannot load (no BTF, no
-# CAP_BPF, an old kernel).
+# An unprivileged user is refused, saying why. Skipped, saying why, where
+# the collector cannot load (no BTF, no CAP_BPF, an old kernel).
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 SECONDS_=${LIVE_SECONDS:-8}
@@ -27,6 +27,14 @@ run "$CL" sched --duration 1 --format json
 if [ "$(status)" != 0 ]; then
 	grep -q "cannot start the BPF collector" "$TMP/err" && skip "$(cat "$TMP/err")"
 	fail "probe: $(cat "$TMP/err")"
+fi
+
+# Not allowed: said, exit 1, nothing on standard output.
+if command -v setpriv >/dev/null; then
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CL" sched --duration 1
+	[ "$(status)" = 1 ] || fail "unprivileged: exit $(status), not 1: $(cat "$TMP/err")"
+	grep -q "not allowed to load BPF programs" "$TMP/err" || fail "unprivileged: $(cat "$TMP/err")"
+	[ ! -s "$TMP/out" ] || fail "unprivileged: printed $(cat "$TMP/out")"
 fi
 
 # The workload: "schedstat KIND TID RUNTIME RUN_DELAY" for each of its
