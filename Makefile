@@ -17,7 +17,7 @@ CFLAGS_BASE += $(OPT)
 endif
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib libmicrohttpd ncurses 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz -lmicrohttpd -lncurses) -liberty -lpthread -lm
+LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib libmicrohttpd ncurses libbpf 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz -lmicrohttpd -lncurses -lbpf) -liberty -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # pprof's profile.proto as Debian ships it with pprof itself; its C is
@@ -68,13 +68,12 @@ $(BUILD)/%.o: %.c | $(GEN)/profile.pb-c.h
 # The BPF collector (src/bpf/): its programs compiled by clang -target bpf
 # against the committed CO-RE declarations (src/bpf/sched_types.h, no
 # vmlinux.h: the build needs no BTF of its own kernel), embedded in the
-# binary as a bpftool skeleton; the loader links libbpf.
+# binary as a bpftool skeleton; the loader links libbpf (LDLIBS).
 BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
 	-I/usr/include/$(shell $(CC) -dumpmachine)
-LDLIBS += -lbpf
 $(GEN)/sched_clock.bpf.o: src/bpf/sched_clock.bpf.c src/bpf/sched_types.h src/bpf/sched_clock_abi.h
 	@mkdir -p $(GEN)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
