@@ -29,6 +29,7 @@ GEN_OBJ := $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/html_page.o
 
 CORE_SRC := $(wildcard src/core/*.c)
 LIB_SRC := $(wildcard src/format/*.c src/report/*.c src/collect/*.c src/symbols/*.c src/ledger/*.c src/resolve/*.c src/record/*.c src/analysis/*.c src/agent/*.c)
+LIB_SRC += $(filter-out %.bpf.c,$(wildcard src/bpf/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
@@ -64,6 +65,22 @@ $(BUILD)/gen/%.o: $(GEN)/%.c
 $(BUILD)/%.o: %.c | $(GEN)/profile.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(GEN) -MMD -MP -c -o $@ $<
+
+# The BPF collector (src/bpf/): its programs compiled by clang -target bpf
+# against the committed CO-RE declarations (src/bpf/sched_types.h, no
+# vmlinux.h: the build needs no BTF of its own kernel), embedded in the
+# binary as a bpftool skeleton; the loader links libbpf (LDLIBS).
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
+	-I/usr/include/$(shell $(CC) -dumpmachine)
+$(GEN)/sched_clock.bpf.o: src/bpf/sched_clock.bpf.c src/bpf/sched_types.h src/bpf/sched_clock_abi.h
+	@mkdir -p $(GEN)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+$(GEN)/sched_clock.skel.h: $(GEN)/sched_clock.bpf.o
+	$(BPFTOOL) gen skeleton $< name sched_clock_bpf >$@.tmp && mv $@.tmp $@
+$(BUILD)/src/bpf/sched_clock.o build/fuzz/obj/src/bpf/sched_clock.o: $(GEN)/sched_clock.skel.h
 
 # The engine is a library of its own, so tests link it alone.
 $(BUILD)/libcore.a: $(CORE_OBJ)

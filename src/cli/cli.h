@@ -135,6 +135,7 @@ int cmd_collect(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 
 #ifndef CPULEDGER_VERSION
 #define CPULEDGER_VERSION "0.3.0"
