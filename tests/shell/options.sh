@@ -27,7 +27,7 @@ bad "--duration: '-1' is not a number of seconds" record -a --duration -1
 bad "no command given" run
 bad "unknown workload 'fly'" workload fly
 bad "cannot open '/nonexistent.rec'" report -i /nonexistent.rec
-bad "--by: 'month' is not a key" bill --by month
+bad "--by: 'week' is not a key" bill --by week
 bad "no ledger '/nonexistent.db'" bill --ledger /nonexistent.db
 bad "give a subcommand: add" ledger
 bad "--interval needs --ledger" record -a --interval 1
