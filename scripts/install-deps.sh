@@ -6,7 +6,7 @@
 set -eu
 
 # building (profile.proto comes with pprof's Go package) and the demo
-run="build-essential pkg-config libzstd-dev libdw-dev libelf-dev libiberty-dev libsqlite3-dev libmicrohttpd-dev zlib1g-dev libncurses-dev libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev python3"
+run="build-essential pkg-config libzstd-dev libdw-dev libelf-dev libiberty-dev libsqlite3-dev libmicrohttpd-dev libbpf-dev zlib1g-dev libncurses-dev libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev python3"
 # the suite: libFuzzer, cmocka, peers and clients (sqlite3, promtool, protoc),
 # compilers of the test programs, the tools the tests time and check with
 test="tmux chromium clang libclang-rt-14-dev libcmocka-dev sqlite3 rustc xz-utils time valgrind openssl protobuf-compiler prometheus"

@@ -358,6 +358,16 @@ int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool 
 	fprintf(f, "process_cpu_seconds_total %.6f\n", x->own_cpu_s);
 	family(f, "process_resident_memory_bytes", "gauge", "Resident memory of the agent.", om);
 	fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", x->own_rss_bytes);
+	family(f, "cpuledger_steal_source_info", "info", "Where steal comes from: the "
+	       "method, what the kernel's runtime holds, how that was known.", om);
+	bool sfirst = true;
+	fputs("cpuledger_steal_source_info{", f);
+	om_put_label(f, &sfirst, "method", x->steal_method ? x->steal_method : "");
+	om_put_label(f, &sfirst, "kernel_accounting",
+		     x->kernel_accounting ? x->kernel_accounting : "");
+	om_put_label(f, &sfirst, "known_by", x->accounting_source ? x->accounting_source : "");
+	om_put_label(f, &sfirst, "scaled_to_kernel", x->steal_scaled ? "true" : "false");
+	fputs("} 1\n", f);
 	family(f, "cpuledger_build_info", "info", "The agent's version.", om);
 	bool first = true;
 	fputs("cpuledger_build_info{", f);

@@ -67,6 +67,11 @@ struct metrics_extra {
 	double own_cpu_s;		/* the agent's CPU time */
 	uint64_t own_rss_bytes;
 	const char *version;
+	/* where steal comes from (docs/record.md): residual or sample-gaps,
+	 * what the kernel's runtime holds and how that was known, whether
+	 * each CPU's steal is the kernel's */
+	const char *steal_method, *kernel_accounting, *accounting_source;
+	bool steal_scaled;
 };
 
 /* 0 or -ENOMEM. */

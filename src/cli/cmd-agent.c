@@ -28,6 +28,7 @@
 #include "options.h"
 #include "../agent/http.h"
 #include "../analysis/metrics.h"
+#include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
 #include "../report/report.h"
 #include "../core/banned.h"
@@ -198,6 +199,12 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 {
 	uint64_t lost = 0;
 	recorder__cpus(r, g->kernel_steal, g->lost, g->known);
+	/* steal weighed so far shared out as the kernel's (engine__settle) */
+	for (uint32_t c = 0; c < g->ncpus; c++)
+		if (g->known[c])
+			engine__set_kernel_steal(e, c, g->kernel_steal[c]);
+	if (engine__settle(e))
+		return -ENOMEM;
 	for (uint32_t c = 0; c < g->ncpus; c++) {
 		const struct eng_cpu_stats *cs = engine__cpu(e, c);
 		g->cpu_steal[c] = cs ? cs->steal_ns : 0;
@@ -221,6 +228,10 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
 		.own_rss_bytes = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE),
 		.version = CPULEDGER_VERSION,
+		.steal_method = engine__stats(e)->steal_from_gaps ? "sample-gaps" : "residual",
+		.kernel_accounting = steal_accounting__name(engine__stats(e)->accounting),
+		.accounting_source = recorder__kernel_acct(r)->source,
+		.steal_scaled = engine__config(e)->scale_to_kernel,
 	};
 	char *prom, *om;
 	size_t pl, ol;
@@ -312,7 +323,9 @@ static int profile_write(struct profile *p, struct recorder *r, uint64_t now)
 {
 	const struct recorder_stats *st = recorder__stats(r);
 	struct analysis_source src = {
-		.host = recorder__host(r), .steal_source = st->steal_source, .scope = SCOPE_ALL,
+		.host = recorder__host(r), .steal_source = st->steal_source,
+		.accounting_source = recorder__kernel_acct(r)->source,
+		.steal_clock = recorder__kernel_acct(r)->steal_clock, .scope = SCOPE_ALL,
 		.steal_known = !st->task_only, .duration_ns = now - p->start_ns,
 	};
 	int err = engine__finish(p->engine, now);
