@@ -393,6 +393,27 @@ static int cmp_got(const void *a, const void *b)
 	return (x->function > y->function) - (x->function < y->function);
 }
 
+/* Finishes e and checks it handed out what the events in time order gave
+ * (want[nwant], sorted), no event late; frees e. */
+static void finish_as_sorted(struct engine *e, uint64_t steal, const struct got *want,
+			     uint32_t nwant)
+{
+	assert_int_equal(engine__finish(e, 0), 0);
+	assert_int_equal(engine__stats(e)->late_events, 0);
+	assert_int_equal(engine__stats(e)->steal_ns, steal);
+	qsort(got, ngot, sizeof(*got), cmp_got);
+	assert_int_equal(ngot, nwant);
+	for (uint32_t i = 0; i < ngot; i++) {
+		assert_int_equal(got[i].tid, want[i].tid);
+		assert_int_equal(got[i].function, want[i].function);
+		assert_int_equal(got[i].run_ns, want[i].run_ns);
+		assert_int_equal(got[i].steal_ns, want[i].steal_ns);
+		assert_int_equal(got[i].samples, want[i].samples);
+	}
+	engine__free(e);
+}
+
+
 /* The per-CPU streams, each in time order, drained in rounds (CPU 0's
  * events of a round, then CPU 1's, as rings are read; or the other way
  * round), with the watermark after each round at the latest time of the
@@ -434,19 +455,7 @@ static void any_interleaving_same_result(void **state)
 				assert_int_equal(engine__advance(e, prev_max), 0);
 				prev_max = max;
 			}
-			assert_int_equal(engine__finish(e, 0), 0);
-			assert_int_equal(engine__stats(e)->late_events, 0);
-			assert_int_equal(engine__stats(e)->steal_ns, steal);
-			qsort(got, ngot, sizeof(*got), cmp_got);
-			assert_int_equal(ngot, nwant);
-			for (uint32_t i = 0; i < ngot; i++) {
-				assert_int_equal(got[i].tid, want[i].tid);
-				assert_int_equal(got[i].function, want[i].function);
-				assert_int_equal(got[i].run_ns, want[i].run_ns);
-				assert_int_equal(got[i].steal_ns, want[i].steal_ns);
-				assert_int_equal(got[i].samples, want[i].samples);
-			}
-			engine__free(e);
+			finish_as_sorted(e, steal, want, nwant);
 		}
 	}
 }
@@ -542,19 +551,7 @@ static void queue_order_whatever_the_disorder(void **state)
 			if (low)
 				assert_int_equal(engine__advance(e, low - 1), 0);
 		}
-		assert_int_equal(engine__finish(e, 0), 0);
-		assert_int_equal(engine__stats(e)->late_events, 0);
-		assert_int_equal(engine__stats(e)->steal_ns, steal);
-		qsort(got, ngot, sizeof(*got), cmp_got);
-		assert_int_equal(ngot, nwant);
-		for (uint32_t i = 0; i < ngot; i++) {
-			assert_int_equal(got[i].tid, want[i].tid);
-			assert_int_equal(got[i].function, want[i].function);
-			assert_int_equal(got[i].run_ns, want[i].run_ns);
-			assert_int_equal(got[i].steal_ns, want[i].steal_ns);
-			assert_int_equal(got[i].samples, want[i].samples);
-		}
-		engine__free(e);
+		finish_as_sorted(e, steal, want, nwant);
 	}
 }
 
