@@ -11,7 +11,7 @@ run="build-essential pkg-config clang bpftool libzstd-dev libdw-dev libelf-dev l
 # the suite: libFuzzer, cmocka, peers and clients (sqlite3, promtool, protoc),
 # compilers of the test programs, the tools the tests time and check with,
 # and what building the Debian package takes (tests/shell/package.sh)
-test="tmux chromium clang libclang-rt-14-dev libcmocka-dev sqlite3 rustc xz-utils time valgrind openssl protobuf-compiler prometheus dpkg-dev debhelper lintian"
+test="tmux zsh fish chromium clang libclang-rt-14-dev libcmocka-dev sqlite3 rustc xz-utils time valgrind openssl protobuf-compiler prometheus dpkg-dev debhelper lintian"
 case ${1:-test} in
 run) pkgs=$run ;;
 test) pkgs="$run $test" ;;

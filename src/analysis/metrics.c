@@ -82,14 +82,17 @@ const char *metrics_program_of(const struct eng_proc *p, const struct strtab *na
 		if (buf[0])
 			return buf;
 	}
-	if (p && p->comm != ENGINE_NONE) {
-		/* a kernel thread: one name for all of a kind (kworker/0:2-events,
-		 * ksoftirqd/1: kworker, ksoftirqd) */
-		const char *comm = strtab__str(names, p->comm);
-		snprintf(buf, size, "%.*s", (int)strcspn(comm, "/"), comm);
-		return buf[0] ? buf : comm;
-	}
+	if (p && p->comm != ENGINE_NONE)
+		return metrics_kernel_kind(strtab__str(names, p->comm), buf, size);
 	return "[unknown]";
+}
+
+/* A kernel thread: one name for all of a kind (kworker/0:2-events,
+ * ksoftirqd/1: kworker, ksoftirqd). */
+const char *metrics_kernel_kind(const char *comm, char *buf, size_t size)
+{
+	snprintf(buf, size, "%.*s", (int)strcspn(comm, "/"), comm);
+	return buf[0] ? buf : comm;
 }
 
 /* The label a program (or cgroup) is shown under: its own while there is

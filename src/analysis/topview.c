@@ -312,6 +312,7 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 		dy = (double)(y->cpu_ns + y->steal_ns);
 		break;
 	case TOP_SORT_TIME: dx = (double)x->cpu_ns; dy = (double)y->cpu_ns; break;
+	case TOP_SORT_MEM: dx = (double)x->rss_kb; dy = (double)y->rss_kb; break;
 	case TOP_SORT_PID:	/* ascending */
 		return (x->pid > y->pid) - (x->pid < y->pid) ?: (x->tid > y->tid) - (x->tid < y->tid);
 	case TOP_SORT_NAME:
@@ -360,6 +361,12 @@ int topview__refresh(struct topview *v, struct engine *e, enum top_mode mode,
 	if (err)
 		return err;
 	keep_matching(v, filter);
-	qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &sort);
+	topview__sort(v, sort);
 	return 0;
+}
+
+void topview__sort(struct topview *v, enum top_sort sort)
+{
+	if (v->nrows > 1)	/* none yet: rows may be NULL, which qsort_r refuses */
+		qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &sort);
 }

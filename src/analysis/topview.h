@@ -26,7 +26,7 @@
 enum top_mode { TOP_PROCESSES, TOP_THREADS, TOP_PROGRAMS };
 
 enum top_sort { TOP_SORT_CPU, TOP_SORT_STEAL, TOP_SORT_APPARENT, TOP_SORT_TIME,
-		TOP_SORT_PID, TOP_SORT_NAME, TOP_SORT_COUNT };
+		TOP_SORT_PID, TOP_SORT_NAME, TOP_SORT_MEM, TOP_SORT_COUNT };
 
 struct top_row {
 	uint32_t pid, tid;		/* 0 where not of the mode */
@@ -36,6 +36,12 @@ struct top_row {
 	uint64_t cpu_ns, steal_ns;	/* since top started */
 	const char *name;		/* command line, comm or program */
 	const char *account;		/* where most of its time went, or NULL */
+	/* the kernel's, as top shows them: filled by the command from /proc
+	 * (topview does no I/O); 0 and '?' when not known */
+	uint64_t rss_kb;		/* resident memory (the process's) */
+	uint64_t time_ticks;		/* utime + stime since it started (TIME+) */
+	int nice;			/* NI */
+	char state;			/* S: R, S, D, Z, T, I... */
 	uint32_t key;			/* topview's: pid, tid or program id */
 	uint64_t best_ns;		/* topview's: its account's member's time */
 };
@@ -73,5 +79,8 @@ int topview__thread_gone(struct topview *v, const struct engine *e, const struct
  */
 int topview__refresh(struct topview *v, struct engine *e, enum top_mode mode,
 		     uint64_t interval_ns, const char *filter, enum top_sort sort);
+
+/* The rows sorted again (after the command filled what /proc says). */
+void topview__sort(struct topview *v, enum top_sort sort);
 
 #endif

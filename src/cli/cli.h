@@ -26,7 +26,9 @@ bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
 		   uint64_t max, uint64_t *out);
 bool cli_parse_double(const char *opt, const char *arg, double *out);
 /* A time as nanoseconds since the epoch: @SECONDS, YYYY-MM-DD,
- * YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS (UTC); false if none of these. */
+ * YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS (UTC), now, today or yesterday
+ * (midnight UTC), or -N followed by s, min, h, d or w (so long before
+ * now); false if none of these. */
 bool cli_parse_time(const char *s, int64_t *out);
 
 /* --method and --format values, shared by analyze, report and run;

@@ -1,16 +1,21 @@
 /*
- * cpuledger bill: seed 000's editing means. Sums the ledger's collections
- * by keys composed as report's are (user, comm, command, account, process,
- * day...): per row the target and control program's CPU time and their
- * total (CPU_S, the corrected time, as report names it), the steal, and
- * the apparent time a naive profiler would have charged. Steal that was
- * not measured is not summed as zero: a row says how much of its CPU time
- * had its steal measured (docs/ledger.md). The ledger is opened read-only.
+ * cpuledger bill: seed 000's editing means, as the people who pay read a
+ * bill. Sums the ledger's collections by keys composed as report's are
+ * (user, comm, command, account, process, day...), per hour, day or month
+ * if asked: per row the target and control program's CPU time and their
+ * total (CPU_S, the corrected time, as report names it; CPU_H in hours),
+ * the steal, the apparent time a naive profiler would have charged and,
+ * with --price, the cost. Every format says the period billed and the
+ * hosts. Steal that was not measured is not summed as zero: a row says
+ * how much of its CPU time had its steal measured (docs/ledger.md). The
+ * ledger is opened read-only.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "options.h"
@@ -18,18 +23,26 @@
 #include "../report/report.h"
 #include "../core/banned.h"
 
-enum { B_LEDGER = 1, B_BY, B_SINCE, B_UNTIL, B_CONTROL, B_FORMAT, B_OUTPUT };
+enum { B_LEDGER = 1, B_BY, B_SINCE, B_UNTIL, B_CONTROL, B_FORMAT, B_OUTPUT, B_PER, B_PRICE };
+
+#define BILL_KEYS "host user comm command executable account process thread day cgroup hour month"
 
 static const struct cli_option bill_options[] = {
 	{ "ledger", 0, "PATH", B_LEDGER, "the ledger (default ./cpuledger.db)" },
 	{ "by", 0, "KEY[,KEY]", B_BY, "rows by these keys: host, user, comm, command,\n"
-	  "executable, account, process, thread, day, cgroup\n(default comm)",
-	  "host user comm command executable account process thread day cgroup" },
+	  "executable, account, process, thread, cgroup, and\n"
+	  "one of hour, day, month (default comm)", BILL_KEYS },
+	{ "per", 0, "PERIOD", B_PER, "hour|day|month: rows per period (oldest first),\n"
+	  "then by the --by keys", "hour day month" },
 	{ "since", 0, "T", B_SINCE, "collections ending at or after T" },
 	{ "until", 0, "T", B_UNTIL, "collections ending before T (T: YYYY-MM-DD,\n"
-	  "YYYY-MM-DDTHH:MM[:SS] in UTC, or @SECONDS)" },
+	  "YYYY-MM-DDTHH:MM[:SS] in UTC, @SECONDS, now, today,\n"
+	  "yesterday (midnight UTC), or -N{s,min,h,d,w} ago)" },
 	{ "control", 0, "LIST", B_CONTROL, "accounts that count as control program\n"
 	  "(comma-separated; default kernel)" },
+	{ "price", 0, "[ACCOUNT=]P", B_PRICE, "P per CPU-hour: a COST column and total; with\n"
+	  "ACCOUNT=, that account's price (repeat it; accounts\n"
+	  "without a price cost nothing unless P alone is given)" },
 	{ "format", 0, "FORMAT", B_FORMAT, "text|csv|json (default text)", "text csv json" },
 	{ "output", 'o', "FILE", B_OUTPUT, "write the bill to FILE (default standard output)" },
 	{ 0 },
@@ -39,14 +52,16 @@ static const struct cli_option *const bill_tables[] = { bill_options, NULL };
 
 const struct cli_command bill_command = {
 	"bill", "[options]",
-	"Sums the ledger's CPU time, steal and corrected time by the keys given.",
+	"Sums the ledger's CPU time (in seconds and CPU-hours), steal and apparent\n"
+	"time by the keys given, per period if asked, priced with --price; says the\n"
+	"period billed and the hosts in every format.",
 	bill_tables, NULL, false,
 };
 
 /* A row kept: its key's values copied. */
 struct kept {
 	struct bill_row r;
-	char *s[7];	/* host, command, comm, executable, account, day, cgroup */
+	char *s[7];	/* host, command, comm, executable, account, period, cgroup */
 };
 
 struct bill {
@@ -55,6 +70,10 @@ struct bill {
 	struct kept *rows;
 	size_t n, cap;
 	struct bill_row total;
+	struct bill_span span;
+	int64_t since, until;	/* as asked: INT64_MIN, INT64_MAX when not */
+	const struct bill_price *prices;
+	size_t nprices;
 };
 
 static int keep(void *ctx, const struct bill_row *row)
@@ -71,7 +90,7 @@ static int keep(void *ctx, const struct bill_row *row)
 	struct kept *k = &b->rows[b->n++];
 	k->r = *row;
 	const char **src[7] = { &k->r.host, &k->r.command, &k->r.comm, &k->r.executable,
-				&k->r.account, &k->r.day, &k->r.cgroup };
+				&k->r.account, &k->r.period, &k->r.cgroup };
 	for (int i = 0; i < 7; i++) {
 		k->s[i] = *src[i] ? strdup(*src[i]) : NULL;
 		if (*src[i] && !k->s[i])
@@ -83,12 +102,49 @@ static int keep(void *ctx, const struct bill_row *row)
 	b->total.steal_ns += row->steal_ns;
 	b->total.unknown_steal_cpu_ns += row->unknown_steal_cpu_ns;
 	b->total.samples += row->samples;
+	b->total.cost += row->cost;
 	return 0;
 }
 
 static double s_(int64_t ns)
 {
 	return (double)ns / 1e9;
+}
+
+static double hours(int64_t ns)
+{
+	return (double)ns / 3.6e12;
+}
+
+static bool is_period(enum bill_key k)
+{
+	return k == BK_HOUR || k == BK_DAY || k == BK_MONTH;
+}
+
+/* A time as ISO 8601 in UTC ("2026-11-30T08:12:03Z"), or text's
+ * "2026-11-30 08:12:03 UTC". */
+static const char *utc(int64_t ns, bool iso, char *buf, size_t n)
+{
+	time_t t = (time_t)(ns / 1000000000 - (ns % 1000000000 < 0));
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, n, iso ? "%Y-%m-%dT%H:%M:%SZ" :
+					    "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, n, "@%lld", (long long)(ns / 1000000000));
+	return buf;
+}
+
+/* The period billed: what --since and --until asked, else the span of
+ * the collections in it; false for an end that is neither. */
+static bool period_start(const struct bill *b, int64_t *ns)
+{
+	*ns = b->since != INT64_MIN ? b->since : b->span.first_ns;
+	return b->since != INT64_MIN || b->span.first_ns > 0;
+}
+
+static bool period_end(const struct bill *b, int64_t *ns)
+{
+	*ns = b->until != INT64_MAX ? b->until : b->span.last_ns;
+	return b->until != INT64_MAX || b->span.last_ns > 0;
 }
 
 /* A key's value as text, for text and CSV. */
@@ -101,7 +157,9 @@ static const char *key_text(enum bill_key k, const struct bill_row *r, char *buf
 	case BK_COMM: return r->comm ? r->comm : "?";
 	case BK_EXECUTABLE: return r->executable ? r->executable : "?";
 	case BK_ACCOUNT: return r->account ? r->account : "?";
-	case BK_DAY: return r->day ? r->day : "unknown";
+	case BK_HOUR:
+	case BK_DAY:
+	case BK_MONTH: return r->period ? r->period : "unknown";
 	case BK_CGROUP: return r->cgroup ? r->cgroup : "unknown";
 	case BK_PROCESS:
 		snprintf(buf, n, "%s %lld %s", r->host ? r->host : "?", (long long)r->pid,
@@ -128,32 +186,141 @@ static void steal_text(const struct bill_row *r, int64_t plus, char *buf, size_t
 		snprintf(buf, n, "%.3f", s_(plus + r->steal_ns));
 }
 
+/* A row's keys joined by two spaces, whole (a new string), or NULL. */
+static char *row_key(const struct bill *b, const struct bill_row *r)
+{
+	char *buf = NULL, part[8192];
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < b->nkeys; i++)
+		fprintf(f, "%s%s", i ? "  " : "", key_text(b->keys[i], r, part, sizeof(part)));
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Columns a key takes in text (one per character, as text_put counts). */
+static int key_cols(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* The key column: as wide as the widest key, 24 to 60 columns; a longer
+ * one is cut in its middle (its end tells commands apart). */
+static int key_width(const struct bill *b)
+{
+	int w = 24;
+	for (size_t i = 0; i < b->n && w < 60; i++) {
+		char *k = row_key(b, &b->rows[i].r);
+		int c = k ? key_cols(k) : 0;
+		w = c > w ? c : w;
+		free(k);
+	}
+	return w < 60 ? w : 60;
+}
+
+/* The keys in w columns: when they do not fit, the longest is cut in its
+ * middle (a period or a host beside a command line stays whole). */
+static void text_keys(FILE *f, const struct bill *b, const struct bill_row *r, int w)
+{
+	char parts[BK_COUNT][8192];
+	const char *v[BK_COUNT];
+	int cols = 2 * ((int)b->nkeys - 1), longest = 0;
+	for (size_t i = 0; i < b->nkeys; i++) {
+		v[i] = key_text(b->keys[i], r, parts[i], sizeof(parts[i]));
+		cols += key_cols(v[i]);
+		if (key_cols(v[i]) > key_cols(v[longest]))
+			longest = (int)i;
+	}
+	int excess = cols > w ? cols - w : 0, done = 0;
+	for (size_t i = 0; i < b->nkeys; i++) {
+		int len = key_cols(v[i]), max = len - excess < 8 ? 8 : len - excess;
+		done += fprintf(f, "%s", i ? "  " : "");
+		done += excess && (int)i == longest ? text_put_middle(f, v[i], max, 0) :
+			text_put(f, v[i], 0, 0);
+	}
+	for (; done < w; done++)
+		putc(' ', f);
+}
+
 static void text_row(FILE *f, const struct bill *b, const struct bill_row *r, int w,
 		     const char *label)
 {
-	char key[1024] = "", part[600], steal[32], apparent[32];
-	size_t len = 0;
-	for (size_t i = 0; label == NULL && i < b->nkeys && len < sizeof(key); i++)
-		len += (size_t)snprintf(key + len, sizeof(key) - len, "%s%s", i ? "  " : "",
-					key_text(b->keys[i], r, part, sizeof(part)));
+	char steal[32], apparent[32];
 	steal_text(r, 0, steal, sizeof(steal));
 	steal_text(r, r->cpu_ns, apparent, sizeof(apparent));
-	text_put(f, label ? label : key, w, w);
-	fprintf(f, " %12.3f %12.3f %12.3f %12s %12s %10" PRId64 "\n",
-		s_(r->cpu_ns - r->control_ns), s_(r->control_ns),
-		s_(r->cpu_ns), steal, apparent, r->samples);
+	if (label)
+		text_put(f, label, w, w);
+	else
+		text_keys(f, b, r, w);
+	fprintf(f, " %12.3f %12.3f %12.3f %10.4f %12s %12s %10" PRId64, s_(r->cpu_ns - r->control_ns),
+		s_(r->control_ns), s_(r->cpu_ns), hours(r->cpu_ns), steal, apparent, r->samples);
+	if (b->nprices)
+		fprintf(f, " %12.4f", r->cost);
+	putc('\n', f);
+}
+
+/* The prices, as the footer and the JSON say them. */
+static void text_prices(FILE *f, const struct bill *b)
+{
+	const char *rest = "nothing";
+	char buf[64];
+	fputs("COST is CPU_H times the price per CPU-hour of the account that ran it: ", f);
+	for (size_t i = 0; i < b->nprices; i++) {
+		if (!b->prices[i].account) {
+			snprintf(buf, sizeof(buf), "%g", b->prices[i].per_cpu_hour);
+			rest = buf;
+			continue;
+		}
+		text_put(f, b->prices[i].account, 40, 0);
+		fprintf(f, " %g, ", b->prices[i].per_cpu_hour);
+	}
+	fprintf(f, "any other %s.\n", rest);
+}
+
+/* Period, collections and hosts: what the bill covers. */
+static void text_header(FILE *f, const struct bill *b, const char *by, const char *path)
+{
+	char t1[64], t2[64];
+	int64_t start, end;
+	bool s = period_start(b, &start), e = period_end(b, &end);
+	fputs("Bill of ledger '", f);
+	text_put(f, path, 0, 0);
+	fprintf(f, "' by %s\nperiod    %s to %s%s\n", by, s ? utc(start, false, t1, sizeof(t1)) :
+		"the first collection", e ? utc(end, false, t2, sizeof(t2)) : "the last",
+		b->since == INT64_MIN && b->until == INT64_MAX ? " (its collections)" : "");
+	fprintf(f, "covers    %lld collection%s", (long long)b->span.collections,
+		b->span.collections == 1 ? "" : "s");
+	if (b->span.undated)
+		fprintf(f, " (%lld imported, of unknown time)", (long long)b->span.undated);
+	for (size_t i = 0; i < b->span.nhosts; i++) {
+		fputs(i ? ", " : b->span.nhosts > 1 ? " on hosts " : " on host ", f);
+		text_put(f, b->span.hosts[i], 64, 0);
+	}
+	fputs("\n\n", f);
 }
 
 static void write_text(FILE *f, const struct bill *b, const char *by, const char *path)
 {
-	fprintf(f, "Bill of ledger '%s' by %s\n\n", path, by);
-	int w = 40;
-	fprintf(f, "%-*s %12s %12s %12s %12s %12s %10s\n", w, "KEY", "TARGET_S", "CONTROL_S",
-		"CPU_S", "STEAL_S", "APPARENT_S", "SAMPLES");
+	text_header(f, b, by, path);
+	int w = key_width(b);
+	fprintf(f, "%-*s %12s %12s %12s %10s %12s %12s %10s", w, "KEY", "TARGET_S", "CONTROL_S",
+		"CPU_S", "CPU_H", "STEAL_S", "APPARENT_S", "SAMPLES");
+	fputs(b->nprices ? "         COST\n" : "\n", f);
 	for (size_t i = 0; i < b->n; i++)
 		text_row(f, b, &b->rows[i].r, w, NULL);
 	text_row(f, b, &b->total, w, "total");
-	fputs("\nCPU_S is CPU time really run (the corrected time); APPARENT_S adds the steal.\n", f);
+	fputs("\nCPU_S is CPU time really run (the corrected time), CPU_H the same in hours; "
+	      "APPARENT_S adds the steal.\n", f);
+	if (b->nprices)
+		text_prices(f, b);
 	const struct bill_row *t = &b->total;
 	if (t->unknown_steal_cpu_ns)
 		fprintf(f, "Steal was measured for %.1f%% of the CPU time: the rest was recorded "
@@ -163,59 +330,69 @@ static void write_text(FILE *f, const struct bill *b, const char *by, const char
 				    (double)t->cpu_ns : 0.0);
 }
 
-
 /* CSV: one field per value (a process is its host, pid and command). */
-static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r, bool header)
+static void csv_key(FILE *f, enum bill_key k, const struct bill_row *r, bool header)
 {
-	for (size_t i = 0; i < b->nkeys; i++) {
-		char buf[64];
-		if (i)
-			putc(',', f);
-		switch (b->keys[i]) {
-		case BK_PROCESS:
-		case BK_THREAD:
-			if (header) {
-				fputs(b->keys[i] == BK_THREAD ? "host,pid,tid,comm" : "host,pid,command", f);
-				break;
-			}
-			csv_put_field(f, r->host ? r->host : "");
-			fprintf(f, ",%lld,", (long long)r->pid);
-			if (b->keys[i] == BK_THREAD)
-				fprintf(f, "%lld,", (long long)r->tid);
-			csv_put_field(f, b->keys[i] == BK_THREAD ? (r->comm ? r->comm : "") :
-				      r->command ? r->command : "");
+	char buf[64];
+	switch (k) {
+	case BK_PROCESS:
+	case BK_THREAD:
+		if (header) {
+			fputs(k == BK_THREAD ? "host,pid,tid,comm" : "host,pid,command", f);
 			break;
-		case BK_USER:
-			if (header)
-				fputs("uid", f);
-			else if (r->uid >= 0)
-				fprintf(f, "%lld", (long long)r->uid);
-			break;
-		case BK_DAY:	/* unknown (an import's): empty */
-			if (header)
-				fputs("day", f);
-			else if (r->day)
-				csv_put_field(f, r->day);
-			break;
-		case BK_CGROUP:	/* unknown (an older ledger's): empty */
-			if (header)
-				fputs("cgroup", f);
-			else if (r->cgroup)
-				csv_put_field(f, r->cgroup);
-			break;
-		default:
-			if (header)
-				fputs(bill_key__name(b->keys[i]), f);
-			else
-				csv_put_field(f, key_text(b->keys[i], r, buf, sizeof(buf)));
 		}
+		csv_put_field(f, r->host ? r->host : "");
+		fprintf(f, ",%lld,", (long long)r->pid);
+		if (k == BK_THREAD)
+			fprintf(f, "%lld,", (long long)r->tid);
+		csv_put_field(f, k == BK_THREAD ? (r->comm ? r->comm : "") :
+			      r->command ? r->command : "");
+		break;
+	case BK_USER:
+		if (header)
+			fputs("uid", f);
+		else if (r->uid >= 0)
+			fprintf(f, "%lld", (long long)r->uid);
+		break;
+	case BK_HOUR:	/* unknown (an import's): empty */
+	case BK_DAY:
+	case BK_MONTH:
+	case BK_CGROUP:	/* unknown (an older ledger's): empty */
+		if (header)
+			fputs(bill_key__name(k), f);
+		else if (k == BK_CGROUP ? r->cgroup != NULL : r->period != NULL)
+			csv_put_field(f, k == BK_CGROUP ? r->cgroup : r->period);
+		break;
+	default:
+		if (header)
+			fputs(bill_key__name(k), f);
+		else
+			csv_put_field(f, key_text(k, r, buf, sizeof(buf)));
 	}
 }
 
+static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r, bool header)
+{
+	for (size_t i = 0; i < b->nkeys; i++) {
+		if (i)
+			putc(',', f);
+		csv_key(f, b->keys[i], r, header);
+	}
+}
+
+/* Every row carries the period billed, so that rows of several bills
+ * pasted together still say which each is of. */
 static void write_csv(FILE *f, const struct bill *b)
 {
+	char p1[64] = "", p2[64] = "";
+	int64_t start, end;
+	if (period_start(b, &start))
+		utc(start, true, p1, sizeof(p1));
+	if (period_end(b, &end))
+		utc(end, true, p2, sizeof(p2));
 	csv_keys(f, b, NULL, true);
-	fputs(",target_ns,control_ns,cpu_ns,steal_ns,apparent_ns,unknown_steal_cpu_ns,samples\n", f);
+	fprintf(f, ",target_ns,control_ns,cpu_ns,steal_ns,apparent_ns,unknown_steal_cpu_ns,"
+		"samples,cpu_hours%s,period_start,period_end\n", b->nprices ? ",cost" : "");
 	for (size_t i = 0; i < b->n; i++) {
 		const struct bill_row *r = &b->rows[i].r;
 		bool known = r->unknown_steal_cpu_ns < r->cpu_ns || !r->cpu_ns;
@@ -226,7 +403,11 @@ static void write_csv(FILE *f, const struct bill *b)
 			fprintf(f, "%" PRId64 ",%" PRId64, r->steal_ns, r->cpu_ns + r->steal_ns);
 		else
 			putc(',', f);
-		fprintf(f, ",%" PRId64 ",%" PRId64 "\n", r->unknown_steal_cpu_ns, r->samples);
+		fprintf(f, ",%" PRId64 ",%" PRId64 ",%.6f", r->unknown_steal_cpu_ns, r->samples,
+			hours(r->cpu_ns));
+		if (b->nprices)
+			fprintf(f, ",%.6f", r->cost);
+		fprintf(f, ",%s,%s\n", p1, p2);
 	}
 }
 
@@ -252,6 +433,12 @@ static void json_num(FILE *f, bool *first, const char *k, bool known, int64_t v)
 		fputs("null", f);
 }
 
+static void json_double(FILE *f, bool *first, const char *k, double v)
+{
+	member(f, first, k);
+	fprintf(f, "%.9g", v);
+}
+
 static void json_keys(FILE *f, bool *first, const struct bill *b, const struct bill_row *r)
 {
 	for (size_t i = 0; i < b->nkeys; i++) {
@@ -262,7 +449,9 @@ static void json_keys(FILE *f, bool *first, const struct bill *b, const struct b
 		case BK_COMM: json_str(f, first, "comm", r->comm); break;
 		case BK_EXECUTABLE: json_str(f, first, "executable", r->executable); break;
 		case BK_ACCOUNT: json_str(f, first, "account", r->account); break;
-		case BK_DAY: json_str(f, first, "day", r->day); break;
+		case BK_HOUR:
+		case BK_DAY:
+		case BK_MONTH: json_str(f, first, bill_key__name(b->keys[i]), r->period); break;
 		case BK_CGROUP: json_str(f, first, "cgroup", r->cgroup); break;
 		case BK_PROCESS:
 		case BK_THREAD:
@@ -280,41 +469,81 @@ static void json_keys(FILE *f, bool *first, const struct bill *b, const struct b
 	}
 }
 
-static void json_figures(FILE *f, bool *first, const struct bill_row *r)
+static void json_figures(FILE *f, bool *first, const struct bill *b, const struct bill_row *r)
 {
 	bool known = r->unknown_steal_cpu_ns < r->cpu_ns || !r->cpu_ns;
 	json_num(f, first, "target_ns", true, r->cpu_ns - r->control_ns);
-	json_num(f, first, "control_ns", true, r->control_ns);
+	json_num(f, first, "control_ns", true, r->cpu_ns ? r->control_ns : 0);
 	json_num(f, first, "cpu_ns", true, r->cpu_ns);
+	json_double(f, first, "cpu_hours", hours(r->cpu_ns));
 	json_num(f, first, "steal_ns", known, r->steal_ns);
 	json_num(f, first, "apparent_ns", known, r->cpu_ns + r->steal_ns);
 	json_num(f, first, "unknown_steal_cpu_ns", true, r->unknown_steal_cpu_ns);
 	json_num(f, first, "samples", true, r->samples);
+	if (b->nprices)
+		json_double(f, first, "cost", r->cost);
 	putc('}', f);
+}
+
+/* "period", "collections", "hosts" and "prices": what the bill covers. */
+static void json_cover(FILE *f, const struct bill *b)
+{
+	char t[64];
+	int64_t start, end;
+	bool s = period_start(b, &start), e = period_end(b, &end);
+	fputs(",\"period\":{", f);
+	bool first = true;
+	json_str(f, &first, "start", s ? utc(start, true, t, sizeof(t)) : NULL);
+	json_str(f, &first, "end", e ? utc(end, true, t, sizeof(t)) : NULL);
+	json_num(f, &first, "start_ns", s, start);
+	json_num(f, &first, "end_ns", e, end);
+	json_str(f, &first, "since", b->since != INT64_MIN ? utc(b->since, true, t, sizeof(t)) :
+		 NULL);
+	json_str(f, &first, "until", b->until != INT64_MAX ? utc(b->until, true, t, sizeof(t)) :
+		 NULL);
+	fprintf(f, "},\"collections\":%lld,\"undated_collections\":%lld,\"hosts\":[",
+		(long long)b->span.collections, (long long)b->span.undated);
+	for (size_t i = 0; i < b->span.nhosts; i++) {
+		if (i)
+			putc(',', f);
+		json_put_string(f, b->span.hosts[i]);
+	}
+	fputs("],\"prices\":[", f);
+	for (size_t i = 0; i < b->nprices; i++) {
+		first = true;
+		fputs(i ? ",{" : "{", f);
+		json_str(f, &first, "account", b->prices[i].account);
+		json_double(f, &first, "per_cpu_hour", b->prices[i].per_cpu_hour);
+		putc('}', f);
+	}
+	putc(']', f);
 }
 
 static void write_json(FILE *f, const struct bill *b, const char *by)
 {
 	fprintf(f, "{\"version\":2,\"by\":");
 	json_put_string(f, by);
+	json_cover(f, b);
 	fputs(",\"rows\":[", f);
 	for (size_t i = 0; i < b->n; i++) {
 		bool first = true;
 		fputs(i ? ",\n{" : "\n{", f);
 		json_keys(f, &first, b, &b->rows[i].r);
-		json_figures(f, &first, &b->rows[i].r);
+		json_figures(f, &first, b, &b->rows[i].r);
 	}
 	fputs("],\"totals\":{", f);
 	bool first = true;
-	json_figures(f, &first, &b->total);
+	json_figures(f, &first, b, &b->total);
 	fputs("}\n", f);
 }
 
 struct bill_opts {
-	const char *path, *output, *format;
+	const char *path, *output, *format, *per;
 	char by[160];
 	int64_t since, until;
 	struct cli_list control;
+	struct bill_price prices[64];
+	size_t nprices;
 };
 
 static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
@@ -326,14 +555,53 @@ static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
 		enum bill_key k;
 		if (bill_key__parse(p, len, &k) || b->nkeys == BK_COUNT) {
 			cli_error("--by: '%.*s' is not a key (host, user, comm, command, executable, "
-				  "account, process, thread, day, cgroup)", (int)len, p);
+				  "account, process, thread, cgroup, hour, day, month)", (int)len, p);
 			return -1;
 		}
+		for (size_t i = 0; i < b->nkeys; i++)
+			if (is_period(k) && is_period(b->keys[i])) {
+				cli_error("--by: one period only (hour, day or month), not '%s'", arg);
+				return -1;
+			}
 		b->keys[b->nkeys++] = k;
 		if (!p[len])
 			return 0;
 		p += len + 1;
 	}
+}
+
+/* --price [ACCOUNT=]P: P a number, not negative; one price an account. */
+static int parse_price(struct bill_opts *o, const char *arg)
+{
+	const char *eq = strrchr(arg, '=');
+	const char *num = eq ? eq + 1 : arg;
+	char *end;
+	errno = 0;
+	double v = strtod(num, &end);
+	if (!*num || *end || errno || !isfinite(v) || v < 0 || (eq && eq == arg)) {
+		cli_error("--price: '%s' is not [ACCOUNT=]P, P a price per CPU-hour (0 or more)",
+			  arg);
+		return -1;
+	}
+	if (o->nprices == sizeof(o->prices) / sizeof(*o->prices)) {
+		cli_error("--price: at most %zu prices", o->nprices);
+		return -1;
+	}
+	char *account = eq ? strndup(arg, (size_t)(eq - arg)) : NULL;
+	if (eq && !account) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < o->nprices; i++)
+		if (account ? o->prices[i].account && !strcmp(o->prices[i].account, account) :
+			      !o->prices[i].account) {
+			cli_error("--price: two prices for %s%s%s", account ? "'" : "",
+				  account ? account : "the other accounts", account ? "'" : "");
+			free(account);
+			return -1;
+		}
+	o->prices[o->nprices++] = (struct bill_price){ account, v };
+	return 0;
 }
 
 static int one_option(struct bill *b, struct bill_opts *o, int id, const char *arg)
@@ -343,12 +611,21 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 	case B_OUTPUT: o->output = arg; return 0;
 	case B_BY: return parse_by(b, o, arg);
 	case B_CONTROL: return cli_parse_list("--control", arg, &o->control);
+	case B_PRICE: return parse_price(o, arg);
+	case B_PER:
+		if (strcmp(arg, "hour") && strcmp(arg, "day") && strcmp(arg, "month")) {
+			cli_error("--per: '%s' is not hour, day or month", arg);
+			return -1;
+		}
+		o->per = arg;
+		return 0;
 	case B_SINCE:
 	case B_UNTIL:
 		if (cli_parse_time(arg, id == B_SINCE ? &o->since : &o->until))
 			return 0;
-		cli_error("%s: '%s' is not YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or @SECONDS",
-			  id == B_SINCE ? "--since" : "--until", arg);
+		cli_error("%s: '%s' is not YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS], @SECONDS, now, "
+			  "today, yesterday or -N{s,min,h,d,w}", id == B_SINCE ? "--since" :
+			  "--until", arg);
 		return -1;
 	case B_FORMAT:
 		if (strcmp(arg, "text") && strcmp(arg, "csv") && strcmp(arg, "json")) {
@@ -359,6 +636,30 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 		return 0;
 	}
 	return -1;
+}
+
+/* --per PERIOD: the period first among the keys (named in "by"). */
+static int add_period(struct bill *b, struct bill_opts *o)
+{
+	enum bill_key k;
+	bill_key__parse(o->per, strlen(o->per), &k);
+	for (size_t i = 0; i < b->nkeys; i++)
+		if (is_period(b->keys[i]) && b->keys[i] != k) {
+			cli_error("--per %s: --by has another period (%s)", o->per, o->by);
+			return -1;
+		} else if (b->keys[i] == k) {
+			return 0;
+		}
+	memmove(b->keys + 1, b->keys, b->nkeys * sizeof(*b->keys));
+	b->keys[0] = k;
+	b->nkeys++;
+	char by[sizeof(o->by)];
+	memcpy(by, o->by, sizeof(by));
+	size_t n = strlen(o->per) + 1;	/* "hour," before what --by said */
+	memcpy(o->by, o->per, n - 1);
+	o->by[n - 1] = ',';
+	snprintf(o->by + n, sizeof(o->by) - n, "%s", by);
+	return 0;
 }
 
 static int parse(int argc, char **argv, struct bill *b, struct bill_opts *o)
@@ -380,6 +681,12 @@ static int parse(int argc, char **argv, struct bill *b, struct bill_opts *o)
 	}
 	if (!b->nkeys && parse_by(b, o, "comm"))
 		return -1;
+	if (o->per && add_period(b, o))
+		return -1;
+	if (o->since > o->until) {
+		cli_error("--since is after --until");
+		return -1;
+	}
 	return !o->control.n && cli_parse_list("--control", "kernel", &o->control) ? -1 : 0;
 }
 
@@ -397,6 +704,49 @@ static int write_bill(const struct bill *b, const struct bill_opts *o)
 	return outfile__commit(&out) ? EXIT_RUNTIME : 0;
 }
 
+/* The accounts named by --control and --price must be in the ledger. */
+static int check_accounts(struct ledger *l, const struct bill_opts *o, char *msg, size_t n)
+{
+	int err = ledger__check_accounts(l, (const char *const *)o->control.v, o->control.n,
+					 msg, n);
+	for (size_t i = 0; i < o->nprices && !err; i++)
+		if (o->prices[i].account &&
+		    (err = ledger__check_accounts(l, &o->prices[i].account, 1, msg, n)))
+			snprintf(msg, n, "--price: no account '%s' in the ledger (nor a default: "
+				 "kernel, program, library)", o->prices[i].account);
+	return err;
+}
+
+static int query(struct bill *b, const struct bill_opts *o)
+{
+	char msg[512];
+	struct ledger *l;
+	int err = ledger__open(o->path, LEDGER_READ, &l, msg, sizeof(msg));
+	if (err) {
+		cli_error("%s", msg);
+		return err == -EINVAL || err == -ENOENT || err == -ELOOP ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	struct bill_query q = { b->keys, b->nkeys, o->since, o->until,
+				(const char *const *)o->control.v, o->control.n, o->prices,
+				o->nprices };
+	err = ledger__bill_query(l, &q, keep, b, msg, sizeof(msg));
+	if (!err)
+		err = ledger__bill_span(l, o->since, o->until, &b->span, msg, sizeof(msg));
+	if (!err)
+		err = check_accounts(l, o, msg, sizeof(msg));
+	ledger__close(l);
+	if (err)
+		cli_error("%s", err == -ENOMEM ? "out of memory" : msg);
+	return !err ? 0 : err == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+static void bill_opts__release(struct bill_opts *o)
+{
+	cli_list__release(&o->control);
+	for (size_t i = 0; i < o->nprices; i++)
+		free((char *)o->prices[i].account);
+}
+
 int cmd_bill(int argc, char **argv)
 {
 	struct bill b = { 0 };
@@ -404,37 +754,23 @@ int cmd_bill(int argc, char **argv)
 			       .until = INT64_MAX };
 	int r = parse(argc, argv, &b, &o), status = 0;
 	if (r) {
-		cli_list__release(&o.control);
+		bill_opts__release(&o);
 		return r > 0 ? 0 : EXIT_USAGE;
 	}
-	if ((status = outfile__not_input(o.output, o.path, "the ledger"))) {
-		cli_list__release(&o.control);
-		return status;
-	}
-	char msg[512];
-	struct ledger *l;
-	int err = ledger__open(o.path, LEDGER_READ, &l, msg, sizeof(msg));
-	if (err) {
-		cli_error("%s", msg);
-		cli_list__release(&o.control);
-		return err == -EINVAL || err == -ENOENT || err == -ELOOP ? EXIT_USAGE : EXIT_RUNTIME;
-	}
-	err = ledger__bill(l, b.keys, b.nkeys, o.since, o.until,
-			   (const char *const *)o.control.v, o.control.n, keep, &b, msg, sizeof(msg));
-	if (!err)
-		err = ledger__check_accounts(l, (const char *const *)o.control.v, o.control.n,
-					     msg, sizeof(msg));
-	ledger__close(l);
-	if (err) {
-		cli_error("%s", err == -ENOMEM ? "out of memory" : msg);
-		status = err == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
-	} else {
+	b.since = o.since;
+	b.until = o.until;
+	b.prices = o.prices;
+	b.nprices = o.nprices;
+	status = outfile__not_input(o.output, o.path, "the ledger");
+	if (!status)
+		status = query(&b, &o);
+	if (!status)
 		status = write_bill(&b, &o);
-	}
 	for (size_t i = 0; i < b.n; i++)
 		for (int k = 0; k < 7; k++)
 			free(b.rows[i].s[k]);
 	free(b.rows);
-	cli_list__release(&o.control);
+	bill_span__release(&b.span);
+	bill_opts__release(&o);
 	return status;
 }

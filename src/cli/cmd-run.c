@@ -1,15 +1,19 @@
 /*
- * cpuledger run: record a command and print, like time(1), its elapsed,
- * cpu, steal, apparent and corrected time, and its busiest threads. The
- * figures come from the engine as it recorded: nothing is read back.
+ * cpuledger run: record a command and print, like time -v, how it ended,
+ * its elapsed, user and sys time and maximum RSS (the kernel's, from
+ * wait4), then cpuledger's own figures each once (cpu, the corrected
+ * time; steal; apparent) and its busiest threads. The figures come from
+ * the engine as it recorded: nothing is read back.
  */
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "live.h"
+#include "../report/report.h"
 #include "../core/banned.h"
 
 enum { R_METHOD = 100 };
@@ -25,10 +29,11 @@ static const struct cli_option *const run_tables[] = { live_record_options, run_
 
 const struct cli_command run_command = {
 	"run", "[options] -- COMMAND [ARGS]",
-	"Runs COMMAND while recording, then prints on standard error its elapsed\n"
-	"time, the CPU time it really ran, the steal the hypervisor took while it\n"
-	"held a CPU, the apparent (cpu + steal) and corrected time, and its busiest\n"
-	"threads. Exits with the command's status.",
+	"Runs COMMAND while recording, then prints on standard error, as time -v\n"
+	"does, how it ended, its elapsed, user and sys time and maximum RSS; then\n"
+	"the CPU time it really ran (the corrected time), the steal the hypervisor\n"
+	"took while it held a CPU, the apparent time (cpu + steal), and its busiest\n"
+	"threads. Exits with the command's status (128 + N when signal N killed it).",
 	run_tables, NULL, true,
 };
 
@@ -37,26 +42,49 @@ static double s_(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-static void print_summary(const struct analysis *a, char **command)
+static double tv_s(struct timeval tv)
 {
-	const struct table *t = a->table;
-	uint64_t cpu = t->totals.run_ns, steal = t->totals.steal_ns;
-	bool known = a->x.steal_known;
-	fprintf(stderr, "\ncpuledger run:");
-	for (char **c = command; *c; c++)
-		fprintf(stderr, " %s", *c);
-	fprintf(stderr, "\n  elapsed    %10.3f s\n", s_(a->x.duration_ns));
-	fprintf(stderr, "  cpu        %10.3f s   what it really ran\n", s_(cpu));
-	if (known) {
-		fprintf(stderr, "  steal      %10.3f s   taken by the hypervisor while it held a CPU (%.2f %%)\n",
-			s_(steal), cpu + steal ? 100.0 * (double)steal / (double)(cpu + steal) : 0);
-		fprintf(stderr, "  apparent   %10.3f s   what a profiler would charge\n", s_(cpu + steal));
-		fprintf(stderr, "  corrected  %10.3f s\n", s_(cpu));
-	} else {
-		fprintf(stderr, "  steal      unknown\n");
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* How the command ended, as the shell would say it. */
+static void print_end(int status)
+{
+	if (WIFEXITED(status)) {
+		fprintf(stderr, "  exited with %d\n", WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		const char *name = sigabbrev_np(WTERMSIG(status));
+		if (name)
+			fprintf(stderr, "  killed by SIG%s", name);
+		else
+			fprintf(stderr, "  killed by signal %d", WTERMSIG(status));
+		fputs(WCOREDUMP(status) ? " (core dumped)\n" : "\n", stderr);
 	}
-	fprintf(stderr, "  steal source: %s; %llu records lost\n", a->x.steal_source,
-		(unsigned long long)a->x.lost);
+}
+
+/* The command line as typed, at most 200 columns, cut in its middle. */
+static void print_command(char **command)
+{
+	char *q = shell_quote((const char *const *)command);
+	fputs("\ncpuledger run: ", stderr);
+	text_put_middle(stderr, q ? q : command[0], 200, 0);
+	putc('\n', stderr);
+	free(q);
+}
+
+/* time(1)'s figures, from the kernel's accounting of the command (wait4). */
+static void print_rusage(const struct rusage *ru)
+{
+	fprintf(stderr, "  user       %10.3f s   in its own code (the kernel's count)\n",
+		tv_s(ru->ru_utime));
+	fprintf(stderr, "  sys        %10.3f s   in the kernel on its behalf\n",
+		tv_s(ru->ru_stime));
+	fprintf(stderr, "  max RSS    %10.1f MiB largest resident memory of it or a child\n",
+		(double)ru->ru_maxrss / 1024);
+}
+
+static void print_threads(const struct table *t, bool known)
+{
 	if (!t->nrows)
 		return;
 	fprintf(stderr, "  busiest threads:\n  %8s %8s %10s %10s %10s  %s\n", "PID", "TID",
@@ -70,9 +98,40 @@ static void print_summary(const struct analysis *a, char **command)
 		}
 		fprintf(stderr, "  %8u %8u %10.3f %10s %10s  ", w->pid, w->tid,
 			s_(w->cpu_ns), st, ap);
-		text_put(stderr, w->command ? w->command : "", 60, 0);
+		text_put_middle(stderr, w->command ? w->command : "", 60, 0);
 		putc('\n', stderr);
 	}
+}
+
+/* Each figure once: cpu is the corrected time, apparent adds the steal. */
+static void print_summary(const struct analysis *a, char **command,
+			  const struct live_result *res)
+{
+	const struct table *t = a->table;
+	uint64_t cpu = t->totals.run_ns, steal = t->totals.steal_ns;
+	bool known = a->x.steal_known;
+	print_command(command);
+	if (res->child_status != -1)
+		print_end(res->child_status);
+	fprintf(stderr, "  elapsed    %10.3f s\n", s_(a->x.duration_ns));
+	if (res->child_status != -1)
+		print_rusage(&res->child_usage);
+	fprintf(stderr, "  cpu        %10.3f s   what it really ran, steal taken out "
+		"(the corrected time)\n", s_(cpu));
+	if (known) {
+		fprintf(stderr, "  steal      %10.3f s   taken by the hypervisor while it held a "
+			"CPU (%.2f %% of apparent)\n", s_(steal),
+			cpu + steal ? 100.0 * (double)steal / (double)(cpu + steal) : 0);
+		fprintf(stderr, "  apparent   %10.3f s   cpu + steal: what a profiler would "
+			"charge\n", s_(cpu + steal));
+	} else {
+		fprintf(stderr, "  steal         unknown   not measured (%s)\n",
+			a->x.steal_source);
+		fprintf(stderr, "  apparent      unknown\n");
+	}
+	fprintf(stderr, "  steal source: %s; %llu records lost\n", a->x.steal_source,
+		(unsigned long long)a->x.lost);
+	print_threads(t, known);
 }
 
 int cmd_run(int argc, char **argv)
@@ -111,7 +170,7 @@ int cmd_run(int argc, char **argv)
 	struct live_result res;
 	status = live_run(&o, &res);
 	if (!status && res.analysed)
-		print_summary(&res.a, o.command);
+		print_summary(&res.a, o.command, &res);
 	if (!status && res.child_status != -1)
 		status = WIFEXITED(res.child_status) ? WEXITSTATUS(res.child_status) :
 			 128 + WTERMSIG(res.child_status);

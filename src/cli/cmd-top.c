@@ -38,8 +38,9 @@ static const struct cli_option top_options[] = {
 	{ "freq", 'F', "HZ", T_FREQ, "cpu-clock samples per second (default 49: CPU time\n"
 	  "and steal come from the tracepoints)" },
 	{ "threads", 'H', NULL, T_THREADS, "a row per thread (key H)" },
-	{ "programs", 'P', NULL, T_PROGRAMS, "a row per program, its processes summed (key P)" },
-	{ "accounts", 0, "FILE", T_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)" },
+	{ "programs", 'g', NULL, T_PROGRAMS, "a row per program, its processes summed (key g)" },
+	{ "accounts", 0, "FILE", T_ACCOUNTS, "charge accounts by these rules (docs/accounts.md):\n"
+	  "an ACCOUNT column" },
 	{ 0 },
 };
 
@@ -50,18 +51,20 @@ const struct cli_command top_command = {
 	"A live view of where CPU time goes and how much of it the hypervisor\n"
 	"steals: per CPU, and per process, thread or program.",
 	top_tables,
-	"Keys: q quit, H threads, P programs, p processes, < > or s sort column,\n"
-	"/ filter (Enter ends, Esc clears), space pause, ? help.",
+	"Keys: q quit, P sort by CPU%, M by memory, T by time, < > or s sort column,\n"
+	"H threads, g programs, p processes, / filter (Enter ends, Esc clears),\n"
+	"space pause, ? help.",
 	false,
 };
 
 static const char *const sort_names[TOP_SORT_COUNT] = {
-	"CPU%", "STEAL%", "APPARENT_S", "CPU_S", "PID", "NAME",
+	"CPU%", "STEAL%", "APPARENT_S", "CPU_S", "PID", "NAME", "RES",
 };
 
 struct top {
 	struct topview v;
-	bool ready, curses, batch, paused, help, filtering;
+	bool ready, curses, batch, paused, help, filtering, accounts;
+	bool narrow;		/* under 100 columns: no APPARENT_S */
 	enum top_mode mode;
 	enum top_sort sort;
 	char filter[64];
@@ -72,6 +75,9 @@ struct top {
 	int width;				/* --batch: characters a row */
 	double cost_ms;				/* CPU per refresh, the last */
 	double cost_total_ms;
+	double own_pct;		/* the whole process's CPU, recorder too, of one CPU */
+	uint64_t own0;		/* its CPU time at the refresh before */
+	uint64_t lost0, lost_new;	/* records lost by then; in the last refresh */
 	struct recorder *rec;
 };
 
@@ -124,6 +130,8 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	read_stat(tp);
 	memcpy(tp->stat0, tp->stat1, n * sizeof(*tp->stat0));
 	tp->start_ns = tp->last_ns = clock_ns(CLOCK_MONOTONIC);
+	tp->own0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	tp->lost0 = recorder__lost(r);
 	tp->next_ns = tp->start_ns + tp->delay_ns;
 	return 0;
 }
@@ -137,6 +145,8 @@ static uint64_t since(uint64_t now, uint64_t before)
 {
 	return now > before ? now - before : 0;
 }
+
+#define HEADER_LINE 256
 
 /* Where steal comes from (docs/record.md), in a header line. */
 static void steal_line(const struct top *tp, const struct engine *e, char line[160])
@@ -160,8 +170,10 @@ static void steal_line(const struct top *tp, const struct engine *e, char line[1
 }
 
 /* The header's lines into buf, one per element of lines[]: the title,
- * one per CPU, the totals. Returns how many. */
-static int header(struct top *tp, struct engine *e, uint64_t interval, char lines[][160],
+ * records lost (said, and why, when they are), one per CPU, the totals.
+ * Top's own CPU is the whole process's, the recorder's included, so that
+ * it agrees with cpuledger's own row. Returns how many. */
+static int header(struct top *tp, struct engine *e, uint64_t interval, char lines[][HEADER_LINE],
 		  int max)
 {
 	uint64_t lost = recorder__lost(tp->rec);
@@ -169,36 +181,107 @@ static int header(struct top *tp, struct engine *e, uint64_t interval, char line
 	struct tm tm;
 	localtime_r(&now, &tm);
 	int n = 0;
-	snprintf(lines[n++], 160, "cpuledger top - %02d:%02d:%02d, %u CPUs, every %.1f s, "
-		 "%llu records lost%s%s%s", tm.tm_hour, tm.tm_min, tm.tm_sec, tp->ncpus,
-		 (double)tp->delay_ns / 1e9, (unsigned long long)lost,
+	snprintf(lines[n++], HEADER_LINE, "cpuledger top - %02d:%02d:%02d, %u CPUs, every %.1f s%s%s%s",
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, tp->ncpus, (double)tp->delay_ns / 1e9,
 		 tp->paused ? " [paused]" : "", tp->filter[0] ? " filter: " : "", tp->filter);
 	steal_line(tp, e, lines[n++]);
+	if (tp->lost_new)
+		snprintf(lines[n++], HEADER_LINE, "%llu records lost in this refresh (%llu in all): the "
+			 "kernel's buffers filled faster than top read them, so this refresh's "
+			 "CPU and steal are low by what they held",
+			 (unsigned long long)tp->lost_new, (unsigned long long)lost);
 	for (uint32_t c = 0; c < tp->ncpus && n < max - 1; c++) {
 		const struct procstat_cpu *a = &tp->stat0[c], *b = &tp->stat1[c];
 		uint64_t busy = since(b->busy, a->busy), idle = since(b->idle, a->idle);
 		uint64_t kst = since(b->steal, a->steal), total = busy + idle + kst;
 		const struct eng_cpu_stats *cs = engine__cpu(e, c);
 		uint64_t st = cs ? since(cs->steal_ns, tp->steal0[c]) : 0;
-		snprintf(lines[n++], 160, "CPU%-3u busy %5.1f%%  steal %5.1f%% (kernel %5.1f%%)", c,
+		snprintf(lines[n++], HEADER_LINE, "CPU%-3u busy %5.1f%%  steal %5.1f%% (kernel %5.1f%%)", c,
 			 share(busy, total), share(st, interval), share(kst, total));
 	}
-	snprintf(lines[n++], 160, "%s: %u; sort %s; top's own CPU %.1f ms a refresh  "
-		 "(q quit, ? help)", tp->mode == TOP_THREADS ? "threads" :
+	snprintf(lines[n++], HEADER_LINE, "%s: %u; sort %s; top's own CPU %.1f%% (recording and "
+		 "drawing)%s", tp->mode == TOP_THREADS ? "threads" :
 		 tp->mode == TOP_PROGRAMS ? "programs" : "processes", tp->v.nrows,
-		 sort_names[tp->sort], tp->cost_ms);
+		 sort_names[tp->sort], tp->own_pct, tp->batch ? "" : "  (q quit, ? help)");
 	return n;
 }
 
-/* The columns' titles, the sorted one marked. */
+/* The columns' titles: top's (PID USER NI RES S %CPU TIME+) with steal,
+ * apparent (not under 100 columns: the command keeps room at 80) and
+ * corrected time beside them. */
 static void titles(const struct top *tp, char *buf, size_t size)
 {
 	const char *first = tp->mode == TOP_THREADS ? "    PID     TID" :
 			    tp->mode == TOP_PROGRAMS ? "  PROCS" : "    PID";
-	snprintf(buf, size, "%s %-8s %6s %7s %11s %10s %-10s %s", first, "USER", "CPU%",
-		 "STEAL%", "APPARENT_S", "CPU_S", "ACCOUNT",
+	snprintf(buf, size, "%s %-8s %3s %5s %s %5s %6s %8s%s %8s%s%s %s", first, "USER", "NI",
+		 "RES", "S", "CPU%", "STEAL%", "TIME+", tp->narrow ? "" : " APPARENT_S",
+		 "CPU_S", tp->accounts ? " " : "", tp->accounts ? "ACCOUNT   " : "",
 		 tp->mode == TOP_PROGRAMS ? "PROGRAM" : tp->mode == TOP_THREADS ? "COMM" :
 		 "COMMAND");
+}
+
+/* What /proc/PID/stat (or a thread's) says: state, nice, utime + stime,
+ * RSS; a process gone since is left unknown. */
+static void proc_figures(struct top_row *r, bool thread, long ticks_per_s, long page_kb)
+{
+	char rel[64];
+	if (thread)
+		snprintf(rel, sizeof(rel), "proc/%u/task/%u/stat", r->pid, r->tid);
+	else
+		snprintf(rel, sizeof(rel), "proc/%u/stat", r->pid);
+	char *text = procfs_read("/", rel, NULL);
+	const char *p = text ? strrchr(text, ')') : NULL;	/* comm may hold ')' */
+	char state;
+	unsigned long long utime, stime, rss;
+	long nice;
+	/* after comm: state(3) ... utime(14) stime(15) ... nice(19) ... rss(24) */
+	if (p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
+			"%*d %ld %*d %*d %*u %*u %llu", &state, &utime, &stime, &nice, &rss) == 5) {
+		r->state = state;
+		r->nice = (int)nice;
+		r->time_ticks = utime + stime;
+		r->rss_kb = rss * (unsigned long long)page_kb;
+	}
+	(void)ticks_per_s;
+	free(text);
+}
+
+static void all_proc_figures(struct top *tp)
+{
+	long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE) / 1024;
+	if (tp->mode == TOP_PROGRAMS)
+		return;	/* a program's processes come and go: no one figure */
+	for (uint32_t i = 0; i < tp->v.nrows; i++)
+		proc_figures(&tp->v.rows[i], tp->mode == TOP_THREADS, hz, page > 0 ? page : 4);
+}
+
+/* RES as top shows it: KiB, then m and g. */
+static const char *res_text(uint64_t kb, char *buf, size_t size)
+{
+	if (!kb)
+		snprintf(buf, size, "-");
+	else if (kb < 100000)
+		snprintf(buf, size, "%llu", (unsigned long long)kb);
+	else if (kb < 1000ULL * 1024)
+		snprintf(buf, size, "%.0fm", (double)kb / 1024);
+	else if (kb < 100ULL * 1024 * 1024)
+		snprintf(buf, size, "%.1fm", (double)kb / 1024);
+	else
+		snprintf(buf, size, "%.1fg", (double)kb / (1024 * 1024));
+	return buf;
+}
+
+/* TIME+ as top shows it: minutes:seconds.hundredths of CPU time. */
+static const char *time_text(uint64_t ticks, bool known, char *buf, size_t size)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t cs = hz > 0 ? ticks * 100 / (uint64_t)hz : 0;
+	if (!known)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%llu:%02llu.%02llu", (unsigned long long)(cs / 6000),
+			 (unsigned long long)(cs / 100 % 60), (unsigned long long)(cs % 100));
+	return buf;
 }
 
 /* A user's name, as top shows it (its number when it has none). */
@@ -217,17 +300,23 @@ static const char *user_name(int64_t uid, char *buf, size_t size)
 
 static void row_text(const struct top *tp, const struct top_row *r, char *buf, size_t size)
 {
-	char user[64], first[32];
+	char user[64], first[32], res[16], tm[24], ni[8], acc[16] = "", ap[16] = "";
 	if (tp->mode == TOP_THREADS)
 		snprintf(first, sizeof(first), "%7u %7u", r->pid, r->tid);
 	else if (tp->mode == TOP_PROGRAMS)
 		snprintf(first, sizeof(first), "%7u", r->threads);
 	else
 		snprintf(first, sizeof(first), "%7u", r->pid);
-	snprintf(buf, size, "%s %-8.8s %6.1f %7.1f %11.3f %10.3f %-10.10s %s", first,
-		 tp->mode == TOP_PROGRAMS ? "" : user_name(r->uid, user, sizeof(user)),
-		 r->cpu_pct, r->steal_pct, (double)(r->cpu_ns + r->steal_ns) / 1e9,
-		 (double)r->cpu_ns / 1e9, r->account ? r->account : "", r->name);
+	snprintf(ni, sizeof(ni), r->state ? "%d" : "-", r->nice);
+	if (tp->accounts)
+		snprintf(acc, sizeof(acc), " %-10.10s", r->account ? r->account : "");
+	if (!tp->narrow)
+		snprintf(ap, sizeof(ap), " %10.3f", (double)(r->cpu_ns + r->steal_ns) / 1e9);
+	snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %8s%s %8.2f%s %s", first,
+		 tp->mode == TOP_PROGRAMS ? "-" : user_name(r->uid, user, sizeof(user)), ni,
+		 res_text(r->rss_kb, res, sizeof(res)), r->state ? r->state : '-', r->cpu_pct,
+		 r->steal_pct, time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap,
+		 (double)r->cpu_ns / 1e9, acc, r->name);
 	for (char *p = buf; *p; p++)	/* a command line is not the terminal's */
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
@@ -237,11 +326,12 @@ static const char *const help_text[] = {
 	"cpuledger top: CPU time and steal, live",
 	"",
 	"  q         quit",
-	"  H         a row per thread (again: per process)",
-	"  P         a row per program, its processes summed",
-	"  p         a row per process",
+	"  P M T     sort by CPU%, by memory (RES), by time (CPU_S), as top",
 	"  < >       sort by the column to the left, to the right",
 	"  s         sort by the next column",
+	"  H         a row per thread (again: per process)",
+	"  g         a row per program, its processes summed (again: per process)",
+	"  p         a row per process",
 	"  /         filter rows by name or pid (Enter ends, Esc clears)",
 	"  space     pause (the recording goes on; figures catch up after)",
 	"  ?         this help (any key: back)",
@@ -249,6 +339,8 @@ static const char *const help_text[] = {
 	"CPU%: the share of one CPU a row ran since the refresh before, steal",
 	"taken out; STEAL%: the share the hypervisor stole while it held a CPU;",
 	"APPARENT_S and CPU_S: since top started, with and without the steal.",
+	"NI, RES (KiB), S and TIME+ (CPU time since it started) as top shows",
+	"them, from /proc.",
 	"Per CPU: busy and steal by /proc/stat beside the steal cpuledger",
 	"attributed to the tasks on it.",
 };
@@ -257,7 +349,7 @@ static const char *const help_text[] = {
 
 static void draw(struct top *tp, struct engine *e, uint64_t interval)
 {
-	char lines[HEADER_MAX][160], buf[512];
+	char lines[HEADER_MAX][HEADER_LINE], buf[512];
 	erase();
 	if (tp->help) {
 		for (size_t i = 0; i < sizeof(help_text) / sizeof(*help_text); i++)
@@ -265,6 +357,7 @@ static void draw(struct top *tp, struct engine *e, uint64_t interval)
 		refresh();
 		return;
 	}
+	tp->narrow = COLS < 100;
 	int n = header(tp, e, interval, lines, LINES - 2 < HEADER_MAX ? LINES - 2 : HEADER_MAX);
 	for (int i = 0; i < n; i++)
 		mvaddnstr(i, 0, lines[i], COLS);
@@ -287,7 +380,8 @@ static void draw(struct top *tp, struct engine *e, uint64_t interval)
 
 static void print_batch(struct top *tp, struct engine *e, uint64_t interval)
 {
-	char lines[HEADER_MAX][160], buf[512];
+	char lines[HEADER_MAX][HEADER_LINE], buf[512];
+	tp->narrow = tp->width < 100;
 	int n = header(tp, e, interval, lines, HEADER_MAX);
 	for (int i = 0; i < n; i++)
 		printf("%s\n", lines[i]);
@@ -310,6 +404,14 @@ static int update(struct top *tp, struct engine *e, uint64_t now)
 	int err = topview__refresh(&tp->v, e, tp->mode, interval, tp->filter, tp->sort);
 	if (err)
 		return err;
+	all_proc_figures(tp);
+	if (tp->sort == TOP_SORT_MEM)
+		topview__sort(&tp->v, tp->sort);
+	uint64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID), lost = recorder__lost(tp->rec);
+	tp->own_pct = interval ? 100.0 * (double)since(own, tp->own0) / (double)interval : 0;
+	tp->lost_new = since(lost, tp->lost0);
+	tp->own0 = own;
+	tp->lost0 = lost;
 	if (tp->batch)
 		print_batch(tp, e, interval);
 	else
@@ -361,7 +463,10 @@ static bool keys(struct top *tp)
 		switch (ch) {
 		case 'q': live_stop(); break;
 		case 'H': tp->mode = tp->mode == TOP_THREADS ? TOP_PROCESSES : TOP_THREADS; break;
-		case 'P': tp->mode = tp->mode == TOP_PROGRAMS ? TOP_PROCESSES : TOP_PROGRAMS; break;
+		case 'g': tp->mode = tp->mode == TOP_PROGRAMS ? TOP_PROCESSES : TOP_PROGRAMS; break;
+		case 'P': tp->sort = TOP_SORT_CPU; break;
+		case 'M': tp->sort = TOP_SORT_MEM; break;
+		case 'T': tp->sort = TOP_SORT_TIME; break;
 		case 'p': tp->mode = TOP_PROCESSES; break;
 		case '<': tp->sort = (enum top_sort)((tp->sort + TOP_SORT_COUNT - 1) % TOP_SORT_COUNT); break;
 		case '>':
@@ -440,7 +545,7 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			break;
 		case T_THREADS: tp->mode = TOP_THREADS; break;
 		case T_PROGRAMS: tp->mode = TOP_PROGRAMS; break;
-		case T_ACCOUNTS: o->accounts = arg; break;
+		case T_ACCOUNTS: o->accounts = arg; tp->accounts = true; break;
 		default:
 			return -1;
 		}

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "options.h"
@@ -89,6 +90,9 @@ int live_opts__add_pids(struct live_opts *o, const char *arg);
 
 struct live_result {
 	int child_status;	/* the command's wait status, or -1 */
+	/* the command's own and its waited-for children's (wait4), as
+	 * time(1) shows them; valid when child_status is not -1 */
+	struct rusage child_usage;
 	struct analysis a;	/* with analyse */
 	bool analysed;
 };

@@ -362,7 +362,7 @@ static bool over(struct live *l, uint64_t end)
 	if (live_stop_signal || mono_ns() >= end || exec_failed(l))
 		return true;
 	int st;
-	if (l->child > 0 && waitpid(l->child, &st, WNOHANG) == l->child) {
+	if (l->child > 0 && wait4(l->child, &st, WNOHANG, &l->res->child_usage) == l->child) {
 		l->res->child_status = st;
 		l->child = -1;
 		return true;
@@ -614,7 +614,7 @@ static void cleanup(struct live *l)
 		 * the command goes with it, as under perf record */
 		int st;
 		kill(l->child, SIGTERM);
-		if (waitpid(l->child, &st, 0) == l->child)
+		if (wait4(l->child, &st, 0, &l->res->child_usage) == l->child)
 			l->res->child_status = st;
 	}
 	ledger_writer__free(l->writer);

@@ -53,7 +53,63 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'cpuledger COMMAND --help' describes a command's options;\n"
-	      "'cpuledger completion bash' prints a bash completion script.\n", f);
+	      "'cpuledger completion bash|zsh|fish' prints a completion script;\n"
+	      "'cpuledger -V' (--version) prints the version.\n", f);
+}
+
+#define NCOMMANDS (sizeof(commands) / sizeof(*commands))
+
+static int finish_stdout(int status);
+
+/* Each command's summary in cli_commands' order, for zsh and fish. */
+static void summaries(const char **out)
+{
+	for (size_t i = 0; cli_commands[i]; i++) {
+		out[i] = "";
+		for (size_t k = 0; k < NCOMMANDS; k++)
+			if (!strcmp(commands[k].name, cli_commands[i]->name))
+				out[i] = commands[k].summary;
+	}
+}
+
+/* completion bash|zsh|fish: 0, or EXIT_USAGE having said why not. */
+static int completion(int argc, char **argv)
+{
+	const char *sum[NCOMMANDS + 1];
+	summaries(sum);
+	const char *shell = argc == 3 ? argv[2] : "";
+	if (!strcmp(shell, "bash"))
+		cli_completion_bash(stdout, cli_commands);
+	else if (!strcmp(shell, "zsh"))
+		cli_completion_zsh(stdout, cli_commands, sum);
+	else if (!strcmp(shell, "fish"))
+		cli_completion_fish(stdout, cli_commands, sum);
+	else {
+		fprintf(stderr, "cpuledger: completion: give one shell: bash, zsh or fish\n");
+		return EXIT_USAGE;
+	}
+	return finish_stdout(0);
+}
+
+/* An unknown command: the nearest, if one is near (git's habit), else
+ * the usage. */
+static int unknown_command(const char *name)
+{
+	const char *names[NCOMMANDS + 3];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	names[NCOMMANDS] = "completion";
+	names[NCOMMANDS + 1] = "help";
+	names[NCOMMANDS + 2] = "version";
+	const char *near = cli_closest(name, names, NCOMMANDS + 3);
+	fprintf(stderr, "cpuledger: unknown command '%s'", name);
+	if (near) {
+		fprintf(stderr, "; did you mean '%s'? (see 'cpuledger --help')\n", near);
+		return EXIT_USAGE;
+	}
+	fputs("\n", stderr);
+	usage(stderr);
+	return EXIT_USAGE;
 }
 
 /* A full disk must not pass for success: check stdout before exiting. */
@@ -91,14 +147,12 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return finish_stdout(0);
 	}
-	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+	if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
 		printf("cpuledger %s (commit %s)\n", CPULEDGER_VERSION, CPULEDGER_COMMIT);
 		return finish_stdout(0);
 	}
-	if (!strcmp(name, "completion") && argc == 3 && !strcmp(argv[2], "bash")) {
-		cli_completion_bash(stdout, cli_commands);
-		return finish_stdout(0);
-	}
+	if (!strcmp(name, "completion"))
+		return completion(argc, argv);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++) {
 		if (strcmp(commands[i].name, name))
 			continue;
@@ -112,7 +166,5 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		return finish_stdout(commands[i].fn(argc - 1, argv + 1));
 	}
-	fprintf(stderr, "cpuledger: unknown command '%s'\n", name);
-	usage(stderr);
-	return EXIT_USAGE;
+	return unknown_command(name);
 }

@@ -50,7 +50,17 @@ void cli_begin(void);
 /* The usage text: synopsis, description, every option with its help. */
 void cli_usage(FILE *f, const struct cli_command *c);
 
-/* A bash completion script for COMMANDS (a null-terminated table), to F. */
+/* Completion scripts for COMMANDS (a null-terminated table), to F: bash,
+ * zsh (_arguments) and fish (complete), all from the same tables; zsh and
+ * fish show each command's one-line summary beside it (summaries[i]). */
 void cli_completion_bash(FILE *f, const struct cli_command *const *commands);
+void cli_completion_zsh(FILE *f, const struct cli_command *const *commands,
+			const char *const *summaries);
+void cli_completion_fish(FILE *f, const struct cli_command *const *commands,
+			 const char *const *summaries);
+
+/* Of names, the one nearest word by edit distance (git's "did you
+ * mean"), or NULL when none is near enough to be a typo of it. */
+const char *cli_closest(const char *word, const char *const *names, size_t n);
 
 #endif

@@ -62,8 +62,36 @@ bool cli_parse_double(const char *opt, const char *arg, double *out)
 	return true;
 }
 
+/* now, today, yesterday (midnight UTC), -N{s,min,h,d,w} (so long ago). */
+static bool parse_relative(const char *s, int64_t *out)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec, day = now - now % 86400;
+	if (!strcmp(s, "now") || !strcmp(s, "today") || !strcmp(s, "yesterday")) {
+		*out = (s[0] == 'n' ? now : s[0] == 't' ? day : day - 86400) * 1000000000LL;
+		if (s[0] == 'n')
+			*out += ts.tv_nsec;
+		return true;
+	}
+	static const struct { const char *unit; int64_t s; } units[] = {
+		{ "s", 1 }, { "min", 60 }, { "h", 3600 }, { "d", 86400 }, { "w", 7 * 86400 },
+	};
+	char *end = NULL;
+	errno = 0;
+	long long n = s[0] == '-' && s[1] >= '0' && s[1] <= '9' ? strtoll(s + 1, &end, 10) : -1;
+	for (size_t i = 0; n >= 0 && !errno && i < sizeof(units) / sizeof(*units); i++)
+		if (!strcmp(end, units[i].unit) && n <= (now + 4000000000LL) / units[i].s) {
+			*out = (now - n * units[i].s) * 1000000000LL + ts.tv_nsec;
+			return true;
+		}
+	return false;
+}
+
 bool cli_parse_time(const char *s, int64_t *out)
 {
+	if (parse_relative(s, out))
+		return true;
 	if (s[0] == '@') {
 		char *end;
 		errno = 0;

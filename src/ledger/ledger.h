@@ -101,7 +101,7 @@ int ledger__recording(struct ledger *l, const char *recording, int64_t *next_seq
 
 /* What a bill sums by: any of these, composed. */
 enum bill_key { BK_HOST, BK_USER, BK_COMMAND, BK_COMM, BK_EXECUTABLE, BK_ACCOUNT,
-		BK_PROCESS, BK_THREAD, BK_DAY, BK_CGROUP, BK_COUNT };
+		BK_PROCESS, BK_THREAD, BK_DAY, BK_CGROUP, BK_HOUR, BK_MONTH, BK_COUNT };
 
 /* "host", "user", ...; 0 or -EINVAL. */
 int bill_key__parse(const char *s, size_t len, enum bill_key *out);
@@ -110,12 +110,58 @@ const char *bill_key__name(enum bill_key k);
 struct bill_row {
 	/* the key's values, valid during the callback; NULL where not a
 	 * key, or unknown */
-	const char *host, *command, *comm, *executable, *account, *day, *cgroup;
+	const char *host, *command, *comm, *executable, *account, *cgroup;
+	/* the period of an hour, day or month key: "2026-11-30T08:00",
+	 * "2026-11-30", "2026-11" (UTC, of the collection's end) */
+	const char *period;
 	int64_t uid, pid, tid;	/* -1 unknown or not a key */
 	int64_t cpu_ns, control_ns, samples;
 	int64_t steal_ns;	/* of the usage whose steal is known */
 	int64_t unknown_steal_cpu_ns;	/* cpu of usage whose steal is not */
+	double cost;		/* cpu-hours at their account's price; 0 unpriced */
 };
+
+/* A price per CPU-hour: of an account, or (account NULL) of the rest. */
+struct bill_price {
+	const char *account;
+	double per_cpu_hour;
+};
+
+/* What a bill asks (ledger__bill_query). */
+struct bill_query {
+	const enum bill_key *keys;	/* at most one of hour, day, month */
+	size_t nkeys;
+	int64_t since_ns, until_ns;	/* collections ending in [since, until) */
+	const char *const *control;	/* accounts of the control program */
+	size_t ncontrol;
+	const struct bill_price *prices;	/* may be none: cost 0 */
+	size_t nprices;
+};
+
+/*
+ * The bill's rows, as ledger__bill, with each row's cost; with a period
+ * key, rows by period first (oldest first), then largest cpu first.
+ * --by comm groups kernel threads by kind (kworker/0:2-events: kworker)
+ * as /metrics does (metrics_kernel_kind).
+ */
+int ledger__bill_query(struct ledger *l, const struct bill_query *q,
+		       int (*fn)(void *ctx, const struct bill_row *row), void *ctx,
+		       char *msg, size_t size);
+
+/* What the collections of a bill cover. */
+struct bill_span {
+	int64_t first_ns, last_ns;	/* earliest start, latest end; 0 none */
+	int64_t collections;
+	int64_t undated;	/* of them, imports of unknown time */
+	char **hosts;		/* sorted, each once */
+	size_t nhosts;
+};
+
+/* The span of the collections ending in [since, until): 0 or -errno with
+ * msg set. Release with bill_span__release (also after a failure). */
+int ledger__bill_span(struct ledger *l, int64_t since_ns, int64_t until_ns,
+		      struct bill_span *out, char *msg, size_t size);
+void bill_span__release(struct bill_span *s);
 
 /*
  * Sums usage of collections whose end lies in [since_ns, until_ns), by

@@ -1,17 +1,20 @@
-/* ledger_bill: bills by composed keys, and retention (ledger.h). */
+/* ledger_bill: bills by composed keys and periods, priced, and their span;
+ * retention (ledger.h). */
 #include "ledger_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/metrics.h"
 #include "../core/banned.h"
 
 static const char *const key_names[BK_COUNT] = {
 	[BK_HOST] = "host", [BK_USER] = "user", [BK_COMMAND] = "command",
 	[BK_COMM] = "comm", [BK_EXECUTABLE] = "executable", [BK_ACCOUNT] = "account",
 	[BK_PROCESS] = "process", [BK_THREAD] = "thread", [BK_DAY] = "day",
-	[BK_CGROUP] = "cgroup",
+	[BK_CGROUP] = "cgroup", [BK_HOUR] = "hour", [BK_MONTH] = "month",
 };
 
 int bill_key__parse(const char *s, size_t len, enum bill_key *out)
@@ -30,7 +33,7 @@ const char *bill_key__name(enum bill_key k)
 }
 
 /* The output columns, each the expression of the keys that show it. */
-enum { C_HOST, C_UID, C_COMMAND, C_COMM, C_EXECUTABLE, C_ACCOUNT, C_PID, C_TID, C_DAY,
+enum { C_HOST, C_UID, C_COMMAND, C_COMM, C_EXECUTABLE, C_ACCOUNT, C_PID, C_TID, C_PERIOD,
        C_CGROUP, C_COUNT };
 
 static bool has(const enum bill_key *keys, size_t n, enum bill_key k)
@@ -41,12 +44,32 @@ static bool has(const enum bill_key *keys, size_t n, enum bill_key k)
 	return false;
 }
 
+/* The period a collection is billed in: its end's hour, day or month.
+ * An import's collection has no wall-clock time: its period is unknown
+ * (NULL), not 1970-01-01. */
+static const char *period_sql(const enum bill_key *keys, size_t n)
+{
+	if (has(keys, n, BK_HOUR))
+		return "CASE WHEN c.end_ns > 0 THEN "
+		       "strftime('%Y-%m-%dT%H:00', c.end_ns / 1000000000, 'unixepoch') END";
+	if (has(keys, n, BK_DAY))
+		return "CASE WHEN c.end_ns > 0 THEN date(c.end_ns / 1000000000, 'unixepoch') END";
+	if (has(keys, n, BK_MONTH))
+		return "CASE WHEN c.end_ns > 0 THEN "
+		       "strftime('%Y-%m', c.end_ns / 1000000000, 'unixepoch') END";
+	return NULL;
+}
+
 /* SELECT's key columns and GROUP BY's expressions for keys. */
 static void key_sql(const struct ledger *l, const enum bill_key *keys, size_t n,
 		    char *cols, size_t csize, char *group, size_t gsize)
 {
 	bool proc = has(keys, n, BK_PROCESS) || has(keys, n, BK_THREAD);
-	const char *comm = l->version >= 2 ? "coalesce(t.comm, t.command)" : "t.command";
+	/* --by comm: kernel threads (command "[comm]") by kind, as /metrics */
+	const char *comm = l->version < 2 ? "t.command" : has(keys, n, BK_THREAD) ?
+			   "coalesce(t.comm, t.command)" :
+			   "CASE WHEN t.command LIKE '[%]' AND t.comm IS NOT NULL THEN "
+			   "cpuledger_kind(t.comm) ELSE coalesce(t.comm, t.command) END";
 	const char *expr[C_COUNT] = {
 		[C_HOST] = proc || has(keys, n, BK_HOST) ? "t.host" : NULL,
 		[C_UID] = has(keys, n, BK_USER) ? "t.uid" : NULL,
@@ -58,8 +81,7 @@ static void key_sql(const struct ledger *l, const enum bill_key *keys, size_t n,
 		[C_TID] = has(keys, n, BK_THREAD) ? "t.tid" : NULL,
 		/* an import's collection has no wall-clock time: its day is
 		 * unknown (NULL), not 1970-01-01 */
-		[C_DAY] = has(keys, n, BK_DAY) ? "CASE WHEN c.end_ns > 0 THEN "
-			  "date(c.end_ns / 1000000000, 'unixepoch') END" : NULL,
+		[C_PERIOD] = period_sql(keys, n),
 		/* before version 3 the ledger kept no cgroups: unknown */
 		[C_CGROUP] = !has(keys, n, BK_CGROUP) ? NULL : l->version >= 3 ? "t.cgroup" :
 			     "NULL",
@@ -82,7 +104,7 @@ static struct bill_row row_of(sqlite3_stmt *st)
 {
 	struct bill_row r;
 	const char **text[] = { &r.host, NULL, &r.command, &r.comm, &r.executable, &r.account,
-				NULL, NULL, &r.day, &r.cgroup };
+				NULL, NULL, &r.period, &r.cgroup };
 	for (int i = 0; i < C_COUNT; i++)
 		if (text[i])
 			*text[i] = (const char *)sqlite3_column_text(st, i);
@@ -94,37 +116,92 @@ static struct bill_row row_of(sqlite3_stmt *st)
 	r.steal_ns = sqlite3_column_int64(st, C_COUNT + 2);
 	r.unknown_steal_cpu_ns = sqlite3_column_int64(st, C_COUNT + 3);
 	r.samples = sqlite3_column_int64(st, C_COUNT + 4);
+	r.cost = sqlite3_column_double(st, C_COUNT + 5);
 	return r;
 }
 
-int ledger__bill(struct ledger *l, const enum bill_key *keys, size_t nkeys,
-		 int64_t since_ns, int64_t until_ns, const char *const *control,
-		 size_t ncontrol, int (*fn)(void *ctx, const struct bill_row *row),
-		 void *ctx, char *msg, size_t size)
+/* SQL's kernel thread kinds: metrics_kernel_kind, so that the bill and
+ * /metrics group kernel threads alike. */
+static void kind_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	char in[1024] = "0", cols[1024], group[512], sql[4096];
-	if (ncontrol) {
-		size_t n = (size_t)snprintf(in, sizeof(in), "u.account IN (");
-		for (size_t i = 0; i < ncontrol && n < sizeof(in) - 4; i++)
-			n += (size_t)snprintf(in + n, sizeof(in) - n, i ? ",?" : "?");
-		snprintf(in + n, sizeof(in) - n, ")");
+	(void)argc;
+	const char *comm = (const char *)sqlite3_value_text(argv[0]);
+	char buf[256];
+	if (!comm) {
+		sqlite3_result_null(ctx);
+		return;
 	}
-	key_sql(l, keys, nkeys, cols, sizeof(cols), group, sizeof(group));
+	sqlite3_result_text(ctx, metrics_kernel_kind(comm, buf, sizeof(buf)), -1,
+			    SQLITE_TRANSIENT);
+}
+
+/* "u.account IN (?,...)" for the control accounts; the cost expression,
+ * each account's price or the rest's (0 without one). */
+static void control_and_cost_sql(const struct bill_query *q, char *in, size_t isize,
+				 char *cost, size_t csize)
+{
+	snprintf(in, isize, "0");
+	if (q->ncontrol) {
+		size_t n = (size_t)snprintf(in, isize, "u.account IN (");
+		for (size_t i = 0; i < q->ncontrol && n < isize - 4; i++)
+			n += (size_t)snprintf(in + n, isize - n, i ? ",?" : "?");
+		snprintf(in + n, isize - n, ")");
+	}
+	size_t n = (size_t)snprintf(cost, csize, "CASE");
+	for (size_t i = 0; i < q->nprices && n < csize - 32; i++)
+		if (q->prices[i].account)
+			n += (size_t)snprintf(cost + n, csize - n, " WHEN u.account = ? THEN ?");
+	if (n == 4)	/* no account's own price: the rest's */
+		snprintf(cost, csize, "?");
+	else
+		snprintf(cost + n, csize - n, " ELSE ? END");
+}
+
+static void bind_query(sqlite3_stmt *st, const struct bill_query *q)
+{
+	int p = 1;
+	double rest = 0;
+	for (size_t i = 0; i < q->ncontrol; i++)
+		sqlite3_bind_text(st, p++, q->control[i], -1, SQLITE_STATIC);
+	for (size_t i = 0; i < q->nprices; i++) {
+		if (!q->prices[i].account) {
+			rest = q->prices[i].per_cpu_hour;
+			continue;
+		}
+		sqlite3_bind_text(st, p++, q->prices[i].account, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, p++, q->prices[i].per_cpu_hour);
+	}
+	sqlite3_bind_double(st, p++, rest);
+	sqlite3_bind_int64(st, p++, q->since_ns);
+	sqlite3_bind_int64(st, p++, q->until_ns);
+}
+
+int ledger__bill_query(struct ledger *l, const struct bill_query *q,
+		       int (*fn)(void *ctx, const struct bill_row *row), void *ctx,
+		       char *msg, size_t size)
+{
+	char in[1024], cost[4096], cols[1536], group[768], order[1024], sql[12288];
+	if (q->ncontrol > 64 || q->nprices > 64)
+		return ledger_fail(msg, size, "ledger: too many accounts in one bill");
+	control_and_cost_sql(q, in, sizeof(in), cost, sizeof(cost));
+	key_sql(l, q->keys, q->nkeys, cols, sizeof(cols), group, sizeof(group));
+	const char *period = period_sql(q->keys, q->nkeys);
+	snprintf(order, sizeof(order), "%s%s%d DESC, %s", period ? period : "",
+		 period ? ", " : "", C_COUNT + 1, group);
 	snprintf(sql, sizeof(sql),
 		 "SELECT %s sum(u.cpu_ns), sum(CASE WHEN %s THEN u.cpu_ns ELSE 0 END), "
 		 "coalesce(sum(u.steal_ns), 0), "
-		 "sum(CASE WHEN u.steal_ns IS NULL THEN u.cpu_ns ELSE 0 END), sum(u.samples) "
+		 "sum(CASE WHEN u.steal_ns IS NULL THEN u.cpu_ns ELSE 0 END), sum(u.samples), "
+		 "coalesce(sum(u.cpu_ns * (%s)), 0) / 3.6e12 "
 		 "FROM usage u JOIN collections c ON c.id = u.collection_id "
 		 "JOIN tasks t ON t.id = u.task_id WHERE c.end_ns >= ? AND c.end_ns < ? "
-		 "GROUP BY %s ORDER BY %d DESC, %s", cols, in, group, C_COUNT + 1, group);
+		 "GROUP BY %s ORDER BY %s", cols, in, cost, group, order);
+	sqlite3_create_function(l->db, "cpuledger_kind", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+				NULL, kind_fn, NULL, NULL);
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
-	int p = 1;
-	for (size_t i = 0; i < ncontrol; i++)
-		sqlite3_bind_text(st, p++, control[i], -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, p++, since_ns);
-	sqlite3_bind_int64(st, p++, until_ns);
+	bind_query(st, q);
 	int rc, e = 0;
 	while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct bill_row r = row_of(st);
@@ -134,6 +211,76 @@ int ledger__bill(struct ledger *l, const enum bill_key *keys, size_t nkeys,
 		e = ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
 	sqlite3_finalize(st);
 	return e;
+}
+
+int ledger__bill(struct ledger *l, const enum bill_key *keys, size_t nkeys,
+		 int64_t since_ns, int64_t until_ns, const char *const *control,
+		 size_t ncontrol, int (*fn)(void *ctx, const struct bill_row *row),
+		 void *ctx, char *msg, size_t size)
+{
+	struct bill_query q = { keys, nkeys, since_ns, until_ns, control, ncontrol, NULL, 0 };
+	return ledger__bill_query(l, &q, fn, ctx, msg, size);
+}
+
+static int span_hosts(struct ledger *l, int64_t since_ns, int64_t until_ns,
+		      struct bill_span *out, char *msg, size_t size)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT DISTINCT host FROM collections "
+			       "WHERE end_ns >= ? AND end_ns < ? ORDER BY host", -1, &st,
+			       NULL) != SQLITE_OK)
+		return ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	sqlite3_bind_int64(st, 1, since_ns);
+	sqlite3_bind_int64(st, 2, until_ns);
+	int rc, e = 0;
+	while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char **h = realloc(out->hosts, (out->nhosts + 1) * sizeof(*h));
+		if (!h || !(h[out->nhosts] = strdup((const char *)sqlite3_column_text(st, 0)))) {
+			if (h)
+				out->hosts = h;
+			e = ledger_fail(msg, size, "out of memory");
+			break;
+		}
+		out->hosts = h;
+		out->nhosts++;
+	}
+	if (!e && rc != SQLITE_DONE)
+		e = ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	sqlite3_finalize(st);
+	return e;
+}
+
+int ledger__bill_span(struct ledger *l, int64_t since_ns, int64_t until_ns,
+		      struct bill_span *out, char *msg, size_t size)
+{
+	memset(out, 0, sizeof(*out));
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT coalesce(min(CASE WHEN end_ns > 0 THEN start_ns END), 0), "
+			       "coalesce(max(end_ns), 0), count(*), "
+			       "coalesce(sum(end_ns <= 0), 0) FROM collections "
+			       "WHERE end_ns >= ? AND end_ns < ?", -1, &st, NULL) != SQLITE_OK)
+		return ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	sqlite3_bind_int64(st, 1, since_ns);
+	sqlite3_bind_int64(st, 2, until_ns);
+	int e = 0;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		out->first_ns = sqlite3_column_int64(st, 0);
+		out->last_ns = sqlite3_column_int64(st, 1);
+		out->collections = sqlite3_column_int64(st, 2);
+		out->undated = sqlite3_column_int64(st, 3);
+	} else {
+		e = ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	}
+	sqlite3_finalize(st);
+	return e ? e : span_hosts(l, since_ns, until_ns, out, msg, size);
+}
+
+void bill_span__release(struct bill_span *s)
+{
+	for (size_t i = 0; i < s->nhosts; i++)
+		free(s->hosts[i]);
+	free(s->hosts);
+	memset(s, 0, sizeof(*s));
 }
 
 int64_t ledger__retain(struct ledger *l, int64_t before_ns, char *msg, size_t size)

@@ -151,6 +151,16 @@ void om_put_label(FILE *out, bool *first, const char *name, const char *v);
  * column per character. Returns the columns written. */
 int text_put(FILE *out, const char *s, int max, int pad);
 
+/* text_put, but a string longer than max columns keeps its start and
+ * (twice as much of) its end around "...": the end of a command line is
+ * what tells two apart. (textfit.c) */
+int text_put_middle(FILE *out, const char *s, int max, int pad);
+
+/* argv as the shell would take it back: words quoted where they must be,
+ * control characters and bytes that are not UTF-8 as $'\n' and $'\xHH',
+ * never raw. A new string (the caller frees it), or NULL with errno. */
+char *shell_quote(const char *const *argv);
+
 /* A uid as "1000 (alice)" when the name is known. */
 const char *report_user(int64_t uid, char *buf, size_t size);
 

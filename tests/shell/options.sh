@@ -1,5 +1,7 @@
-# Bad options name the option at fault and exit 2; help exits 0; the man
-# page and the help text name the same options.
+# Bad options name the option at fault and exit 2 (a typo of a command or
+# option is answered with the nearest, as git does); help exits 0; the man
+# page and the help text name the same options; completion for bash, zsh
+# and fish from the same tables, each tried in its own shell.
 . "$(dirname "$0")/../lib.sh"
 bad() {	# expected-stderr-substring args...
 	local want=$1; shift
@@ -15,7 +17,17 @@ bad "--period-ns: '0' is not an integer" analyze --period-ns 0 "$FIX/figs.csv"
 bad "--period-ns: '-5' is not an integer" analyze --period-ns -5 "$FIX/figs.csv"
 bad "no input FILE given" analyze
 bad "only one input FILE" analyze a b
-bad "unknown command 'analyse'" analyse x
+bad "unknown command 'analyse'; did you mean 'analyze'?" analyse x
+bad "unknown command 'reprot'; did you mean 'report'?" reprot
+bad "unknown option '--metod'; did you mean '--method'?" report --metod preceding
+bad "unknown option '--formt=json'; did you mean '--format'?" report --formt=json
+bad "unknown option '--pre'; did you mean '--per'?" bill --pre day
+bad "completion: give one shell: bash, zsh or fish" completion tcsh
+run "$CL" zzzzzz
+grep -q "did you mean" "$TMP/err" && fail "a suggestion for a word near nothing: $(cat "$TMP/err")"
+grep -q "^usage: cpuledger COMMAND" "$TMP/err" || fail "no usage for a word near nothing"
+run "$CL" report --xyzzy
+grep -q "did you mean" "$TMP/err" && fail "a suggestion for --xyzzy: $(cat "$TMP/err")"
 bad "--jitter-ns must be less than half the period" simulate --jitter-ns 500000
 bad "--steal-pct must be from 0 to 90" simulate --steal-pct 95
 bad "--steal-pct: 'lots' is not a number" simulate --steal-pct lots
@@ -27,7 +39,7 @@ bad "--duration: '-1' is not a number of seconds" record -a --duration -1
 bad "no command given" run
 bad "unknown workload 'fly'" workload fly
 bad "cannot open '/nonexistent.rec'" report -i /nonexistent.rec
-bad "--by: 'month' is not a key" bill --by month
+bad "--by: 'week' is not a key" bill --by week
 bad "no ledger '/nonexistent.db'" bill --ledger /nonexistent.db
 bad "give a subcommand: add" ledger
 bad "--interval needs --ledger" record -a --interval 1
@@ -48,6 +60,8 @@ for c in record report run workload analyze simulate bill collect ledger import 
 done
 run "$CL" --version
 grep -q '^cpuledger [0-9]' "$TMP/out" || fail "--version"
+run "$CL" -V
+cmp -s "$TMP/out" <("$CL" --version) && [ "$(status)" = 0 ] || fail "-V is not --version"
 
 # bash completion from the same tables: commands, options, values.
 "$CL" completion bash >"$TMP/compl.bash" || fail "completion bash"
@@ -65,4 +79,52 @@ for c in record report run bill analyze; do
 		complete_words "$c" "$o" | grep -qx -- "$o" || fail "completion: $c has no $o"
 	done
 done
+
+# zsh: its own completion system, driven in a pseudo-terminal (zpty)
+bin=$TMP/bin
+mkdir -p "$bin"
+ln -s "$(realpath "$(command -v "$CL")")" "$bin/cpuledger"
+if command -v zsh >/dev/null; then
+	"$CL" completion zsh >"$TMP/_cpuledger"
+	zsh -n "$TMP/_cpuledger" || fail "completion zsh: not zsh"
+	cat >"$TMP/ztab.zsh" <<'ZSH'
+zmodload zsh/zpty
+zpty z 'PS1="> " TERM=dumb zsh -f -i'
+zpty -w z "PATH=$BIN:\$PATH; autoload -U compinit; compinit -u -D; source $SCRIPT; print RE''ADY"
+zpty -r z out '*READY*'
+zpty -w -n z "$1"$'\t'
+sleep 1
+out=
+while zpty -r -t z chunk; do out+=$chunk; done
+print -r -- "$out"
+zpty -d z
+ZSH
+	ztab() {	# a command line -> what zsh shows after TAB
+		BIN=$bin SCRIPT=$TMP/_cpuledger timeout 30 zsh -f "$TMP/ztab.zsh" "$1" |
+			tr -d '\r' | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g'
+	}
+	ztab 'cpuledger rep' | grep -q 'cpuledger report $' || fail "zsh: rep: $(ztab 'cpuledger rep')"
+	ztab 'cpuledger report --me' | grep -q 'report --method $' || fail "zsh: report --me"
+	ztab 'cpuledger bill --per m' | grep -q 'bill --per month $' || fail "zsh: bill --per m"
+	ztab 'cpuledger report --method ' | grep -q 'bracketed  *preceding  *ratio' ||
+		fail "zsh: --method's values: $(ztab 'cpuledger report --method ')"
+	echo "completion zsh: commands, options and values in zsh"
+else
+	echo "completion zsh: not tried (no zsh)"
+fi
+if command -v fish >/dev/null; then
+	"$CL" completion fish >"$TMP/cpuledger.fish"
+	ftab() { PATH=$bin:$PATH fish -c "source $TMP/cpuledger.fish; complete -C '$1'" | cut -f1; }
+	[ "$(ftab 'cpuledger rep')" = report ] || fail "fish: rep: $(ftab 'cpuledger rep')"
+	[ "$(ftab 'cpuledger report --me')" = --method ] || fail "fish: report --me"
+	[ "$(ftab 'cpuledger completion ' | tr '\n' ' ')" = "bash fish zsh " ] || fail "fish: completion"
+	for c in record report run bill analyze top; do
+		for o in $("$CL" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+			ftab "cpuledger $c $o" | grep -qx -- "$o" || fail "fish: $c has no $o"
+		done
+	done
+	echo "completion fish: commands, options and values in fish"
+else
+	echo "completion fish: not tried (no fish)"
+fi
 echo "options: help, man page and completion agree"

@@ -1,7 +1,7 @@
 /*
  * What `top` shows (analysis/topview.h) from the engine's figures: per
  * refresh each process's share of a CPU and its time since the start;
- * threads (H) and programs (P); a thread that went shown once, its time
+ * threads (H) and programs (g); a thread that went shown once, its time
  * kept in its program's after; filters and sorting.
  */
 #include <stdarg.h>
