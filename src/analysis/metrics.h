@@ -64,9 +64,20 @@ struct metrics_extra {
 	const bool *kernel_known;
 	uint64_t lost;			/* records the kernel dropped */
 	uint64_t collections, collections_waiting;
+	/* the throttled time of each cgroup labelled so far (by id in
+	 * m->labelled_cgroups, as its own counters say: cpu.stat), where the
+	 * cpu controller counts it */
+	uint32_t ncgroups;
+	const uint64_t *cgroup_throttled_ns;
+	const bool *cgroup_throttled_known;
 	double own_cpu_s;		/* the agent's CPU time */
 	uint64_t own_rss_bytes;
 	const char *version;
+	/* where steal comes from (docs/record.md): residual or sample-gaps,
+	 * what the kernel's runtime holds and how that was known, whether
+	 * each CPU's steal is the kernel's */
+	const char *steal_method, *kernel_accounting, *accounting_source;
+	bool steal_scaled;
 };
 
 /* 0 or -ENOMEM. */

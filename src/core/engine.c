@@ -41,6 +41,7 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 		return NULL;
 	e->c = *c;
 	e->sink = *sink;
+	e->st.accounting = c->accounting;
 	/* hrtimer latency on a busy guest is tens of microseconds */
 	e->gap_min_ns = c->interval_ns / 20 > 50000 ? c->interval_ns / 20 : 50000;
 	e->procs.free = e->threads.free = e->progs.free = ENGINE_NONE;
@@ -103,8 +104,10 @@ void engine__free(struct engine *e)
 
 void engine__set_kernel_steal(struct engine *e, uint32_t cpu, uint64_t ns)
 {
-	if (cpu < e->c.ncpus)
+	if (cpu < e->c.ncpus) {
 		e->cpus[cpu].st.kernel_steal_ns = ns;
+		e->cpus[cpu].kernel_known = true;
+	}
 }
 
 static bool before(const struct eng_event *a, const struct eng_event *b)
@@ -390,6 +393,11 @@ int engine__shed(struct engine *e, uint32_t max_queued)
 	return 0;
 }
 
+int engine__settle(struct engine *e)
+{
+	return eng_settle(e);
+}
+
 int engine__finish(struct engine *e, uint64_t end_ns)
 {
 	int err = engine__advance(e, UINT64_MAX);
@@ -397,8 +405,8 @@ int engine__finish(struct engine *e, uint64_t end_ns)
 		err = eng_close_all(e, end_ns ? end_ns : e->processed);
 	if (!err)
 		err = eng_judge_waiting(e, true);
-	if (!err && e->c.mode == STEAL_GAPS)
-		err = eng_place_gap_sums(e);
+	if (!err)
+		err = eng_settle(e);
 	e->finished = true;
 	if (!err)
 		err = eng_hand_out_all(e);
