@@ -14,6 +14,9 @@
 # seconds, samples a second and peak memory, with one frame a sample
 # (json) and with 16-frame stacks (json, pprof).
 #
+# Reports of real recordings (record -a -g and perf script imports of a
+# compile loop) are bench/streaming_real.sh's.
+#
 # usage: bench/streaming.sh [MINUTES [SAMPLES]]    (MINUTES 0: part 2 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."

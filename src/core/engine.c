@@ -6,7 +6,7 @@
  *
  * The queue gives events in (time, seq) order. Each CPU's stream comes
  * in time order nearly always, so its events wait in a ring of their own
- * in arrival order, and a heap of the rings' oldest events (one a CPU,
+ * in arrival order (a ring of ids of slots that all rings share), and a heap of the rings' oldest events (one a CPU,
  * and one for events of no CPU) merges them: an event costs a copy in and out and log2(CPUs) steps,
  * however long the queue. An event older than the newest of its ring
  * (a stream out of order) waits in a heap of full events instead, and
@@ -27,6 +27,13 @@ static void free_event_text(struct eng_event *ev)
 	ev->text = ev->exe = NULL;
 }
 
+/* The place of a ring's i-th oldest event (i below its cap). */
+static inline uint32_t ring_at(const struct eng_ring *q, uint32_t i)
+{
+	uint32_t at = q->head + i;
+	return at >= q->cap ? at - q->cap : at;
+}
+
 struct engine *engine__new(const struct engine_config *c, const struct engine_sink *sink)
 {
 	struct engine *e = calloc(1, sizeof(*e));
@@ -39,6 +46,7 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 	e->gap_min_ns = c->interval_ns / 20 > 50000 ? c->interval_ns / 20 : 50000;
 	e->procs.free = e->threads.free = e->progs.free = ENGINE_NONE;
 	e->stacks.free = e->gaps.free = e->stints.free = ENGINE_NONE;
+	e->free_slot = ENGINE_NONE;
 	hindex__init(&e->proc_index);
 	hindex__init(&e->thread_index);
 	hindex__init(&e->prog_index);
@@ -74,11 +82,12 @@ void engine__free(struct engine *e)
 	for (uint32_t r = 0; e->rings && r <= e->c.ncpus; r++) {
 		struct eng_ring *q = &e->rings[r];
 		for (uint32_t i = 0; i < q->len; i++)
-			free_event_text(&q->v[(q->head + i) & (q->cap - 1)]);
+			free_event_text(&e->slots[q->v[ring_at(q, i)]]);
 		free(q->v);
 	}
 	free(e->rings);
 	free(e->heads);
+	free(e->slots);
 	eng_tasks_release(e);
 	free(e->gaps.v);
 	free(e->stints.v);
@@ -168,27 +177,50 @@ static void heads_down(struct eng_head *h, uint32_t n, uint32_t i)
 static struct eng_head head_of(const struct engine *e, uint32_t r)
 {
 	const struct eng_ring *q = &e->rings[r];
-	const struct eng_event *ev = &q->v[q->head];
+	const struct eng_event *ev = &e->slots[q->v[q->head]];
 	return (struct eng_head){ .time = ev->time, .seq = ev->seq, .ring = r };
 }
 
-/* Doubles a full ring in place (realloc: a large one is remapped, not
- * copied) and moves the shorter of its two wrapped parts, so growing
- * touches no more memory than half of what it held. */
+/* A free slot for a queued event: the one freed last (warm in the cache),
+ * else a new one. The slots are shared by the rings, so the memory they
+ * take follows the most events that waited at once, not each ring's. */
+static int slot_new(struct engine *e, uint32_t *id)
+{
+	if (e->free_slot != ENGINE_NONE) {
+		*id = e->free_slot;
+		e->free_slot = e->slots[*id].seq;
+		return 0;
+	}
+	if (grow_array((void **)&e->slots, &e->slots_cap, e->nslots, sizeof(*e->slots), 256))
+		return -ENOMEM;
+	*id = e->nslots++;
+	return 0;
+}
+
+/* Frees a slot whose event was taken out: its seq links the free list. */
+static void slot_free(struct engine *e, uint32_t id)
+{
+	e->slots[id].seq = e->free_slot;
+	e->free_slot = id;
+}
+
+/* Makes a full ring of slot ids half as large again, in place, and moves
+ * the part of it that wrapped round behind the rest or, when that is
+ * longer, the older part to the new end. */
 static int ring_grow(struct eng_ring *q)
 {
-	uint32_t old = q->cap, cap = old ? 2 * old : 256;
-	if (cap <= old)
+	uint32_t old = q->cap, cap = old ? old + old / 2 : 256;
+	if (cap <= old || cap > UINT32_MAX / 2)
 		return -ENOMEM;
-	struct eng_event *v = realloc(q->v, (size_t)cap * sizeof(*v));
+	uint32_t *v = realloc(q->v, (size_t)cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	uint32_t tail = old - q->head;	/* v[head..old): the older part */
-	if (q->head && q->head <= tail) {
+	uint32_t older = old - q->head;	/* v[head..old) */
+	if (q->head && q->head <= cap - old && q->head <= older) {
 		memcpy(v + old, v, q->head * sizeof(*v));
 	} else if (q->head) {
-		memmove(v + cap - tail, v + q->head, tail * sizeof(*v));
-		q->head = cap - tail;
+		memmove(v + cap - older, v + q->head, older * sizeof(*v));
+		q->head = cap - older;
 	}
 	q->v = v;
 	q->cap = cap;
@@ -210,16 +242,20 @@ static int enqueue(struct engine *e, const struct eng_event *ev)
 {
 	uint32_t r = ring_of(e, ev);
 	struct eng_ring *q = &e->rings[r];
-	if (q->len && ev->time < q->v[(q->head + q->len - 1) & (q->cap - 1)].time) {
+	if (q->len && ev->time < q->newest) {
 		if (grow_array((void **)&e->heap, &e->heap_cap, e->nheap, sizeof(*e->heap), 64))
 			return -ENOMEM;
 		e->heap[e->nheap] = *ev;
 		sift_up(e->heap, e->nheap++);
 		return 0;
 	}
-	if (q->len == q->cap && ring_grow(q))
+	uint32_t id;
+	if ((q->len == q->cap && ring_grow(q)) || slot_new(e, &id))
 		return -ENOMEM;
-	q->v[(q->head + q->len++) & (q->cap - 1)] = *ev;
+	e->slots[id] = *ev;
+	q->v[ring_at(q, q->len)] = id;
+	q->len++;
+	q->newest = ev->time;
 	if (q->len == 1) {
 		e->heads[e->nheads] = head_of(e, r);
 		heads_up(e->heads, e->nheads++);
@@ -256,8 +292,10 @@ static void dequeue(struct engine *e, struct eng_event *ev)
 	}
 	uint32_t r = e->heads[0].ring;
 	struct eng_ring *q = &e->rings[r];
-	*ev = q->v[q->head];
-	q->head = (q->head + 1) & (q->cap - 1);
+	uint32_t id = q->v[q->head];
+	*ev = e->slots[id];
+	slot_free(e, id);
+	q->head = ring_at(q, 1);
 	if (--q->len) {
 		e->heads[0] = head_of(e, r);
 	} else {

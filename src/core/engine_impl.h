@@ -77,10 +77,12 @@ struct eng_cpu {
 	uint64_t kernel_placed_ns;	/* of it, shared out by settling */
 };
 
-/* One CPU's queued events, oldest first: v[head], ... (cap a power of 2). */
+/* One CPU's queued events, oldest first, as ids of the engine's slots:
+ * v[head], v[head + 1], ..., round past v[cap - 1] to v[0]. */
 struct eng_ring {
-	struct eng_event *v;
+	uint32_t *v;
 	uint32_t head, len, cap;
+	uint64_t newest;	/* time of its newest event */
 };
 
 /* A ring's oldest event, as the heap of heads orders it. */
@@ -104,6 +106,10 @@ struct engine {
 	 * event older than its ring's newest waits in a heap by (time, seq)
 	 * of its own */
 	struct eng_ring *rings;
+	struct eng_event *slots;	/* the rings' events */
+	uint32_t nslots, slots_cap;
+	uint32_t free_slot;		/* the free slots, a list through
+					 * their seq; ENGINE_NONE: none */
 	struct eng_head *heads;		/* the non-empty rings' oldest */
 	uint32_t nheads;
 	struct eng_event *heap;		/* out of order in their stream */
