@@ -170,7 +170,12 @@ struct eng_thread {
 	uint32_t comm;		/* its name (string id), or ENGINE_NONE */
 	uint32_t cgroup;	/* its own cgroup (from its samples), or
 				 * ENGINE_NONE: its process's */
-	uint64_t cpu_ns;	/* sum of its runtime (or samples x interval) */
+	uint64_t cpu_ns;	/* sum of its runtime (or samples x interval),
+				 * less steal_taken */
+	/* STEAL_STINTS: its runtime events' sum, and the steal taken out of
+	 * it (runtime that includes steal): cpu_ns is the one less the other,
+	 * never below 0, however the steal came in */
+	uint64_t runtime_ns, steal_taken;
 	uint64_t samples;
 	uint64_t first_ns, last_ns;	/* its first and last event (0: none) */
 	/* engine's own */

@@ -350,6 +350,14 @@ static void place_inferred(struct engine *e, struct eng_cpu *c, uint64_t began)
 	c->since = began;
 }
 
+/* A thread's cpu_ns: its runtime less the steal taken out of it. */
+static void set_cpu(struct engine *e, struct eng_thread *th)
+{
+	uint64_t cpu = th->runtime_ns > th->steal_taken ? th->runtime_ns - th->steal_taken : 0;
+	e->st.run_ns += cpu - th->cpu_ns;	/* modulo 2^64: a fall is taken off */
+	th->cpu_ns = cpu;
+}
+
 static void seen(struct eng_thread *th, uint64_t t)
 {
 	if (!th->first_ns || t < th->first_ns)
@@ -367,8 +375,8 @@ int eng_on_runtime(struct engine *e, const struct eng_event *ev)
 	struct eng_thread *th = &e->threads.v[t];
 	c->st.seen = true;
 	seen(th, ev->time);
-	th->cpu_ns += ev->value;
-	e->st.run_ns += ev->value;
+	th->runtime_ns += ev->value;
+	set_cpu(e, th);
 	/* on the CPU it runs on (its event may come from another's ring) */
 	uint32_t on = th->oncpu != ENGINE_NONE ? th->oncpu : ev->cpu;
 	if (eng_series_add(e, on, ev->time, ev->value, 0))
@@ -575,42 +583,53 @@ void eng_on_lost(struct engine *e, const struct eng_event *ev)
 	}
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (Wirth's selection; v is reordered). */
+static int64_t select_kth(int64_t *v, uint32_t n, uint32_t k)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The densest point of sorted v[0..n): the shortest half, halved again
- * until a few values are left (the half-sample mode). */
-static uint32_t densest(const int64_t *v, uint32_t n)
-{
-	uint32_t lo = 0, len = n;
-	while (len > 3) {
-		uint32_t h = (len + 1) / 2, best = lo;
-		for (uint32_t i = lo; i + h <= lo + len; i++)
-			if (v[i + h - 1] - v[i] < v[best + h - 1] - v[best])
-				best = i;
-		lo = best;
-		len = h;
+	int64_t lo = 0, hi = (int64_t)n - 1;
+	while (lo < hi) {
+		int64_t pivot = v[k], i = lo, j = hi;
+		do {
+			while (v[i] < pivot)
+				i++;
+			while (pivot < v[j])
+				j--;
+			if (i <= j) {
+				int64_t x = v[i];
+				v[i] = v[j];
+				v[j] = x;
+				i++;
+				j--;
+			}
+		} while (i <= j);
+		if (j < (int64_t)k)
+			lo = i;
+		if ((int64_t)k < i)
+			hi = j;
 	}
-	return lo + len / 2;
+	return v[k];
 }
 
-/*
- * The bias of the switch path and the noise around it, from the residuals
- * of the stints waiting and of those judged last (a window centred on the
- * stint judged next). Residuals of stints that hold no steal sit in a
- * narrow symmetric band around the bias (this project's KVM guests: +-12
- * us around under 1 us); steal only adds to a residual. So the bias is
- * the median of the band around the densest point of the residuals near
- * 0, not their median (under heavy steal most stints hold some, and their
- * median is steal), and the
- * noise is read below it, where no steal reaches: 4 standard deviations
- * of the lower side (at least NOISE_MIN_NS). Where no stint near 0 is
- * left (every stint stolen from), the bias is taken as 0: it is
- * microseconds, and such stints are long.
- */
+/* The densest point of v[0..n) (all within +-BIAS_MAX_NS): the middle of
+ * the run of DENSE_BINS microsecond bins that holds the most. Linear:
+ * a sort here was half of a report's time. */
+#define DENSE_BINS 5
+static int64_t densest(const int64_t *v, uint32_t n)
+{
+	enum { NBINS = 2 * BIAS_MAX_NS / 1000 + 1 };
+	uint32_t hist[NBINS] = { 0 }, sum = 0, best = 0, end = DENSE_BINS - 1;
+	for (uint32_t i = 0; i < n; i++)
+		hist[(v[i] + BIAS_MAX_NS) / 1000]++;
+	for (uint32_t b = 0; b < NBINS; b++) {
+		sum += hist[b] - (b >= DENSE_BINS ? hist[b - DENSE_BINS] : 0);
+		if (sum > best) {
+			best = sum;
+			end = b;
+		}
+	}
+	return ((int64_t)end - DENSE_BINS / 2) * 1000 + 500 - BIAS_MAX_NS;
+}
+
 /* The gaps summed while the accounting was not known, when it turns out
  * that residuals measure steal: their threads are held no longer. */
 static void drop_gap_sums(struct engine *e)
@@ -660,6 +679,19 @@ static void judge_accounting(struct engine *e)
 		drop_gap_sums(e);
 }
 
+/*
+ * The bias of the switch path and the noise around it, from the residuals
+ * of the stints waiting and of those judged last (a window centred on the
+ * stint judged next). Residuals of stints that hold no steal sit in a
+ * narrow symmetric band around the bias (this project's KVM guests: +-12
+ * us around under 1 us); steal only adds to a residual. So the bias is
+ * the median of the band around the densest point of the residuals near
+ * 0, not their median (under heavy steal most stints hold some, and their
+ * median is steal), and the noise is read below it, where no steal reaches: 4 standard deviations
+ * of the lower side (at least NOISE_MIN_NS). Where no stint near 0 is
+ * left (every stint stolen from), the bias is taken as 0: it is
+ * microseconds, and such stints are long.
+ */
 static int calibrate(struct engine *e)
 {
 	uint32_t n = 0;
@@ -676,23 +708,21 @@ static int calibrate(struct engine *e)
 	e->st.bias_ns = 0;
 	e->st.bias_stints = 0;
 	if (n >= CALIBRATION_MIN) {
-		const int64_t *v = e->scratch;
-		qsort(e->scratch, n, sizeof(*e->scratch), cmp_i64);
+		int64_t *v = e->scratch;
 		/* the band around the densest point; its median is the bias
 		 * (a band of two modes, as +-12 us, is centred) */
-		int64_t mode = v[densest(v, n)];
-		uint32_t a = 0, b = n;
-		while (v[a] < mode - BAND_NS)
-			a++;
-		while (v[b - 1] > mode + BAND_NS)
-			b--;
-		uint32_t m = a + (b - a) / 2;
-		int64_t bias = v[m];
-		/* the lower side's median distance: 0.6745 standard deviations */
-		int64_t below = bias - v[a + (m - a) / 2];
+		int64_t mode = densest(v, n);
+		uint32_t m = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (v[i] >= mode - BAND_NS && v[i] <= mode + BAND_NS)
+				v[m++] = v[i];
+		int64_t bias = select_kth(v, m, m / 2);
+		/* the lower side's median distance (v[0..m/2) are the lower
+		 * half now): 0.6745 standard deviations */
+		int64_t below = m / 2 ? bias - select_kth(v, m / 2, m / 4) : 0;
 		int64_t noise = below * 4 * 10000 / 6745;
 		e->st.bias_ns = bias;
-		e->st.bias_stints = n;
+		e->st.bias_stints = m;
 		if (noise > e->st.noise_ns)
 			e->st.noise_ns = noise;
 	}
@@ -859,10 +889,9 @@ int eng_settle(struct engine *e)
 		struct eng_prog *pr = &e->progs.v[g->prog];
 		uint32_t thread = pr->thread;
 		struct eng_thread *th = &e->threads.v[thread];
-		if (included) {
-			part = part < th->cpu_ns ? part : th->cpu_ns;
-			th->cpu_ns -= part;
-			e->st.run_ns -= part;
+		if (included) {	/* taken out of its runtime, however late */
+			th->steal_taken += part;
+			set_cpu(e, th);
 		}
 		pr->steal_ns += part;
 		pr->steal_samples += g->count;
@@ -873,8 +902,10 @@ int eng_settle(struct engine *e)
 	}
 	for (uint32_t cpu = 0; cpu < e->c.ncpus; cpu++) {
 		struct eng_cpu *c = &e->cpus[cpu];
-		if (c->kernel_known && (stints ? e->c.scale_to_kernel : true)) {
-			e->st.steal_scaled |= c->gap_ns > 0;
+		/* a CPU nothing weighed on keeps its kernel steal for the next
+		 * settling: collections then add up to one settling at the end */
+		if (c->kernel_known && (stints ? e->c.scale_to_kernel : true) && c->gap_ns) {
+			e->st.steal_scaled = true;
 			c->kernel_placed_ns = c->st.kernel_steal_ns;
 		}
 		c->gap_ns = 0;
