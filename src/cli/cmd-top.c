@@ -521,10 +521,8 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			cli_usage(stdout, &top_command);
 			return 1;
 		case T_DELAY:
-			if (!cli_parse_double("--delay", arg, &d) || d < 0.1 || d > 3600) {
-				cli_error("--delay: '%s' is not 0.1 to 3600 seconds", arg);
+			if (!cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
 				return -1;
-			}
 			tp->delay_ns = (uint64_t)(d * 1e9);
 			break;
 		case T_PID:
