@@ -179,8 +179,8 @@ static bool take_budget(struct perf_maps *m, uint64_t now, uint64_t bytes)
 
 /*
  * Opens the map file of pid when it may be read and has changed since
- * map was read: a file descriptor, or -1 (none, not to be trusted, not
- * changed, or not now). st gets its status.
+ * map was read: a file descriptor, or -ENOENT (none), -EPERM (not to be
+ * trusted), -EEXIST (as read). st gets its status.
  */
 static int open_map(struct perf_maps *m, struct perf_map *map, uint32_t pid, struct stat *st)
 {
@@ -189,9 +189,11 @@ static int open_map(struct perf_maps *m, struct perf_map *map, uint32_t pid, str
 	/* O_NOFOLLOW: a link in /tmp to another user's file is not read;
 	 * O_NONBLOCK: nor does a FIFO there hold the reader */
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return -ENOENT;
 	if (fd < 0) {
-		m->refused += errno == ELOOP;
-		return -1;
+		m->refused++;	/* ELOOP: a link */
+		return -EPERM;
 	}
 	int64_t uid = -1;
 	bool ok = !fstat(fd, st) && S_ISREG(st->st_mode);
@@ -201,12 +203,12 @@ static int open_map(struct perf_maps *m, struct perf_map *map, uint32_t pid, str
 	if (!ok) {
 		m->refused++;
 		close(fd);
-		return -1;
+		return -EPERM;
 	}
 	if (st->st_size == map->size && st->st_mtim.tv_sec == map->mtime.tv_sec &&
 	    st->st_mtim.tv_nsec == map->mtime.tv_nsec) {
 		close(fd);
-		return -1;	/* as read */
+		return -EEXIST;
 	}
 	return fd;
 }
@@ -221,6 +223,11 @@ static void refresh(struct perf_maps *m, struct perf_map *map, uint32_t pid,
 		return;
 	struct stat st;
 	int fd = open_map(m, map, pid, &st);
+	/* no file yet and none read: looked for again at the next lookup (a
+	 * JIT writes its map as it starts; a failed open costs what the stat
+	 * of each lookup did before) */
+	if (fd == -ENOENT && map->size < 0)
+		return;
 	if (fd < 0) {
 		map->checked = true;
 		map->checked_ns = now;
@@ -233,7 +240,7 @@ static void refresh(struct perf_maps *m, struct perf_map *map, uint32_t pid,
 	map->checked = true;
 	map->checked_ns = now;
 	if (load(map, fd, &st, names))
-		map->size = -1;	/* read again when next looked at */
+		map->size = -1;	/* read again at the next recheck */
 }
 
 const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64_t addr,

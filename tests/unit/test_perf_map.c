@@ -151,13 +151,19 @@ static void size_bound(void **state)
 }
 
 /* A file rewritten (same size, new names) is read again only after
- * recheck_ns; files together read at most at the rate. */
+ * recheck_ns; files together read at most at the rate. A map that was
+ * not there yet (a lookup before the JIT wrote it) is looked for again at
+ * once. */
 static void rate(void **state)
 {
 	(void)state;
 	struct perf_maps m;
 	struct strtab names;
 	init(&m, &names);
+	proc_of(299, 0);
+	assert_null(name_at(&m, &names, 299, 0x1000));
+	put("tmp/perf-299.map", "1000 10 EARLY\n");
+	assert_string_equal(name_at(&m, &names, 299, 0x1000), "EARLY");
 	proc_of(300, 0);
 	put("tmp/perf-300.map", "1000 10 AAAA\n");
 	assert_string_equal(name_at(&m, &names, 300, 0x1000), "AAAA");
