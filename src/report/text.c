@@ -236,10 +236,15 @@ static void write_steal_method(FILE *out, const struct report_extras *x)
 	fprintf(out, ", %s%s", !strcmp(x->steal_method, "residual") ?
 		"the residual of each stint" : "sample gaps",
 		x->steal_scaled ? " scaled to /proc/stat" : "");
-	if (x->kernel_accounting && *x->kernel_accounting)
-		fprintf(out, " (%s: %s; known by %s)", x->kernel_accounting,
-			steal_accounting__describe_name(x->kernel_accounting),
-			x->accounting_source);
+	if (x->kernel_accounting && *x->kernel_accounting) {
+		/* a recording's words: a crafted one could hold escapes */
+		fputs(" (", out);
+		text_put(out, x->kernel_accounting, 0, 0);
+		fprintf(out, ": %s; known by ",
+			steal_accounting__describe_name(x->kernel_accounting));
+		text_put(out, x->accounting_source ? x->accounting_source : "", 0, 0);
+		putc(')', out);
+	}
 	fprintf(out, ", resolution %" PRIu64 " us", x->steal_resolution_ns / 1000);
 	if (x->steal_clock < 0)
 		fputs("; the kernel has counted no steal since boot (no steal clock): "
