@@ -121,7 +121,7 @@ c1_check c1.top "top --batch" C1ARG
 c1_check c1.txt "report text by process" C1ARG
 c1_check c1.comm.txt "report text by comm" "c1?31m?2Jx"
 c1_check c1.folded "folded" "c1?31m?2Jx"
-c1_check c1.bill "bill by command" "c1?31m?2Jx -c"
+c1_check c1.bill "bill by command" "C1ARG"
 c1_check c1.bill.comm "bill by comm" "c1?31m"
 "$CL" run -- "$prog" -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' "$arg" \
 	2>c1.run >/dev/null || fail "run: $(cat c1.run)"

@@ -13,7 +13,7 @@ L=$TMP/l.db
 "$CL" ledger add --ledger "$L" "$TMP/imp.rec" 2>/dev/null || fail "ledger add"
 [ "$(sqlite3 "$L" 'SELECT count(*) FROM collections WHERE end_ns = 0')" = 1 ] ||
 	fail "the import's collection does not have end_ns 0"
-"$CL" bill --ledger "$L" --by command --format csv >"$TMP/before.csv" || fail "bill before"
+"$CL" bill --ledger "$L" --by command --format csv --until @1 >"$TMP/before.csv" || fail "bill before"
 rows=$(sqlite3 "$L" 'SELECT count(*) FROM usage')
 # a collection that ended in 1970, with a row of its own
 sqlite3 "$L" "INSERT INTO collections (collected_ns, reason, start_ns, end_ns, host, boot_id,
