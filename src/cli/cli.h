@@ -25,6 +25,17 @@ void cli_error(const char *fmt, ...);
 bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
 		   uint64_t max, uint64_t *out);
 bool cli_parse_double(const char *opt, const char *arg, double *out);
+/* Seconds from min to max (at most CLI_MAX_SECONDS, so that any of them
+ * in nanoseconds fits 64 bits with room to add a start time): every
+ * duration, interval and wait of every command is read by this, so all
+ * refuse alike; false having said which option is at fault. */
+#define CLI_MAX_SECONDS 31536000.0	/* a year */
+/* --duration and --interval, the same in record, run, top and agent */
+#define CLI_DURATION_MIN 0.001
+#define CLI_INTERVAL_MIN 0.1
+#define CLI_INTERVAL_MAX 86400.0
+bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
+		       double *out);
 /* A time as nanoseconds since the epoch: @SECONDS, YYYY-MM-DD,
  * YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS (UTC), now, today or yesterday
  * (midnight UTC), or -N followed by s, min, h, d or w (so long before

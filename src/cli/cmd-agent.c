@@ -470,11 +470,9 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			return 1;
 		case A_LEDGER: o->ledger = arg; break;
 		case A_INTERVAL:
-			if (!cli_parse_double("--interval", arg, &d) || d < 0.1 || d > 86400) {
-				cli_error("--interval: '%s' is not 0.1 to 86400 seconds", arg);
+			if (!cli_parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
+					       CLI_INTERVAL_MAX, &o->interval))
 				return -1;
-			}
-			o->interval = d;
 			break;
 		case A_FREQ:
 			if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
@@ -507,11 +505,9 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			g->max_programs = (uint32_t)v;
 			break;
 		case A_DURATION:
-			if (!cli_parse_double("--duration", arg, &d) || d <= 0) {
-				cli_error("--duration: '%s' is not a number of seconds", arg);
+			if (!cli_parse_seconds("--duration", arg, CLI_DURATION_MIN,
+					       CLI_MAX_SECONDS, &o->duration))
 				return -1;
-			}
-			o->duration = d;
 			break;
 		case A_MMAP_PAGES:
 			if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v) || (v & (v - 1))) {

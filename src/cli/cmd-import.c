@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "../format/script_import.h"
+#include "../report/report.h"
 #include "../core/banned.h"
 
 enum { I_OUTPUT = 1 };
@@ -61,9 +62,12 @@ int cli_import_script(const char *path, int out_fd, bool quiet)
 		fprintf(stderr, "%s: no samples\n", path);
 	if (msg[0])
 		fprintf(stderr, "%s: %s\n", path, msg);
+	/* the event's name is the text's: no control characters */
+	char event[sizeof(st.event)];
+	text_clean(event, sizeof(event), st.event[0] ? st.event : "-");
 	if (st.other_samples)
 		fprintf(stderr, "%s: %llu sample(s) of events other than %s counted, "
-			"not imported\n", path, (unsigned long long)st.other_samples, st.event);
+			"not imported\n", path, (unsigned long long)st.other_samples, event);
 	if (st.lost_chunks)
 		fprintf(stderr, "%s: perf says it lost %llu chunk(s) of samples while "
 			"recording\n", path, (unsigned long long)st.lost_chunks);
@@ -73,7 +77,7 @@ int cli_import_script(const char *path, int out_fd, bool quiet)
 	if (!quiet)
 		fprintf(stderr, "%s: %llu %s sample(s), %llu frame(s), %llu sched_switch, "
 			"%llu sched_stat_runtime; interval %llu ns (%s); steal: %s\n",
-			path, (unsigned long long)st.samples, st.event[0] ? st.event : "-",
+			path, (unsigned long long)st.samples, event,
 			(unsigned long long)st.frames, (unsigned long long)st.switches,
 			(unsigned long long)st.runtimes, (unsigned long long)st.interval_ns,
 			st.interval_source, st.steal_source);

@@ -25,6 +25,7 @@
 #include "../collect/procfs.h"
 #include "../format/procstat.h"
 #include "../record/recorder.h"
+#include "../report/report.h"
 #include "../core/banned.h"
 
 enum { T_DELAY = 1, T_PID, T_BATCH, T_ITER, T_FREQ, T_THREADS, T_PROGRAMS, T_ACCOUNTS };
@@ -312,14 +313,15 @@ static void row_text(const struct top *tp, const struct top_row *r, char *buf, s
 		snprintf(acc, sizeof(acc), " %-10.10s", r->account ? r->account : "");
 	if (!tp->narrow)
 		snprintf(ap, sizeof(ap), " %10.3f", (double)(r->cpu_ns + r->steal_ns) / 1e9);
-	snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %8s%s %8.2f%s %s", first,
-		 tp->mode == TOP_PROGRAMS ? "-" : user_name(r->uid, user, sizeof(user)), ni,
-		 res_text(r->rss_kb, res, sizeof(res)), r->state ? r->state : '-', r->cpu_pct,
-		 r->steal_pct, time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap,
-		 (double)r->cpu_ns / 1e9, acc, r->name);
-	for (char *p = buf; *p; p++)	/* a command line is not the terminal's */
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	int n = snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %8s%s %8.2f%s ", first,
+			 tp->mode == TOP_PROGRAMS ? "-" : user_name(r->uid, user, sizeof(user)),
+			 ni, res_text(r->rss_kb, res, sizeof(res)), r->state ? r->state : '-',
+			 r->cpu_pct, r->steal_pct,
+			 time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap,
+			 (double)r->cpu_ns / 1e9, acc);
+	/* a command line is not the terminal's: no control characters */
+	if (n >= 0 && (size_t)n < size)
+		text_clean(buf + n, size - (size_t)n, r->name);
 }
 
 static const char *const help_text[] = {
@@ -521,10 +523,8 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			cli_usage(stdout, &top_command);
 			return 1;
 		case T_DELAY:
-			if (!cli_parse_double("--delay", arg, &d) || d < 0.1 || d > 3600) {
-				cli_error("--delay: '%s' is not 0.1 to 3600 seconds", arg);
+			if (!cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
 				return -1;
-			}
 			tp->delay_ns = (uint64_t)(d * 1e9);
 			break;
 		case T_PID:

@@ -78,12 +78,10 @@ int live_opts__add_pids(struct live_opts *o, const char *arg)
 	return 1;
 }
 
-static int parse_seconds(const char *opt, const char *arg, double min, double *out)
+static int parse_seconds(const char *opt, const char *arg, double min, double max,
+			 double *out)
 {
-	if (cli_parse_double(opt, arg, out) && *out >= min && *out <= 31536000)
-		return 1;
-	cli_error("%s: '%s' is not a number of seconds from %g to a year", opt, arg, min);
-	return -1;
+	return cli_parse_seconds(opt, arg, min, max, out) ? 1 : -1;
 }
 
 int live_opts__parse(struct live_opts *o, int id, const char *arg)
@@ -108,11 +106,13 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 			  "--call-graph: unknown mode '%s' (fp)", arg);
 		return -1;
 	case L_OUTPUT: o->output = arg; return 1;
-	case L_DURATION: return parse_seconds("--duration", arg, 0.001, &o->duration);
+	case L_DURATION: return parse_seconds("--duration", arg, CLI_DURATION_MIN,
+						   CLI_MAX_SECONDS, &o->duration);
 	case L_NO_TRACEPOINTS: o->no_tracepoints = true; return 1;
 	case L_ACCOUNTS: o->accounts = arg; return 1;
 	case L_LEDGER: o->ledger = arg; return 1;
-	case L_INTERVAL: return parse_seconds("--interval", arg, 0.1, &o->interval);
+	case L_INTERVAL: return parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
+						   CLI_INTERVAL_MAX, &o->interval);
 	case L_MMAP_PAGES:
 		if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v))
 			return -1;

@@ -62,6 +62,24 @@ bool cli_parse_double(const char *opt, const char *arg, double *out)
 	return true;
 }
 
+bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
+		       double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (max > CLI_MAX_SECONDS)
+		max = CLI_MAX_SECONDS;
+	/* isfinite and the range also refuse NaN, "inf" and 1e400 */
+	if (!*arg || *end || errno || !isfinite(v) || !(v >= min && v <= max)) {
+		cli_error("%s: '%s' is not a number of seconds from %.15g to %.15g", opt, arg,
+			  min, max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
 /* now, today, yesterday (midnight UTC), -N{s,min,h,d,w} (so long ago). */
 static bool parse_relative(const char *s, int64_t *out)
 {

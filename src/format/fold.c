@@ -14,6 +14,7 @@
 #include "../core/grow.h"
 #include "../core/hindex.h"
 #include "../core/strtab.h"
+#include "../report/report.h"
 #include "../core/banned.h"
 
 struct folder {
@@ -582,7 +583,9 @@ int folder__write(struct folder *f, FILE *out)
 	sort_ctx = f;
 	qsort(order, n, sizeof(*order), cmp_stack);
 	for (uint32_t i = 0; i < n; i++) {
-		fwrite(strtab__str(&f->stacks, order[i]), 1, strtab__len(&f->stacks, order[i]), out);
+		/* the text's names may hold control characters (perf prints a
+		 * comm's bytes as they are): shown as report's text shows them */
+		text_put(out, strtab__str(&f->stacks, order[i]), 0, 0);
 		fprintf(out, " %llu\n", (unsigned long long)f->counts[order[i]]);
 	}
 	free(order);

@@ -59,6 +59,8 @@ struct script_parser {
 	uint64_t *periods, *gaps;	/* INTERVAL_PROBES each, when needed */
 	uint32_t nperiods, ngaps;
 	uint64_t *cpu_last;		/* last sample time per CPU, for gaps */
+	uint64_t *cpu_time;		/* last time per CPU of any line read */
+	int timed;			/* 0 no line yet, 1 lines have times, -1 not */
 	char *msg;
 	size_t msg_size;
 };
@@ -86,13 +88,49 @@ static int see_cpu(struct script_parser *im, int32_t cpu)
 			im->cpus = p;
 		if (q)
 			im->cpu_last = q;
-		if (!p || !q)
+		uint64_t *t = p && q ? realloc(im->cpu_time, n * sizeof(*t)) : NULL;
+		if (t)
+			im->cpu_time = t;
+		if (!t)
 			return -ENOMEM;
 		memset(im->cpus + im->ncpus, 0, n - im->ncpus);
 		memset(im->cpu_last + im->ncpus, 0, (n - im->ncpus) * sizeof(*q));
+		memset(im->cpu_time + im->ncpus, 0, (n - im->ncpus) * sizeof(*t));
 		im->ncpus = n;
 	}
 	im->cpus[c] = 1;
+	return 0;
+}
+
+/*
+ * A line read into the recording, in the text's order: perf script prints
+ * each CPU's events in time order (one ring per CPU; only CPUs' rings
+ * interleave out of order), so a time before the last on its CPU, or a
+ * line without a time among lines with times, is a text joined to another
+ * or to itself, which would count time twice or outside the recording.
+ * Equal times are perf's own (microseconds, a switch and a sample). Call
+ * after see_cpu.
+ */
+static int in_order(struct script_parser *im, const struct ps_header *h)
+{
+	int timed = h->has_time ? 1 : -1;
+	if (im->timed && im->timed != timed)
+		return bad(im, "a line %s a time among lines %s one (texts joined? "
+			   "import each on its own)", h->has_time ? "with" : "without",
+			   h->has_time ? "without" : "with");
+	im->timed = timed;
+	uint32_t cpu = h->cpu < 0 ? 0 : (uint32_t)h->cpu;
+	if (!h->has_time)
+		return 0;
+	uint64_t last = im->cpu_time[cpu];
+	if (h->time_ns < last)
+		return bad(im, "time %llu.%09llu is before the last on CPU %u (%llu.%09llu): "
+			   "times go backwards (texts joined, or one repeated? import each "
+			   "on its own)", (unsigned long long)(h->time_ns / 1000000000),
+			   (unsigned long long)(h->time_ns % 1000000000), cpu,
+			   (unsigned long long)(last / 1000000000),
+			   (unsigned long long)(last % 1000000000));
+	im->cpu_time[cpu] = h->time_ns;
 	return 0;
 }
 
@@ -322,6 +360,8 @@ static int sched_line(struct script_parser *im, const struct ps_header *h, bool 
 	if (!h->has_time || h->cpu < 0) {
 		/* no stint can be placed without them: the samples are read
 		 * all the same, steal is unknown (and said why) */
+		if (!h->has_time && in_order(im, h))
+			return -EBADMSG;
 		im->sched_untimed++;
 		im->no_time_seen |= !h->has_time;
 		im->in = IN_OTHER;
@@ -356,6 +396,8 @@ static int sched_line(struct script_parser *im, const struct ps_header *h, bool 
 	s.a = (uint32_t)a;
 	s.b = (uint32_t)b;
 	int err = see_cpu(im, h->cpu);
+	if (!err)
+		err = in_order(im, h);
 	/* the task on the CPU, by the header; the ones the fields name */
 	if (!err && h->tid > 0)
 		err = see_task(im, h->pid == PS_ID_NONE || h->pid < 0 ? (uint32_t)h->tid :
@@ -419,7 +461,7 @@ static int header_line(struct script_parser *im, const struct ps_header *h)
 	uint32_t tid = h->tid < 0 ? REC_TASK_EXITED : (uint32_t)h->tid;
 	uint32_t pid = h->pid == PS_ID_NONE ? tid :
 		       h->pid < 0 ? REC_TASK_EXITED : (uint32_t)h->pid;
-	if ((err = see_cpu(im, h->cpu)) ||
+	if ((err = see_cpu(im, h->cpu)) || (err = in_order(im, h)) ||
 	    (err = see_task(im, pid, tid, h->comm ? h->comm : "", h->comm_len)))
 		return err;
 	uint32_t cpu = h->cpu < 0 ? 0 : (uint32_t)h->cpu;
@@ -659,6 +701,7 @@ void script_parser__free(struct script_parser *im)
 	free(im->frames);
 	free(im->cpus);
 	free(im->cpu_last);
+	free(im->cpu_time);
 	free(im->periods);
 	free(im->gaps);
 	line_splitter__release(&im->lines);

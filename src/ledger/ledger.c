@@ -60,7 +60,14 @@
 /* Version 3: a task's cgroup (docs/cgroups.md). */
 #define TASKS_CGROUP "ALTER TABLE tasks ADD COLUMN cgroup TEXT;"
 
-static const char schema_v3[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage") TASKS_CGROUP;
+/* Version 4: when a collection was added to the ledger, so that one
+ * whose own time is unknown (end_ns 0: an imported perf script) is kept
+ * by retention for as long as one collected then (NULL: added before
+ * version 4, never deleted by retention). */
+#define COLLECTIONS_ADDED "ALTER TABLE collections ADD COLUMN added_ns INTEGER;"
+
+static const char schema_v4[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage") TASKS_CGROUP
+	COLLECTIONS_ADDED;
 
 /* Version 1 to 2: steal may be NULL (unknown, never 0); tasks say their
  * process's start (pids are given again) and their comm. */
@@ -74,7 +81,7 @@ static const char migrate_v1[] =
 	USAGE_V2("usage_v2")
 	"INSERT INTO usage_v2 SELECT * FROM usage;"
 	"DROP TABLE usage;"
-	"ALTER TABLE usage_v2 RENAME TO usage;" TASKS_CGROUP;
+	"ALTER TABLE usage_v2 RENAME TO usage;" TASKS_CGROUP COLLECTIONS_ADDED;
 
 static int64_t pragma_int(sqlite3 *db, const char *sql, int *rc)
 {
@@ -148,8 +155,9 @@ static int check_and_make(struct ledger *l, const char *path, int how, char *msg
 		}
 		return 0;
 	}
-	const char *sql = !l->version ? schema_v3 : l->version == 1 ? migrate_v1 :
-			  l->version == 2 ? TASKS_CGROUP : NULL;
+	const char *sql = !l->version ? schema_v4 : l->version == 1 ? migrate_v1 :
+			  l->version == 2 ? TASKS_CGROUP COLLECTIONS_ADDED :
+			  l->version == 3 ? COLLECTIONS_ADDED : NULL;
 	int e = sql ? ledger_exec(l, sql, msg, size) : 0;
 	if (!e && sql) {
 		char v[96];

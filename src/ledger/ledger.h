@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LEDGER_SCHEMA_VERSION 3
+#define LEDGER_SCHEMA_VERSION 4
 
 struct ledger;
 
@@ -180,7 +180,10 @@ int ledger__check_accounts(struct ledger *l, const char *const *names, size_t n,
 			   char *msg, size_t size);
 
 /* Deletes collections that ended before before_ns, and what only they
- * used; returns how many went (>= 0) or -errno with msg set. */
+ * used; one whose end is unknown (0: an import without its day) goes when
+ * it was added to the ledger before before_ns, never when that is not
+ * known (added before schema version 4). Returns how many went (>= 0) or
+ * -errno with msg set. */
 int64_t ledger__retain(struct ledger *l, int64_t before_ns, char *msg, size_t size);
 
 #endif

@@ -283,6 +283,12 @@ void bill_span__release(struct bill_span *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* A collection goes by its own end; one whose end is unknown (0: an
+ * imported perf script without the day) by when it was added, and never
+ * when that is unknown too (added before schema version 4). */
+#define RETAIN_WHERE "((end_ns > 0 AND end_ns < %lld) OR " \
+	"(end_ns <= 0 AND added_ns IS NOT NULL AND added_ns < %lld))"
+
 int64_t ledger__retain(struct ledger *l, int64_t before_ns, char *msg, size_t size)
 {
 	char sql[512];
@@ -291,9 +297,9 @@ int64_t ledger__retain(struct ledger *l, int64_t before_ns, char *msg, size_t si
 		return e;
 	snprintf(sql, sizeof(sql),
 		 "DELETE FROM usage WHERE collection_id IN "
-		 "(SELECT id FROM collections WHERE end_ns < %lld);"
-		 "DELETE FROM collections WHERE end_ns < %lld;", (long long)before_ns,
-		 (long long)before_ns);
+		 "(SELECT id FROM collections WHERE " RETAIN_WHERE ");"
+		 "DELETE FROM collections WHERE " RETAIN_WHERE ";", (long long)before_ns,
+		 (long long)before_ns, (long long)before_ns, (long long)before_ns);
 	e = ledger_exec(l, sql, msg, size);
 	int64_t gone = e ? 0 : sqlite3_changes(l->db);
 	if (!e)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../core/banned.h"
 
@@ -43,9 +44,14 @@ int ledger__begin(struct ledger *l, const struct collection *c, char *msg,
 	}
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(l->db, "INSERT INTO collections (collected_ns, reason, "
-			       "start_ns, end_ns, host, boot_id, recording, seq) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+			       "start_ns, end_ns, host, boot_id, recording, seq, added_ns) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
 		goto sql_error;
+	/* the wall clock now: retention's time for a collection whose own
+	 * is unknown */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	sqlite3_bind_int64(st, 9, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
 	sqlite3_bind_int64(st, 1, c->collected_ns);
 	sqlite3_bind_text(st, 2, c->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, c->start_ns);

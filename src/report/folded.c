@@ -107,9 +107,11 @@ static int write_folded(FILE *out, const struct table *t, const struct report_ex
 			order[i] = i;
 		sort_lines = &lines;
 		qsort(order, ncounts, sizeof(*order), cmp_line);
-		for (uint32_t i = 0; i < ncounts; i++)
-			fprintf(out, "%s %" PRIu64 "\n", strtab__str(&lines, order[i]),
-				counts[order[i]]);
+		for (uint32_t i = 0; i < ncounts; i++) {
+			/* names are the processes' own: no control characters */
+			text_put(out, strtab__str(&lines, order[i]), 0, 0);
+			fprintf(out, " %" PRIu64 "\n", counts[order[i]]);
+		}
 	}
 	free(order);
 	free(counts);

@@ -133,14 +133,26 @@ static int write_flame(FILE *out, const struct report_extras *x)
 	return err;
 }
 
-/* Text for inside <script>: no "</" that would end it. */
+/*
+ * JSON for inside <script>: with no '<' at all the HTML parser's
+ * script-data states never leave (a name "<!--<script>" then "</script>"
+ * swallowed the page's own code, "</script>" ended the data), no '>' or
+ * '&' either, and U+2028/2029 escaped (line ends to older JavaScript).
+ * JSON holds these only inside strings, where a \u escape means the same.
+ */
 static void put_script_text(FILE *out, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '<' && i + 1 < n && s[i + 1] == '/')
-			fputs("<\\", out);
-		else
-			fputc(s[i], out);
+		unsigned char c = (unsigned char)s[i];
+		if (c == '<' || c == '>' || c == '&')
+			fprintf(out, "\\u%04x", c);
+		else if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
+			 ((unsigned char)s[i + 2] == 0xa8 || (unsigned char)s[i + 2] == 0xa9)) {
+			fputs((unsigned char)s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029", out);
+			i += 2;
+		} else {
+			fputc(c, out);
+		}
 	}
 }
 

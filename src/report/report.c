@@ -152,33 +152,65 @@ void om_put_label(FILE *out, bool *first, const char *name, const char *v)
 	putc('"', out);
 }
 
+size_t text_char(const unsigned char *s, size_t n, const char **show)
+{
+	size_t len = utf8_seq(s, n);
+	*show = NULL;
+	if (!len) {
+		/* a raw 0x80-0x9F is C1 to a terminal in an 8-bit mode (0x9B
+		 * is CSI); other stray bytes are only not UTF-8 */
+		*show = s[0] <= 0x9f ? "?" : "\xef\xbf\xbd";
+		return 1;
+	}
+	/* C0, DEL, C1 (U+0080-U+009F is 0xC2 0x80-0x9F): not for a terminal */
+	if (s[0] < 0x20 || s[0] == 0x7f || (len == 2 && s[0] == 0xc2 && s[1] < 0xa0))
+		*show = "?";
+	return len;
+}
+
 int text_put(FILE *out, const char *s, int max, int pad)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
 	int cols = 0;
 	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq(p + i, n - i);
-		if (max && cols == max - 1 && i + (len ? len : 1) < n) {
+		const char *show;
+		size_t len = text_char(p + i, n - i, &show);
+		if (max && cols == max - 1 && i + len < n) {
 			putc('+', out);	/* more than fits */
 			cols++;
 			break;
 		}
-		if (!len) {
-			fputs("\xef\xbf\xbd", out);
-			len = 1;
-		} else if (p[i] < 0x20 || p[i] == 0x7f ||
-			   (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
-			putc('?', out);	/* C0, DEL, C1: not for a terminal */
-		} else {
+		if (show)
+			fputs(show, out);
+		else
 			fwrite(p + i, 1, len, out);
-		}
 		i += len;
 		cols++;
 	}
 	for (; cols < pad; cols++)
 		putc(' ', out);
 	return cols;
+}
+
+size_t text_clean(char *buf, size_t size, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), out = 0;
+	if (!size)
+		return 0;
+	for (size_t i = 0; i < n;) {
+		const char *show;
+		size_t len = text_char(p + i, n - i, &show);
+		size_t w = show ? strlen(show) : len;
+		if (out + w >= size)
+			break;	/* cut at a character */
+		memcpy(buf + out, show ? show : (const char *)p + i, w);
+		out += w;
+		i += len;
+	}
+	buf[out] = '\0';
+	return out;
 }
 
 const char *report_user(int64_t uid, char *buf, size_t size)

@@ -145,11 +145,24 @@ char *utf8_dup_clean(const char *s);
  * made UTF-8 (U+FFFD for what is not). */
 void om_put_label(FILE *out, bool *first, const char *name, const char *v);
 
-/* Writes s for a terminal: control characters (escape sequences would
- * act on it) as '?', invalid UTF-8 as U+FFFD, at most max columns (0: no
+/*
+ * The one place that decides what text may reach a terminal: how the
+ * character at s (n >= 1 bytes left) is shown. Returns the bytes it takes
+ * (>= 1) and sets *show to what stands for them, or NULL for the bytes
+ * themselves. Control characters, which a terminal would act on (C0, DEL,
+ * C1 U+0080-U+009F: U+009B is CSI on many terminals; and raw bytes
+ * 0x80-0x9F, C1 to a terminal in an 8-bit mode), show as "?"; other bytes
+ * that are not UTF-8 as U+FFFD. Text reports, bills, top, run's summary,
+ * folded stacks and messages about a file's contents all go through it.
+ */
+size_t text_char(const unsigned char *s, size_t n, const char **show);
+/* Writes s for a terminal (text_char), at most max columns (0: no
  * limit; a cut string ends in '+'), then spaces up to pad columns. One
  * column per character. Returns the columns written. */
 int text_put(FILE *out, const char *s, int max, int pad);
+/* s made safe for a terminal (text_char) into buf: always terminated,
+ * cut at a character when it does not fit. Returns its length. */
+size_t text_clean(char *buf, size_t size, const char *s);
 
 /* text_put, but a string longer than max columns keeps its start and
  * (twice as much of) its end around "...": the end of a command line is

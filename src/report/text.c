@@ -236,10 +236,15 @@ static void write_steal_method(FILE *out, const struct report_extras *x)
 	fprintf(out, ", %s%s", !strcmp(x->steal_method, "residual") ?
 		"the residual of each stint" : "sample gaps",
 		x->steal_scaled ? " scaled to /proc/stat" : "");
-	if (x->kernel_accounting && *x->kernel_accounting)
-		fprintf(out, " (%s: %s; known by %s)", x->kernel_accounting,
-			steal_accounting__describe_name(x->kernel_accounting),
-			x->accounting_source);
+	if (x->kernel_accounting && *x->kernel_accounting) {
+		/* a recording's words: a crafted one could hold escapes */
+		fputs(" (", out);
+		text_put(out, x->kernel_accounting, 0, 0);
+		fprintf(out, ": %s; known by ",
+			steal_accounting__describe_name(x->kernel_accounting));
+		text_put(out, x->accounting_source ? x->accounting_source : "", 0, 0);
+		putc(')', out);
+	}
 	fprintf(out, ", resolution %" PRIu64 " us", x->steal_resolution_ns / 1000);
 	if (x->steal_clock < 0)
 		fputs("; the kernel has counted no steal since boot (no steal clock): "
@@ -250,7 +255,8 @@ static void write_steal_method(FILE *out, const struct report_extras *x)
 static void write_cpus(FILE *out, const struct report_extras *x)
 {
 	char a[32], b[32], c[32];
-	fprintf(out, "\nsteal source: %s", x->steal_source);
+	fputs("\nsteal source: ", out);
+	text_put(out, x->steal_source, 0, 0);
 	write_steal_method(out, x);
 	if (!strcmp(x->steal_source, "tracepoints") && !strcmp(x->steal_method, "residual"))
 		fprintf(out, "; per-stint bias %" PRId64 " ns", x->bias_ns);
@@ -323,9 +329,10 @@ static void write_totals(FILE *out, const struct table *t, const struct report_e
 	const struct table_totals *tot = &t->totals;
 	char a[32], b[32], c[32];
 	if (x && !x->steal_known) {
-		fprintf(out, "\nrun %s s, steal unknown, idle %s s: %s\n",
-			secs(a, sizeof(a), tot->run_ns), secs(c, sizeof(c), tot->idle_ns),
-			x->steal_source);
+		fprintf(out, "\nrun %s s, steal unknown, idle %s s: ",
+			secs(a, sizeof(a), tot->run_ns), secs(c, sizeof(c), tot->idle_ns));
+		text_put(out, x->steal_source, 0, 0);
+		putc('\n', out);
 		return;
 	}
 	uint64_t held = tot->run_ns + tot->steal_ns;
@@ -344,11 +351,16 @@ static void write_title(FILE *out, const struct table *t, const struct report_ex
 {
 	const struct table_totals *tot = &t->totals;
 	char a[32];
-	if (x)
-		fprintf(out, "Steal-corrected CPU time by %s on %s, method %s, %.1f s recorded (%s)\n",
-			t->by, x->host, steal_method__name(t->method),
-			(double)x->duration_ns / 1e9, x->scope);
-	else
+	if (x) {
+		/* the host and scope come from the recording: an imported
+		 * perf script's "# hostname :" line is anybody's text */
+		fprintf(out, "Steal-corrected CPU time by %s on ", t->by);
+		text_put(out, x->host, 0, 0);
+		fprintf(out, ", method %s, %.1f s recorded (", steal_method__name(t->method),
+			(double)x->duration_ns / 1e9);
+		text_put(out, x->scope, 0, 0);
+		fputs(")\n", out);
+	} else
 		fprintf(out, "Steal-corrected CPU time by %s, method %s, %s\n", t->by,
 			steal_method__name(t->method),
 			t->timestamps ? "durations from timestamps" : "fixed sample interval");

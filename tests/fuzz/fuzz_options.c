@@ -42,8 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; r == 1 && i < o.npids; i++)
 			if (o.pids[i] <= 0 || o.pids[i] > 4194304)
 				abort();
+		/* any duration in ns fits 64 bits with a start added */
 		if (r == 1 && (o.hz < 1 || o.hz > 100000 || o.duration < 0 ||
-			       (o.interval != 0 && !(o.interval >= 0.1)) ||
+			       o.duration > CLI_MAX_SECONDS ||
+			       (o.interval != 0 && !(o.interval >= CLI_INTERVAL_MIN &&
+						     o.interval <= CLI_INTERVAL_MAX)) ||
 			       o.realtime < 0 || o.realtime > 99 ||
 			       (o.mmap_pages & (o.mmap_pages - 1))))
 			abort();
@@ -56,6 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 2:
 		(void)cli_parse_double("--x", arg, &d);
+		if (cli_parse_seconds("--s", arg, 0.5, 1e300, &d) &&
+		    !(d >= 0.5 && d <= CLI_MAX_SECONDS))
+			abort();
 		break;
 	case 3: {
 		enum steal_method m;

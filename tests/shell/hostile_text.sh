@@ -11,7 +11,13 @@
 # - the cut command line is marked " [...]";
 # - text reports show control characters as '?' (an escape sequence in a
 #   command line would act on the terminal);
-# - perf script names with a NUL byte are refused with FILE:LINE.
+# - perf script names with a NUL byte are refused with FILE:LINE;
+# - C1 controls (issue 22: U+009B, CSI on many terminals, and raw 0x9B
+#   bytes, CSI to a terminal in an 8-bit mode) in a program's file name
+#   (so its comm), its command line and an imported perf script's
+#   "# hostname :" line reach no text output: report's text (header,
+#   rows), folded from a recording and from perf script, top --batch,
+#   run's summary, bill, import's messages; each checked byte by byte.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 command -v promtool >/dev/null || skip "promtool is not installed (package prometheus)"
@@ -81,4 +87,56 @@ run "$CL" import perf-script nul.txt -o nul.rec
 grep -q "^nul.txt:1: " "$TMP/err" || fail "NUL in perf script: $(cat "$TMP/err")"
 [ ! -e nul.rec ] || fail "NUL in perf script: a recording was written"
 echo "perf script with a NUL: $(cat "$TMP/err")"
+# C1: every byte of each text output. No C0 but newline and tab, no DEL,
+# no U+0080-U+009F, no raw byte 0x80-0x9F outside a UTF-8 sequence.
+c1_check() {	# FILE LABEL NEEDLE
+	python3 - "$1" "$2" "$3" <<'PY' || fail "$2: a control character got through"
+import sys
+raw = open(sys.argv[1], "rb").read()
+t = raw.decode("utf-8", errors="surrogateescape")
+bad = [(i, hex(ord(c))) for i, c in enumerate(t)
+       if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f
+       or 0xdc80 <= ord(c) <= 0xdc9f]
+assert not bad, "%s: %s" % (sys.argv[2], bad[:5])
+assert sys.argv[3] in t, "%s: %r not in the output" % (sys.argv[2], sys.argv[3])
+print("%s: %d bytes, no control character" % (sys.argv[2], len(raw)))
+PY
+}
+# the program's file holds U+009B and a raw 0x9B (its comm); argv holds
+# both and ESC [ 2 J (clear the screen)
+prog="$TMP/$(printf 'c1\xc2\x9b31m\x9b2Jx')"
+cp "$(command -v sh)" "$prog"
+arg=$(printf 'C1ARG\xc2\x9b1;31m\x9b2J\033[2J')
+"$prog" -c 'i=0; while [ $i -lt 1500000 ]; do i=$((i+1)); done' "$arg" &
+c1=$!
+sleep 0.3
+"$CL" top --batch -n 2 -d 0.5 -p $c1 >c1.top 2>c1.top.err || fail "top --batch: $(cat c1.top.err)"
+"$CL" record -g -p $c1 -o c1.rec --ledger c1.db 2>c1.rec.err || fail "record: $(cat c1.rec.err)"
+"$CL" report -i c1.rec --by process --wide -o c1.txt
+"$CL" report -i c1.rec --by comm -o c1.comm.txt
+"$CL" report -i c1.rec --format folded -o c1.folded
+"$CL" bill --ledger c1.db --by command -o c1.bill
+"$CL" bill --ledger c1.db --by comm -o c1.bill.comm
+c1_check c1.top "top --batch" C1ARG
+c1_check c1.txt "report text by process" C1ARG
+c1_check c1.comm.txt "report text by comm" "c1?31m?2Jx"
+c1_check c1.folded "folded" "c1?31m?2Jx"
+c1_check c1.bill "bill by command" "C1ARG"
+c1_check c1.bill.comm "bill by comm" "c1?31m"
+"$CL" run -- "$prog" -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' "$arg" \
+	2>c1.run >/dev/null || fail "run: $(cat c1.run)"
+c1_check c1.run "run's summary" C1ARG
+# an imported perf script: its host name, comm and event name
+{ printf '# hostname : HOST\xc2\x9b2J\x9b31m\033]0;t\007\n'
+  printf 'c1\xc2\x9b2J\x9bx  100/100  [000]   1.000000:     1000000 cpu-clock\x9b:  1234 f\xc2\x9b (/bin/x)\n'
+  printf 'c1\xc2\x9b2J\x9bx  100/100  [000]   1.001000:     1000000 cpu-clock\x9b:  1234 f\xc2\x9b (/bin/x)\n'
+} >c1.perf
+"$CL" import perf-script c1.perf -o c1.imp.rec 2>c1.imp.err || fail "import: $(cat c1.imp.err)"
+c1_check c1.imp.err "import's messages" "cpu-clock?"
+"$CL" report -i c1.imp.rec --by comm -o c1.imp.txt
+c1_check c1.imp.txt "report of an import (host in the first line)" "on HOST?2J?31m?]0;t?"
+# the folder reads samples ended by a blank line, frames on their own
+printf 'c1\xc2\x9b2J\x9bx 100/100 1.0: cpu-clock:\n\t1234 f\xc2\x9b\x9b (/bin/x)\n\n' >c1.fold.perf
+"$CL" report -i perf-script:c1.fold.perf --format folded -o c1.imp.folded
+c1_check c1.imp.folded "folded from perf script" "c1?2J?x;f??"
 echo "hostile_text: ok"

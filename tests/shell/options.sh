@@ -36,6 +36,21 @@ bad "nothing to record: give -a, -p PID or -- COMMAND" record
 bad "--pid: 'x' is not a list of process ids" record -p x
 bad "--freq: '0' is not an integer" record -a -F 0
 bad "--duration: '-1' is not a number of seconds" record -a --duration -1
+# durations and intervals: one parser, one bound in every command (agent
+# --duration 20000000000 overflowed nanoseconds and stopped at once)
+for c in "record -a" "run" "agent"; do
+	bad "--duration: '20000000000' is not a number of seconds from 0.001 to 31536000" \
+		$c --duration 20000000000
+	bad "--duration: 'nan' is not a number of seconds" $c --duration nan
+	bad "--duration: '1e400' is not a number of seconds" $c --duration 1e400
+done
+for c in "record -a --ledger $TMP/l.db" "agent --ledger $TMP/l.db"; do
+	bad "--interval: '86401' is not a number of seconds from 0.1 to 86400" $c --interval 86401
+	bad "--interval: 'inf' is not a number of seconds" $c --interval inf
+done
+bad "--delay: '1e30' is not a number of seconds from 0.1 to 3600" top --batch --delay 1e30
+bad "--wait: '1e20' is not a number of seconds from 0 to 86400" ledger add --wait 1e20 x.rec
+[ ! -e "$TMP/l.db" ] || fail "a refused option left a ledger"
 bad "no command given" run
 bad "unknown workload 'fly'" workload fly
 bad "cannot open '/nonexistent.rec'" report -i /nonexistent.rec

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -332,6 +333,48 @@ static void retention(void **state)
 	ledger__close(l);
 }
 
+/* A collection whose end is unknown (an imported perf script: end_ns 0)
+ * goes by when it was added, and is kept when that is unknown too (added
+ * before schema version 4); retention at any limit before today keeps it. */
+static void retention_of_imports(void **state)
+{
+	(void)state;
+	char p[300], cmd[512];
+	snprintf(p, sizeof(p), "%s/ret_import.db", dir);
+	struct ledger *l;
+	assert_int_equal(ledger__open(p, LEDGER_WRITE, &l, msg, sizeof(msg)), 0);
+	struct collection imp = { 0, "import", 0, 0, "h", "b", "I", -1 };
+	struct collection old = { 1, "interval", 0, 100, "h", "b", "R", 0 };
+	struct task_info t = { .pid = 1, .tid = 1, .command = "a", .start_ns = -1, .end_ns = -1 };
+	struct usage u = { "program", 10, 1, 1, true };
+	const struct collection *cs[] = { &imp, &old, &imp };
+	for (int i = 0; i < 3; i++) {
+		struct collection c = *cs[i];
+		if (i == 2)
+			c.recording = "J";
+		assert_int_equal(ledger__begin(l, &c, msg, sizeof(msg)), 0);
+		assert_int_equal(ledger__add(l, &t, &u, msg, sizeof(msg)), 0);
+		assert_int_equal(ledger__commit(l, msg, sizeof(msg)), 0);
+	}
+	/* 90 days before a day ago: the collection that ended at 100 ns goes,
+	 * the imports added just now stay */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t day_ago = (int64_t)(now.tv_sec - 86400) * 1000000000;
+	assert_int_equal(ledger__retain(l, day_ago, msg, sizeof(msg)), 1);
+	assert_int_equal(bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 20);
+	ledger__close(l);
+	/* one added before version 4 (its added time unknown) is never
+	 * deleted by retention; the other, by its added time, is */
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s \"UPDATE collections SET added_ns = NULL "
+		 "WHERE recording = 'I'\"", p);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ledger__open(p, LEDGER_WRITE, &l, msg, sizeof(msg)), 0);
+	assert_int_equal(ledger__retain(l, INT64_MAX, msg, sizeof(msg)), 1);
+	assert_int_equal(bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 10);
+	ledger__close(l);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -357,6 +400,7 @@ int main(void)
 		cmocka_unit_test(two_writers),
 		cmocka_unit_test(migrates_v1),
 		cmocka_unit_test(retention),
+		cmocka_unit_test(retention_of_imports),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
