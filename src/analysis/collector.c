@@ -185,12 +185,32 @@ static int add_row(struct collector *c, struct batch *b, const struct coll_entry
 	return batch__add(b, &t, &u);
 }
 
-static struct batch *new_batch(struct collector *c, const char *reason, int64_t now)
+/* How the engine found steal, as the ledger keeps it: "residual
+ * (paravirt)", "sample-gaps (plain), scaled to /proc/stat", "unknown". */
+static void steal_source(const struct collector *c, const struct engine *e, char *buf,
+			 size_t size)
 {
+	const struct engine_config *ec = engine__config(e);
+	const struct engine_stats *st = engine__stats(e);
+	if (!c->steal_known || ec->mode == STEAL_UNKNOWN)
+		snprintf(buf, size, "unknown");
+	else if (ec->mode == STEAL_GAPS)
+		snprintf(buf, size, "sample-gaps, scaled to /proc/stat");
+	else
+		snprintf(buf, size, "%s (%s)%s", st->steal_from_gaps ? "sample-gaps" : "residual",
+			 steal_accounting__name(st->accounting),
+			 ec->scale_to_kernel ? ", scaled to /proc/stat" : "");
+}
+
+static struct batch *new_batch(struct collector *c, const struct engine *e,
+			       const char *reason, int64_t now)
+{
+	char source[96];
+	steal_source(c, e, source, sizeof(source));
 	struct collection col = { .collected_ns = now, .reason = reason,
 				  .start_ns = c->last_end_ns, .end_ns = now > c->last_end_ns ?
 				  now : c->last_end_ns, .host = c->host, .boot_id = c->boot_id,
-				  .recording = c->recording, .seq = c->seq };
+				  .recording = c->recording, .seq = c->seq, .steal_source = source };
 	return batch__new(&col);
 }
 
@@ -214,7 +234,7 @@ int collector__thread_gone(struct collector *c, const struct engine *eng,
 	const struct eng_proc *p = engine__proc(eng, t->proc);
 	if (!p || !p->in_scope)
 		return 0;
-	if (!c->gone && !(c->gone = new_batch(c, "end", 0)))
+	if (!c->gone && !(c->gone = new_batch(c, eng, "end", 0)))
 		return -ENOMEM;
 	int err = 0;
 	for (uint32_t i = 0; i < c->n && !err; i++) {
@@ -264,7 +284,7 @@ struct batch *collector__collect(struct collector *c, struct engine *e, const ch
 {
 	struct engine_sink walk = { c, walk_program, NULL, NULL };
 	c->epoch++;
-	struct batch *b = new_batch(c, reason, now_realtime);
+	struct batch *b = new_batch(c, e, reason, now_realtime);
 	int err = b ? engine__walk(e, &walk) : -ENOMEM;
 	for (uint32_t i = 0; i < c->n && !err; i++) {
 		struct coll_entry *en = &c->v[i];

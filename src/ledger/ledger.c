@@ -64,7 +64,8 @@
  * whose own time is unknown (end_ns 0: an imported perf script) is kept
  * by retention for as long as one collected then (NULL: added before
  * version 4, never deleted by retention). */
-#define COLLECTIONS_ADDED "ALTER TABLE collections ADD COLUMN added_ns INTEGER;"
+#define COLLECTIONS_ADDED "ALTER TABLE collections ADD COLUMN added_ns INTEGER;" \
+	"ALTER TABLE collections ADD COLUMN steal_source TEXT;"
 
 static const char schema_v4[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage") TASKS_CGROUP
 	COLLECTIONS_ADDED;

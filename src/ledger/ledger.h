@@ -52,6 +52,8 @@ struct collection {
 	int64_t seq;		/* its number in the recording (0, 1, ...); -1
 				 * for an import, refused if any of the
 				 * recording is in the ledger already */
+	const char *steal_source;	/* how steal was found (docs/ledger.md),
+					 * or NULL */
 };
 
 struct task_info {

@@ -44,9 +44,12 @@ int ledger__begin(struct ledger *l, const struct collection *c, char *msg,
 	}
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(l->db, "INSERT INTO collections (collected_ns, reason, "
-			       "start_ns, end_ns, host, boot_id, recording, seq, added_ns) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+			       "start_ns, end_ns, host, boot_id, recording, seq, added_ns, "
+			       "steal_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st,
+			       NULL) != SQLITE_OK)
 		goto sql_error;
+	if (c->steal_source)
+		sqlite3_bind_text(st, 10, c->steal_source, -1, SQLITE_STATIC);
 	/* the wall clock now: retention's time for a collection whose own
 	 * is unknown */
 	struct timespec now;

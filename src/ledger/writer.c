@@ -30,6 +30,7 @@ struct batch *batch__new(const struct collection *c)
 	b->c.host = dup_or_null(c->host, &ok);
 	b->c.boot_id = dup_or_null(c->boot_id, &ok);
 	b->c.recording = dup_or_null(c->recording, &ok);
+	b->c.steal_source = dup_or_null(c->steal_source, &ok);
 	b->merged = 1;
 	if (!ok) {
 		batch__free(b);
@@ -75,6 +76,7 @@ void batch__free(struct batch *b)
 	free((char *)b->c.reason);
 	free((char *)b->c.host);
 	free((char *)b->c.boot_id);
+	free((char *)b->c.steal_source);
 	free((char *)b->c.recording);
 	free(b);
 }

@@ -35,6 +35,10 @@ done
 kept=$(sqlite3 "$L" 'SELECT count(*) FROM usage u JOIN collections c ON c.id = u.collection_id
 	WHERE c.end_ns = 0')
 [ "$kept" = "$rows" ] || fail "retention deleted imported rows: $kept of $rows left"
+# every collection added now says how its steal was found (docs/ledger.md)
+[ "$(sqlite3 "$L" "SELECT count(*) FROM collections WHERE added_ns IS NOT NULL AND
+	(steal_source IS NULL OR steal_source NOT GLOB '*(*)*')")" = 0 ] ||
+	fail "a collection without its steal source: $(sqlite3 "$L" 'SELECT reason, steal_source FROM collections')"
 # the bill of the import alone is what it was
 "$CL" bill --ledger "$L" --by command --format csv --until @1 >"$TMP/after.csv" || fail "bill after"
 diff -u "$TMP/before.csv" "$TMP/after.csv" || fail "the imported rows bill differently after retention"
