@@ -17,7 +17,41 @@ struct perf_map {
 	off_t size;		/* of the file when read */
 	struct jit_func *v;	/* sorted by start, not overlapping */
 	uint32_t n;
+	char *text;		/* the names, back to back */
+	size_t bytes;		/* v and text, counted in perf_maps' bytes */
+	uint64_t last_use;
 };
+
+/* A table read, or let go: its memory out of the count. */
+static void drop(struct perf_maps *m, struct perf_map *map)
+{
+	m->bytes -= map->bytes;
+	m->entries -= map->n;
+	free(map->v);
+	free(map->text);
+	map->v = NULL;
+	map->text = NULL;
+	map->n = 0;
+	map->bytes = 0;
+	map->size = -1;
+}
+
+/* Within max_bytes again: the least recently used tables go, but keep. */
+static void bound(struct perf_maps *m, const struct perf_map *keep)
+{
+	while (m->max_bytes && m->bytes > m->max_bytes) {
+		struct perf_map *lru = NULL;
+		for (uint32_t i = 0; i < m->n; i++) {
+			struct perf_map *x = &m->v[i];
+			if (x->used && x != keep && x->v && (!lru || x->last_use < lru->last_use))
+				lru = x;
+		}
+		if (!lru)
+			return;
+		drop(m, lru);
+		m->evicted++;
+	}
+}
 
 void perf_maps__init(struct perf_maps *m, const char *root)
 {
@@ -28,8 +62,10 @@ void perf_maps__init(struct perf_maps *m, const char *root)
 
 void perf_maps__release(struct perf_maps *m)
 {
-	for (uint32_t i = 0; i < m->n; i++)
+	for (uint32_t i = 0; i < m->n; i++) {
 		free(m->v[i].v);
+		free(m->v[i].text);
+	}
 	free(m->v);
 	free(m->free_slots);
 	hindex__release(&m->index);
@@ -49,6 +85,7 @@ static bool map_eq(const void *ctx, uint32_t id)
 
 struct line {
 	struct jit_func f;
+	size_t name;		/* offset in the text */
 	uint32_t order;		/* later lines win */
 };
 
@@ -62,15 +99,15 @@ static int cmp_line(const void *a, const void *b)
 
 /* Reads path into map; a line that is not "START SIZE NAME" is skipped
  * (a JIT that is writing it). */
-static int load(struct perf_map *map, const char *path, off_t size, struct strtab *names)
+static int load(struct perf_maps *m, struct perf_map *map, const char *path, off_t size)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	struct line *v = NULL;
 	uint32_t n = 0, cap = 0;
-	char *buf = NULL;
-	size_t bcap = 0;
+	char *buf = NULL, *text = NULL;
+	size_t bcap = 0, tlen = 0, tcap = 0;
 	ssize_t len;
 	int err = 0;
 	while (!err && (len = getline(&buf, &bcap, f)) > 0) {
@@ -83,24 +120,29 @@ static int load(struct perf_map *map, const char *path, off_t size, struct strta
 			continue;
 		char *name = end + 1;
 		size_t nl = strcspn(name, "\n");
-		uint32_t id = strtab__intern(names, name, nl);
-		if (id == HINDEX_NONE || grow_array((void **)&v, &cap, n, sizeof(*v), 256)) {
+		if (grow_bytes(&text, &tcap, tlen + nl + 1, 4096) ||
+		    grow_array((void **)&v, &cap, n, sizeof(*v), 256)) {
 			err = -ENOMEM;
 			break;
 		}
-		v[n] = (struct line){ { start, start + sz, id }, n };
+		memcpy(text + tlen, name, nl);
+		text[tlen + nl] = '\0';
+		v[n] = (struct line){ { start, start + sz, NULL }, tlen, n };
+		tlen += nl + 1;
 		n++;
 	}
 	free(buf);
 	fclose(f);
 	if (err) {
 		free(v);
+		free(text);
 		return err;
 	}
 	qsort(v, n, sizeof(*v), cmp_line);
 	struct jit_func *out = malloc((n ? n : 1) * sizeof(*out));
 	if (!out) {
 		free(v);
+		free(text);
 		return -ENOMEM;
 	}
 	uint32_t k = 0;
@@ -109,18 +151,23 @@ static int load(struct perf_map *map, const char *path, off_t size, struct strta
 			continue;	/* the later of one start */
 		if (k && out[k - 1].end > v[i].f.start)
 			out[k - 1].end = v[i].f.start;
-		out[k++] = v[i].f;
+		out[k] = v[i].f;
+		out[k++].name = text + v[i].name;
 	}
 	free(v);
-	free(map->v);
+	drop(m, map);
 	map->v = out;
 	map->n = k;
+	map->text = text;
 	map->size = size;
+	map->bytes = (n ? n : 1) * sizeof(*out) + tcap;
+	m->bytes += map->bytes;
+	m->entries += k;
+	bound(m, map);
 	return 0;
 }
 
-const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64_t addr,
-				       struct strtab *names)
+const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64_t addr)
 {
 	char path[320];
 	snprintf(path, sizeof(path), "%s/tmp/perf-%u.map", m->root, pid);
@@ -146,7 +193,8 @@ const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64
 		m->v[id] = (struct perf_map){ .pid = pid, .used = true, .size = -1 };
 	}
 	struct perf_map *map = &m->v[id];
-	if (there && st.st_size != map->size && load(map, path, st.st_size, names))
+	map->last_use = ++m->tick;
+	if (there && st.st_size != map->size && load(m, map, path, st.st_size))
 		return NULL;
 	uint32_t lo = 0, hi = map->n;
 	while (lo < hi) {
@@ -167,7 +215,7 @@ void perf_maps__forget(struct perf_maps *m, uint32_t pid)
 	if (id == HINDEX_NONE)
 		return;
 	hindex__remove(&m->index, h, id);
-	free(m->v[id].v);
+	drop(m, &m->v[id]);
 	m->v[id] = (struct perf_map){ 0 };
 	if (!grow_array((void **)&m->free_slots, &m->free_cap, m->nfree,
 			sizeof(*m->free_slots), 16))

@@ -21,19 +21,22 @@ struct perf_maps {
 	uint32_t *free_slots;	/* of processes gone, for new ones */
 	uint32_t nfree, free_cap;
 	struct hindex index;
+	/* what the tables hold; over max_bytes (0: no bound) the least
+	 * recently used tables go (read again when next needed) */
+	size_t max_bytes, bytes;
+	uint64_t entries, evicted, tick;
 };
 
 struct jit_func {
 	uint64_t start, end;
-	uint32_t name;		/* in the caller's strtab */
+	const char *name;	/* the map's own, until it is read again */
 };
 
 void perf_maps__init(struct perf_maps *m, const char *root);
 void perf_maps__release(struct perf_maps *m);
-/* The function of pid at addr, from its map file; NULL when none. Names
- * are interned in names. */
-const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64_t addr,
-				       struct strtab *names);
+/* The function of pid at addr, from its map file; NULL when none. Its
+ * name is the table's: valid until the next call. */
+const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64_t addr);
 /* pid has gone: its table goes. */
 void perf_maps__forget(struct perf_maps *m, uint32_t pid);
 
