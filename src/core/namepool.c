@@ -75,7 +75,8 @@ static uint32_t slot(struct namepool *p, size_t need, int *err)
 	if (i != NONE)
 		return i;
 	uint32_t cap = 16u << c;
-	if (p->n < p->max_names && p->st.bytes + cap <= p->max_bytes) {
+	if (p->n < NAMEPOOL_SLOTS_PER_NAME * (uint64_t)p->max_names &&
+	    p->st.bytes + cap <= p->max_bytes) {
 		*err = grow_array((void **)&p->v, &p->cap, p->n, sizeof(*p->v), 64);
 		if (*err)
 			return NONE;

@@ -8,9 +8,11 @@
  * fixed size that can be written again: once no task the engines know
  * refers to it and no queued event can (its last use is behind the
  * watermark), for two sweeps in a row, its id is recycled for another
- * name. The pool never holds more than max_names slots nor max_bytes of
- * them; a name that finds no room is refused (the caller drops it and
- * counts it).
+ * name. The pool never holds more than max_names names, in at most
+ * NAMEPOOL_SLOTS_PER_NAME x max_names slots of max_bytes in all (slots
+ * of one size are not cut to another: a rename loop's small slots must
+ * not leave cgroup paths without room); a name that finds no room is
+ * refused (the caller drops it and counts it).
  */
 #ifndef CPULEDGER_CORE_NAMEPOOL_H
 #define CPULEDGER_CORE_NAMEPOOL_H
@@ -22,6 +24,7 @@
 #include "strtab.h"
 
 #define NAMEPOOL_CLASSES 9	/* slots of 16 to 4096 bytes */
+#define NAMEPOOL_SLOTS_PER_NAME 4
 
 struct namepool_entry {
 	uint32_t id;		/* its strtab id */

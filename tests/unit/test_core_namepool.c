@@ -4,7 +4,8 @@
  * refused; a name no mark keeps and no event past the watermark uses is
  * recycled at the second sweep that finds it so (never the first), and
  * its id then names another; the strtab's own names are never touched;
- * room freed by long names serves short ones.
+ * room freed by long names serves short ones, and short slots do not
+ * keep long names out.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -126,12 +127,36 @@ static void many_rounds_stay_bounded(void **state)
 	strtab__release(&t);
 }
 
+/* A rename loop's short names, recycled, leave room for long paths. */
+static void short_slots_leave_room_for_long(void **state)
+{
+	(void)state;
+	struct strtab t;
+	strtab__init(&t);
+	struct namepool p;
+	namepool__init(&p, &t, 64, 64 * 256, 3);
+	char name[128];
+	for (int i = 0; i < 48; i++) {
+		snprintf(name, sizeof(name), "r%d", i);
+		assert_int_not_equal(put(&p, name, 1, 48), HINDEX_NONE);
+	}
+	sweep(&p, NULL, 0, 10);
+	sweep(&p, NULL, 0, 10);
+	for (int i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "/system.slice/docker-%064d.scope", i);
+		assert_int_not_equal(put(&p, name, 20, 64), HINDEX_NONE);
+	}
+	namepool__release(&p);
+	strtab__release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bounded_and_recycled),
 		cmocka_unit_test(long_names_room_serves_short),
 		cmocka_unit_test(many_rounds_stay_bounded),
+		cmocka_unit_test(short_slots_leave_room_for_long),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
