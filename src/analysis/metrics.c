@@ -349,6 +349,12 @@ static void bounds(FILE *f, const struct metrics_extra *x, bool om)
 	for (int i = 0; i < 4; i++)
 		fprintf(f, "cpuledger_cache_entries{cache=\"%s\"} %" PRIu64 "\n", cache[i],
 			x->cache_entries[i]);
+	family(f, "cpuledger_cache_bytes", "gauge", "Memory each bounded table holds (names: "
+	       "their slots; cgroups: the ids' entries; symbol_files: the function tables; "
+	       "jit_entries: the maps' tables).", om);
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "cpuledger_cache_bytes{cache=\"%s\"} %" PRIu64 "\n", cache[i],
+			x->cache_bytes[i]);
 	family(f, "cpuledger_cache_evictions_total", "counter", "Entries a bounded table "
 	       "let go (names recycled once unused; the rest least recently used first).", om);
 	for (int i = 0; i < 4; i++)

@@ -67,7 +67,7 @@ struct metrics_extra {
 	uint64_t lossy_stints;		/* stints of that time: not judged */
 	/* bounded tables (the agent's --max-* options): entries now and
 	 * evictions, by cache (metrics_cache) */
-	uint64_t cache_entries[4], cache_evicted[4];
+	uint64_t cache_entries[4], cache_evicted[4], cache_bytes[4];
 	uint64_t names_refused;		/* thread names and cgroup paths dropped */
 	uint64_t collections, collections_waiting;
 	double own_cpu_s;		/* the agent's CPU time */

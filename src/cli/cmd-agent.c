@@ -335,6 +335,7 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 		.cache_entries = { b.names, b.cgroups, b.symbol_files, b.jit_entries },
 		.cache_evicted = { b.names_recycled, b.cgroups_evicted, b.symbol_files_evicted,
 				   b.jit_entries_evicted },
+		.cache_bytes = { b.name_bytes, b.cgroup_bytes, b.symbol_bytes, b.jit_bytes },
 		.names_refused = b.names_refused, .collections = st->collections,
 		.collections_waiting = st->waiting,
 		.own_cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +

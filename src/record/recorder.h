@@ -135,6 +135,7 @@ struct recorder_bounds {
 	uint64_t symbol_files, symbol_files_evicted;	/* function tables */
 	uint64_t jit_entries, jit_entries_evicted;	/* perf map functions */
 	uint64_t lost_window_ns;	/* from each CPU's last record to its lost ones */
+	uint64_t cgroup_bytes, symbol_bytes, jit_bytes;	/* what those tables hold */
 };
 void recorder__bounds(const struct recorder *r, struct recorder_bounds *b);
 

@@ -97,6 +97,9 @@ void recorder__bounds(const struct recorder *r, struct recorder_bounds *b)
 		.symbol_files = sb.files, .symbol_files_evicted = sb.files_evicted,
 		.jit_entries = sb.jit_entries, .jit_entries_evicted = sb.jit_evicted,
 		.lost_window_ns = r->lost_window_ns,
+		.cgroup_bytes = (uint64_t)r->cgids_cap * sizeof(*r->cgids) +
+				(r->cgid_index.mask + 1) * sizeof(uint64_t),
+		.symbol_bytes = sb.table_bytes, .jit_bytes = sb.jit_bytes,
 	};
 }
 
