@@ -546,6 +546,61 @@ static int ledger_dir(const char *path)
 	return 0;
 }
 
+/* The options of the endpoint and the bounds: 1 taken, 0 not one of them,
+ * -1 bad (said). */
+static int parse_shared_host(int id, const char *arg, struct live_opts *o, struct agent *g)
+{
+	uint64_t v;
+	switch (id) {
+	case A_WEB_CONFIG: {
+		char msg[600];
+		web_config__release(&g->web);
+		if (web_config__read(arg, &g->web, msg, sizeof(msg))) {
+			cli_error("%s", msg);
+			return -1;
+		}
+		g->web_path = arg;
+		break;
+	}
+	case A_PROFILE_LABELS: g->profile_labels = true; break;
+	case A_CLIENT_CONNS:
+		if (!cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
+			return -1;
+		g->client_connections = (unsigned)v;
+		break;
+	case A_IDLE_TIMEOUT:
+		if (!cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
+			return -1;
+		g->idle_timeout = (unsigned)v;
+		break;
+	case A_MAX_NAMES:
+		if (!cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
+			return -1;
+		o->max_names = (uint32_t)v;
+		break;
+	case A_MAX_CGROUPS:
+		if (!cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
+			return -1;
+		o->max_cgroups = (uint32_t)v;
+		break;
+	case A_MAX_SYMBOL_FILES:
+		if (!cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
+			return -1;
+		o->max_symbol_files = (uint32_t)v;
+		break;
+	case A_MAX_SYMBOL_MB:
+	case A_MAX_JIT_MB:
+		if (!cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
+				   1, 1048576, &v))
+			return -1;
+		*(id == A_MAX_JIT_MB ? &o->max_jit_bytes : &o->max_symbol_bytes) = v << 20;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
 static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 {
 	int id;
@@ -603,49 +658,6 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			}
 			o->duration = d;
 			break;
-		case A_WEB_CONFIG: {
-			char msg[600];
-			web_config__release(&g->web);
-			if (web_config__read(arg, &g->web, msg, sizeof(msg))) {
-				cli_error("%s", msg);
-				return -1;
-			}
-			g->web_path = arg;
-			break;
-		}
-		case A_PROFILE_LABELS: g->profile_labels = true; break;
-		case A_CLIENT_CONNS:
-			if (!cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
-				return -1;
-			g->client_connections = (unsigned)v;
-			break;
-		case A_IDLE_TIMEOUT:
-			if (!cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
-				return -1;
-			g->idle_timeout = (unsigned)v;
-			break;
-		case A_MAX_NAMES:
-			if (!cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
-				return -1;
-			o->max_names = (uint32_t)v;
-			break;
-		case A_MAX_CGROUPS:
-			if (!cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
-				return -1;
-			o->max_cgroups = (uint32_t)v;
-			break;
-		case A_MAX_SYMBOL_FILES:
-			if (!cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
-				return -1;
-			o->max_symbol_files = (uint32_t)v;
-			break;
-		case A_MAX_SYMBOL_MB:
-		case A_MAX_JIT_MB:
-			if (!cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
-					   1, 1048576, &v))
-				return -1;
-			*(id == A_MAX_JIT_MB ? &o->max_jit_bytes : &o->max_symbol_bytes) = v << 20;
-			break;
 		case A_MMAP_PAGES:
 			if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v) || (v & (v - 1))) {
 				cli_error("--mmap-pages: '%s' is not a power of 2 from 8 to 65536", arg);
@@ -654,7 +666,8 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			o->mmap_pages = (uint32_t)v;
 			break;
 		default:
-			return -1;
+			if (parse_shared_host(id, arg, o, g) != 1)
+				return -1;
 		}
 	}
 	if (optind < argc) {
