@@ -16,8 +16,8 @@ else
 CFLAGS_BASE += $(OPT)
 endif
 CFLAGS ?=
-ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib libmicrohttpd ncurses 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz -lmicrohttpd -lncurses) -liberty -lcrypt -lpthread -lm
+ALL_CFLAGS = $(CFLAGS_BASE) $(CPPFLAGS) $(CFLAGS)
+LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib libmicrohttpd ncurses libbpf 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz -lmicrohttpd -lncurses -lbpf) -liberty -lcrypt -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # pprof's profile.proto as Debian ships it with pprof itself; its C is
@@ -29,6 +29,7 @@ GEN_OBJ := $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/html_page.o
 
 CORE_SRC := $(wildcard src/core/*.c)
 LIB_SRC := $(wildcard src/format/*.c src/report/*.c src/collect/*.c src/symbols/*.c src/ledger/*.c src/resolve/*.c src/record/*.c src/analysis/*.c src/agent/*.c)
+LIB_SRC += $(filter-out %.bpf.c,$(wildcard src/bpf/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
@@ -37,7 +38,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps deps-run build run test test-fast unit check-core fuzz fuzz-long fuzz-build bench clean
+.PHONY: all deps deps-run build run test test-fast unit check-core fuzz fuzz-long fuzz-build bench clean \
+	install uninstall installables package FORCE
 all: $(BUILD)/cpuledger $(UNIT_BIN)
 build: all
 
@@ -63,6 +65,22 @@ $(BUILD)/gen/%.o: $(GEN)/%.c
 $(BUILD)/%.o: %.c | $(GEN)/profile.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(GEN) -MMD -MP -c -o $@ $<
+
+# The BPF collector (src/bpf/): its programs compiled by clang -target bpf
+# against the committed CO-RE declarations (src/bpf/sched_types.h, no
+# vmlinux.h: the build needs no BTF of its own kernel), embedded in the
+# binary as a bpftool skeleton; the loader links libbpf (LDLIBS).
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
+	-I/usr/include/$(shell $(CC) -dumpmachine)
+$(GEN)/sched_clock.bpf.o: src/bpf/sched_clock.bpf.c src/bpf/sched_types.h src/bpf/sched_clock_abi.h
+	@mkdir -p $(GEN)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+$(GEN)/sched_clock.skel.h: $(GEN)/sched_clock.bpf.o
+	$(BPFTOOL) gen skeleton $< name sched_clock_bpf >$@.tmp && mv $@.tmp $@
+$(BUILD)/src/bpf/sched_clock.o build/fuzz/obj/src/bpf/sched_clock.o: $(GEN)/sched_clock.skel.h
 
 # The engine is a library of its own, so tests link it alone.
 $(BUILD)/libcore.a: $(CORE_OBJ)
@@ -141,5 +159,78 @@ bench: deps all
 
 clean:
 	rm -rf build
+
+# --version names the commit built: git's, or in a tarball made by `git
+# archive` the COMMIT file it filled in (.gitattributes: export-subst), or
+# "unknown". The file below changes only when the commit does, so only
+# main.o is rebuilt.
+VERSION := $(shell sed -n 's/^\#define CPULEDGER_VERSION "\(.*\)"/\1/p' src/cli/cli.h)
+COMMIT = $(shell if [ -e .git ]; then git rev-parse --short=12 HEAD 2>/dev/null; \
+	elif ! grep -q Format COMMIT 2>/dev/null; then cut -c1-12 COMMIT 2>/dev/null; fi)
+$(GEN)/commit: FORCE
+	@mkdir -p $(GEN)
+	@c='$(or $(COMMIT),unknown)'; [ "$$(cat $@ 2>/dev/null)" = "$$c" ] || echo "$$c" >$@
+$(BUILD)/src/cli/main.o: $(GEN)/commit
+$(BUILD)/src/cli/main.o: CPPFLAGS += -DCPULEDGER_COMMIT='"$(shell cat $(GEN)/commit 2>/dev/null)"'
+FORCE:
+
+# make install as GNU and Debian expect: PREFIX, DESTDIR, and each
+# directory on its own. An empty SYSTEMDUNITDIR installs no unit (the
+# Debian package installs it with dh_installsystemd).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/cpuledger
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+CONTRIBDIR ?= $(DATADIR)/cpuledger
+INSTALL ?= install
+DOCS := README.md $(wildcard docs/*.md)
+CONTRIB := contrib/prometheus-rules.yml $(wildcard contrib/prometheus-alerts.yml contrib/grafana-dashboard.json)
+
+# The completion comes from the option tables, as `completion bash` prints
+# it; the man page's header names this version; the unit names the
+# installed binary and documents.
+$(BUILD)/cpuledger.bash: $(BUILD)/cpuledger
+	$(BUILD)/cpuledger completion bash >$@.tmp && mv $@.tmp $@
+$(BUILD)/cpuledger.1: docs/cpuledger.1 src/cli/cli.h
+	@mkdir -p $(BUILD)
+	sed '1s/"cpuledger [^"]*"/"cpuledger $(VERSION)"/' $< >$@
+$(BUILD)/cpuledger-agent.service: contrib/cpuledger-agent.service FORCE
+	@mkdir -p $(BUILD)
+	sed -e 's|/usr/local/bin/cpuledger|$(BINDIR)/cpuledger|g' \
+	    -e 's|/usr/local/share/doc/cpuledger|$(DOCDIR)|g' $< >$@.tmp && mv $@.tmp $@
+installables: $(BUILD)/cpuledger $(BUILD)/cpuledger.bash $(BUILD)/cpuledger.1 $(BUILD)/cpuledger-agent.service
+
+install: installables
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(CONTRIBDIR)
+	$(INSTALL) -m 0755 $(BUILD)/cpuledger $(DESTDIR)$(BINDIR)/cpuledger
+	$(INSTALL) -m 0644 $(BUILD)/cpuledger.1 $(DESTDIR)$(MANDIR)/man1/cpuledger.1
+	$(INSTALL) -m 0644 $(BUILD)/cpuledger.bash $(DESTDIR)$(BASHCOMPDIR)/cpuledger
+	$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 $(CONTRIB) $(DESTDIR)$(CONTRIBDIR)/
+	$(if $(SYSTEMDUNITDIR),$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR) && \
+		$(INSTALL) -m 0644 $(BUILD)/cpuledger-agent.service $(DESTDIR)$(SYSTEMDUNITDIR)/)
+
+# What install wrote, and its directories when they are left empty.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cpuledger $(DESTDIR)$(MANDIR)/man1/cpuledger.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/cpuledger \
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
+		$(addprefix $(DESTDIR)$(CONTRIBDIR)/,$(notdir $(CONTRIB))) \
+		$(if $(SYSTEMDUNITDIR),$(DESTDIR)$(SYSTEMDUNITDIR)/cpuledger-agent.service)
+	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(CONTRIBDIR) 2>/dev/null
+
+# The Debian package (debian/, docs/install.md), built in a copy of the
+# tree as `git archive` makes it (with the working tree's changes), so
+# that debian/rules clean leaves this build/ alone:
+# $(BUILD)/package/cpuledger_VERSION_ARCH.deb.
+package:
+	rm -rf $(BUILD)/package && mkdir -p $(BUILD)/package/src
+	c=$$(git stash create 2>/dev/null); git archive --format=tar $${c:-HEAD} | tar -x -C $(BUILD)/package/src
+	cd $(BUILD)/package/src && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS dpkg-buildpackage -us -uc -b
+	@ls $(BUILD)/package/*.deb
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -25,9 +25,13 @@ mkdir -p build/demo
 [ -s build/demo/live.rec ] ||
 	cpuledger run -o build/demo/live.rec -- cpuledger workload threads --threads 2 --seconds 5 2>/dev/null
 
-shape() {	# text -> its shape: digits as 9, runs of spaces as one; the
-	# kinds of line, not how many of each (a run may have a thread more)
-	sed -E 's/[0-9]+/9/g; s/ +/ /g; s/9(\.9)+/9/g' | sort -u
+shape() {	# text -> its shape: numbers (signed too: a bias may be
+	# negative) as 9, runs of spaces as one; the kinds of line, not how
+	# many of each (a run may have a thread more). How steal is found
+	# depends on the kernel (docs/record.md): the steal source line is
+	# its first words only.
+	sed -E 's/-?[0-9]+/9/g; s/ +/ /g; s/9(\.9)+/9/g' |
+		sed -E 's/^( *steal source: [a-z-]+).*/\1 .../' | sort -u
 }
 
 status=0

@@ -5,11 +5,13 @@
 #   install-deps.sh [test] to build it and run its test suite too (make test)
 set -eu
 
-# building (profile.proto comes with pprof's Go package) and the demo
-run="build-essential pkg-config libzstd-dev libdw-dev libelf-dev libiberty-dev libsqlite3-dev libmicrohttpd-dev zlib1g-dev libncurses-dev libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev python3"
+# building (profile.proto comes with pprof's Go package; clang and bpftool
+# build the BPF collector, which links libbpf) and the demo
+run="build-essential pkg-config clang bpftool libzstd-dev libdw-dev libelf-dev libiberty-dev libsqlite3-dev libmicrohttpd-dev libbpf-dev zlib1g-dev libncurses-dev libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev python3"
 # the suite: libFuzzer, cmocka, peers and clients (sqlite3, promtool, protoc),
-# compilers of the test programs, the tools the tests time and check with
-test="tmux chromium clang libclang-rt-14-dev libcmocka-dev sqlite3 rustc xz-utils time valgrind openssl protobuf-compiler prometheus"
+# compilers of the test programs, the tools the tests time and check with,
+# and what building the Debian package takes (tests/shell/package.sh)
+test="tmux chromium clang libclang-rt-14-dev libcmocka-dev sqlite3 rustc xz-utils time valgrind openssl protobuf-compiler prometheus dpkg-dev debhelper lintian"
 case ${1:-test} in
 run) pkgs=$run ;;
 test) pkgs="$run $test" ;;

@@ -4,6 +4,7 @@
 #include "../core/grow.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +512,43 @@ static void row_throttling(struct analysis *a)
 	}
 }
 
+/* How steal was found, for the report's header (docs/record.md). */
+static void describe_steal(struct analysis *a, const struct engine *e,
+			   const struct analysis_source *s)
+{
+	const struct engine_config *c = engine__config(e);
+	const struct engine_stats *st = engine__stats(e);
+	struct report_extras *x = &a->x;
+	x->steal_method = !s->steal_known ? "" : c->mode == STEAL_GAPS || st->steal_from_gaps ?
+			  "sample-gaps" : "residual";
+	x->steal_resolution_ns = !s->steal_known ? 0 : *x->steal_method == 's' ?
+				 c->interval_ns : (uint64_t)st->noise_ns;
+	x->kernel_accounting = c->mode == STEAL_STINTS ?
+			       steal_accounting__name(st->accounting) : "";
+	if (c->mode != STEAL_STINTS)
+		snprintf(a->accounting_source, sizeof(a->accounting_source), "%s", "");
+	else if (a->o.accounting_set && a->o.accounting != ACCT_JUDGE)
+		snprintf(a->accounting_source, sizeof(a->accounting_source), "option");
+	else if (st->accounting_judged)
+		snprintf(a->accounting_source, sizeof(a->accounting_source),
+			 "data: %" PRIu64 " of %" PRIu64 " stints with a sample gap held it",
+			 st->judge_agreed, st->judge_gapped);
+	else if (c->accounting != ACCT_JUDGE)
+		snprintf(a->accounting_source, sizeof(a->accounting_source), "%s",
+			 s->accounting_source ? s->accounting_source : "recording");
+	else if (st->judge_gapped)
+		snprintf(a->accounting_source, sizeof(a->accounting_source),
+			 "data: %" PRIu64 " of %" PRIu64 " stints with a sample gap held it, "
+			 "not clear: --kernel-accounting says it", st->judge_agreed,
+			 st->judge_gapped);
+	else
+		snprintf(a->accounting_source, sizeof(a->accounting_source),
+			 "data: no stint with a sample gap to judge by");
+	x->accounting_source = a->accounting_source;
+	x->steal_scaled = st->steal_scaled;
+	x->steal_clock = s->steal_clock;
+}
+
 int analysis__build(struct analysis *a, const struct engine *e,
 		    const struct analysis_source *s)
 {
@@ -543,6 +581,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.stacks = a->o.stacks ? &a->stacks : NULL, .stack_frames = a->stack_frames,
 		.names = a->names,
 	};
+	describe_steal(a, e, s);
 	row_throttling(a);
 	int err = build_cpus(a, e, s);
 	if (!err)
@@ -569,6 +608,8 @@ int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o
 	const struct rec_meta *m = rec_source__meta(src);
 	struct engine_config c;
 	rec_source__config(src, o->method, &c);
+	if (o->accounting_set)
+		c.accounting = o->accounting;
 	int r = analysis__init(a, o, rec_source__names(src), rec_source__stacks(src),
 			       rec_source__unknown(src), c.vm);
 	a->src = src;
@@ -587,6 +628,7 @@ int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o
 		return r;
 	struct analysis_source s = {
 		.host = m->host[0] ? m->host : "unknown", .steal_source = m->steal_source,
+		.accounting_source = m->accounting_source, .steal_clock = m->steal_clock,
 		.scope = m->scope, .steal_known = m->source != SRC_UNKNOWN,
 		.duration_ns = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0,
 		.clock_samples = rec_source__samples(src),

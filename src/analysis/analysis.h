@@ -27,6 +27,10 @@
 
 struct analysis_opts {
 	enum steal_method method;
+	/* --kernel-accounting: what runtime holds, over what the recording
+	 * says (accounting_set false: as recorded) */
+	enum steal_accounting accounting;
+	bool accounting_set;
 	struct row_keys keys;		/* --by */
 	const struct account_rules *rules;	/* NULL: stored, or defaults */
 	const char *const *control;	/* control-program accounts */
@@ -87,6 +91,7 @@ struct analysis {
 	struct rec_source *src;		/* when read from a file */
 	struct engine *engine;
 	char steal_source[192];
+	char accounting_source[128];
 };
 
 /* Sets up a for figures named in names (and stacks in stack_frames);
@@ -99,6 +104,8 @@ struct engine_sink analysis__sink(struct analysis *a);
 /* What the table and extras need beside the engine's figures. */
 struct analysis_source {
 	const char *host, *steal_source;
+	const char *accounting_source;	/* btf, config, ... (NULL: none) */
+	int steal_clock;		/* -1: the kernel counted none since boot */
 	enum rec_scope scope;
 	bool steal_known;
 	uint64_t duration_ns, clock_samples, bad_records;

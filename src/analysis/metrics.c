@@ -366,6 +366,25 @@ static void bounds(FILE *f, const struct metrics_extra *x, bool om)
 	fprintf(f, "cpuledger_names_dropped_total %" PRIu64 "\n", x->names_refused);
 }
 
+/* Throttling per cgroup: the group's own counter, not a sum of ours
+ * (throttled time is time its tasks did not run), for the cgroups the
+ * program series name. */
+static void per_cgroup(FILE *f, const struct metrics *m, const struct metrics_extra *x, bool om)
+{
+	const char *name = "cpuledger_cgroup_throttled_seconds_total";
+	family(f, name, "counter", "Time the cgroup's CPU quota held its tasks off, as its "
+	       "cpu.stat counts it (since the cgroup was made).", om);
+	for (uint32_t i = 0; i < x->ncgroups && i < m->labelled_cgroups.count; i++) {
+		if (!x->cgroup_throttled_known[i])
+			continue;	/* unknown: absent, not zero */
+		bool first = true;
+		fputs(name, f);
+		putc('{', f);
+		om_put_label(f, &first, "cgroup", strtab__str(&m->labelled_cgroups, i));
+		fprintf(f, "} %.9f\n", (double)x->cgroup_throttled_ns[i] / 1e9);
+	}
+}
+
 int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool om,
 		   char **text, size_t *len)
 {
@@ -377,6 +396,7 @@ int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool 
 	per_program(f, m, true, om);
 	per_cpu(f, x, false, om);
 	per_cpu(f, x, true, om);
+	per_cgroup(f, m, x, om);
 	family(f, "cpuledger_lost_records_total", "counter", "Records the kernel dropped "
 	       "before the agent read them (their time is in no figure).", om);
 	fprintf(f, "cpuledger_lost_records_total %" PRIu64 "\n", x->lost);
@@ -391,6 +411,16 @@ int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool 
 	fprintf(f, "process_cpu_seconds_total %.6f\n", x->own_cpu_s);
 	family(f, "process_resident_memory_bytes", "gauge", "Resident memory of the agent.", om);
 	fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", x->own_rss_bytes);
+	family(f, "cpuledger_steal_source_info", "info", "Where steal comes from: the "
+	       "method, what the kernel's runtime holds, how that was known.", om);
+	bool sfirst = true;
+	fputs("cpuledger_steal_source_info{", f);
+	om_put_label(f, &sfirst, "method", x->steal_method ? x->steal_method : "");
+	om_put_label(f, &sfirst, "kernel_accounting",
+		     x->kernel_accounting ? x->kernel_accounting : "");
+	om_put_label(f, &sfirst, "known_by", x->accounting_source ? x->accounting_source : "");
+	om_put_label(f, &sfirst, "scaled_to_kernel", x->steal_scaled ? "true" : "false");
+	fputs("} 1\n", f);
 	family(f, "cpuledger_build_info", "info", "The agent's version.", om);
 	bool first = true;
 	fputs("cpuledger_build_info{", f);

@@ -70,9 +70,20 @@ struct metrics_extra {
 	uint64_t cache_entries[4], cache_evicted[4], cache_bytes[4];
 	uint64_t names_refused;		/* thread names and cgroup paths dropped */
 	uint64_t collections, collections_waiting;
+	/* the throttled time of each cgroup labelled so far (by id in
+	 * m->labelled_cgroups, as its own counters say: cpu.stat), where the
+	 * cpu controller counts it */
+	uint32_t ncgroups;
+	const uint64_t *cgroup_throttled_ns;
+	const bool *cgroup_throttled_known;
 	double own_cpu_s;		/* the agent's CPU time */
 	uint64_t own_rss_bytes;
 	const char *version;
+	/* where steal comes from (docs/record.md): residual or sample-gaps,
+	 * what the kernel's runtime holds and how that was known, whether
+	 * each CPU's steal is the kernel's */
+	const char *steal_method, *kernel_accounting, *accounting_source;
+	bool steal_scaled;
 };
 
 enum metrics_cache { MC_NAMES, MC_CGROUPS, MC_SYMBOL_FILES, MC_JIT_ENTRIES };

@@ -135,9 +135,15 @@ int cmd_collect(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 
 #ifndef CPULEDGER_VERSION
 #define CPULEDGER_VERSION "0.3.0"
+#endif
+/* The commit built, which the Makefile passes to main.c alone (from git,
+ * or from a `git archive` tarball's COMMIT file). */
+#ifndef CPULEDGER_COMMIT
+#define CPULEDGER_COMMIT "unknown"
 #endif
 
 /* Imports the perf script text at path ("-": standard input) into a

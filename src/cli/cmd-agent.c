@@ -28,6 +28,8 @@
 #include "options.h"
 #include "../agent/http.h"
 #include "../analysis/metrics.h"
+#include "../collect/cgroup.h"
+#include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
 #include "../report/report.h"
 #include "../core/banned.h"
@@ -139,6 +141,12 @@ struct agent {
 	uint32_t ncpus;
 	uint64_t *cpu_steal, *kernel_steal, *lost;
 	bool *known;
+	/* per labelled cgroup, for the snapshot: its throttled time */
+	struct cgroup_fs cgfs;
+	bool cgfs_found;
+	uint64_t *cg_throttled;
+	bool *cg_known;
+	uint32_t cg_cap;
 };
 
 /* --- the HTTP threads' side */
@@ -287,6 +295,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	g->kernel_steal = calloc(n, sizeof(*g->kernel_steal));
 	g->lost = calloc(n, sizeof(*g->lost));
 	g->known = calloc(n, sizeof(*g->known));
+	g->cgfs_found = !cgroup_fs__find(&g->cgfs, "/");
 	if (!g->cpu_steal || !g->kernel_steal || !g->lost || !g->known ||
 	    metrics__init(&g->m, recorder__names(r), g->max_programs)) {
 		cli_error("out of memory");
@@ -306,11 +315,43 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	return 0;
 }
 
+/* Each labelled cgroup's throttled time now, from its cpu.stat: a few
+ * dozen small reads a second at most (--programs bounds them). */
+static int read_cgroups(struct agent *g)
+{
+	uint32_t n = g->m.labelled_cgroups.count;
+	if (n > g->cg_cap) {
+		uint64_t *t = realloc(g->cg_throttled, n * sizeof(*t));
+		if (t)
+			g->cg_throttled = t;
+		bool *k = realloc(g->cg_known, n * sizeof(*k));
+		if (k)
+			g->cg_known = k;
+		if (!t || !k)
+			return -ENOMEM;
+		g->cg_cap = n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct cg_counters c = { 0 };
+		const char *path = strtab__str(&g->m.labelled_cgroups, i);
+		g->cg_known[i] = g->cgfs_found && path[0] == '/' &&
+				 !cgroup_counters__read(&g->cgfs, path, &c) && c.throttled_known;
+		g->cg_throttled[i] = c.throttled_ns;
+	}
+	return 0;
+}
+
 static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 		    const struct live_status *st)
 {
 	uint64_t lost = 0;
 	recorder__cpus(r, g->kernel_steal, g->lost, g->known);
+	/* steal weighed so far shared out as the kernel's (engine__settle) */
+	for (uint32_t c = 0; c < g->ncpus; c++)
+		if (g->known[c])
+			engine__set_kernel_steal(e, c, g->kernel_steal[c]);
+	if (engine__settle(e))
+		return -ENOMEM;
 	for (uint32_t c = 0; c < g->ncpus; c++) {
 		const struct eng_cpu_stats *cs = engine__cpu(e, c);
 		g->cpu_steal[c] = cs ? cs->steal_ns : 0;
@@ -342,10 +383,19 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
 		.own_rss_bytes = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE),
 		.version = CPULEDGER_VERSION,
+		.steal_method = engine__stats(e)->steal_from_gaps ? "sample-gaps" : "residual",
+		.kernel_accounting = steal_accounting__name(engine__stats(e)->accounting),
+		.accounting_source = recorder__kernel_acct(r)->source,
+		.steal_scaled = engine__config(e)->scale_to_kernel,
 	};
 	char *prom, *om;
 	size_t pl, ol;
 	int err = metrics__take(&g->m, e);
+	if (!err && !(err = read_cgroups(g))) {
+		x.ncgroups = g->m.labelled_cgroups.count;
+		x.cgroup_throttled_ns = g->cg_throttled;
+		x.cgroup_throttled_known = g->cg_known;
+	}
 	if (!err)
 		err = metrics__write(&g->m, &x, false, &prom, &pl);
 	if (!err && (err = metrics__write(&g->m, &x, true, &om, &ol)))
@@ -454,7 +504,9 @@ static int profile_build(struct profile *p, struct recorder *r, uint64_t now)
 {
 	const struct recorder_stats *st = recorder__stats(r);
 	struct analysis_source src = {
-		.host = recorder__host(r), .steal_source = st->steal_source, .scope = SCOPE_ALL,
+		.host = recorder__host(r), .steal_source = st->steal_source,
+		.accounting_source = recorder__kernel_acct(r)->source,
+		.steal_clock = recorder__kernel_acct(r)->steal_clock, .scope = SCOPE_ALL,
 		.steal_known = !st->task_only, .duration_ns = now - p->start_ns,
 	};
 	recorder__untap(r, p->engine, &p->stacks);
@@ -768,6 +820,8 @@ int cmd_agent(int argc, char **argv)
 	free(g.om);
 	free(g.cpu_steal);
 	free(g.kernel_steal);
+	free(g.cg_throttled);
+	free(g.cg_known);
 	free(g.lost);
 	free(g.known);
 	live_opts__release(&o);

@@ -22,7 +22,7 @@
 
 enum { O_INPUT = 1, O_OUTPUT, O_BY, O_METHOD, O_ACCOUNTS, O_CONTROL, O_FORMAT,
        O_FOLDED, O_SALVAGE, O_SORT, O_COMM, O_PID, O_TID, O_DSO, O_PERCENT, O_TOP,
-       O_WIDE, O_NO_DEMANGLE };
+       O_WIDE, O_NO_DEMANGLE, O_KERNEL_ACCOUNTING };
 
 static const struct cli_option report_options[] = {
 	{ "input", 'i', "FILE", O_INPUT, "the recording (default cpuledger.rec), or\n"
@@ -34,6 +34,11 @@ static const struct cli_option report_options[] = {
 	  "vm process thread comm command executable user dso function account cpu cgroup" },
 	{ "method", 0, "METHOD", O_METHOD, "how steal is placed among functions:\n"
 	  "preceding|bracketed|ratio (default preceding)", "preceding bracketed ratio" },
+	{ "kernel-accounting", 0, "KIND", O_KERNEL_ACCOUNTING, "what the recorded kernel's "
+	  "runtime holds:\nparavirt (excludes steal: RHEL, Fedora), plain\n(includes it: "
+	  "Debian, Ubuntu, SUSE), paravirt+irq\n(excludes steal and IRQ time: RHEL), auto\n"
+	  "(default: as recorded, else judged from the data;\ndocs/record.md)",
+	  "auto paravirt plain paravirt+irq" },
 	{ "accounts", 0, "FILE", O_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)\n"
 	  "instead of those recorded, or the defaults" },
 	{ "control", 0, "LIST", O_CONTROL, "accounts that count as control program\n"
@@ -113,6 +118,14 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 	case O_OUTPUT: o->output = arg; return 0;
 	case O_BY: return set_keys(o, arg);
 	case O_METHOD: return cli_parse_method(arg, &o->a.method) ? 0 : -1;
+	case O_KERNEL_ACCOUNTING:
+		if (steal_accounting__parse(arg, &o->a.accounting)) {
+			cli_error("--kernel-accounting: '%s' is not auto, paravirt, plain or "
+				  "paravirt+irq", arg);
+			return -1;
+		}
+		o->a.accounting_set = true;
+		return 0;
 	case O_ACCOUNTS: o->accounts = arg; return 0;
 	case O_CONTROL: return cli_parse_list("--control", arg, &o->control);
 	case O_FORMAT: return set_format(o, arg);

@@ -21,6 +21,7 @@
 #include "live.h"
 #include "options.h"
 #include "../analysis/topview.h"
+#include "../collect/kernel_acct.h"
 #include "../collect/procfs.h"
 #include "../format/procstat.h"
 #include "../record/recorder.h"
@@ -137,6 +138,27 @@ static uint64_t since(uint64_t now, uint64_t before)
 	return now > before ? now - before : 0;
 }
 
+/* Where steal comes from (docs/record.md), in a header line. */
+static void steal_line(const struct top *tp, const struct engine *e, char line[160])
+{
+	const struct engine_stats *st = engine__stats(e);
+	const struct engine_config *c = engine__config(e);
+	const struct kernel_acct *k = recorder__kernel_acct(tp->rec);
+	if (c->mode != STEAL_STINTS) {
+		snprintf(line, 160, "steal: %s", c->mode == STEAL_GAPS ?
+			 "sample gaps scaled to /proc/stat" : "unknown");
+		return;
+	}
+	char text[320];
+	snprintf(text, sizeof(text), "steal: %s%s, resolution %llu us (%s: %s; by %s)",
+		 st->steal_from_gaps ? "sample gaps" : "residual of each stint",
+		 c->scale_to_kernel ? " scaled to /proc/stat" : "",
+		 (unsigned long long)(st->steal_from_gaps ? c->interval_ns : (uint64_t)st->noise_ns)
+		 / 1000, steal_accounting__name(st->accounting),
+		 steal_accounting__describe(st->accounting), k->source);
+	snprintf(line, 160, "%.159s", text);
+}
+
 /* The header's lines into buf, one per element of lines[]: the title,
  * one per CPU, the totals. Returns how many. */
 static int header(struct top *tp, struct engine *e, uint64_t interval, char lines[][160],
@@ -151,6 +173,7 @@ static int header(struct top *tp, struct engine *e, uint64_t interval, char line
 		 "%llu records lost%s%s%s", tm.tm_hour, tm.tm_min, tm.tm_sec, tp->ncpus,
 		 (double)tp->delay_ns / 1e9, (unsigned long long)lost,
 		 tp->paused ? " [paused]" : "", tp->filter[0] ? " filter: " : "", tp->filter);
+	steal_line(tp, e, lines[n++]);
 	for (uint32_t c = 0; c < tp->ncpus && n < max - 1; c++) {
 		const struct procstat_cpu *a = &tp->stat0[c], *b = &tp->stat1[c];
 		uint64_t busy = since(b->busy, a->busy), idle = since(b->idle, a->idle);
@@ -363,8 +386,11 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 	if (due)
 		tp->next_ns = now + tp->delay_ns;
 	if ((due && !tp->paused) || (again && tp->iterations)) {
-		/* a key remakes the rows at once, over the time since the last */
-		int err = update(tp, e, now);
+		/* a key remakes the rows at once, over the time since the last;
+		 * the steal weighed since is shared out first */
+		int err = recorder__settle(r, e);
+		if (!err)
+			err = update(tp, e, now);
 		if (err) {
 			cli_error("top: %s", strerror(-err));
 			return EXIT_RUNTIME;

@@ -23,6 +23,7 @@
 #include "../analysis/collector.h"
 #include "../collect/procfs.h"
 #include "../ledger/writer.h"
+#include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
 #include "../core/banned.h"
 
@@ -301,6 +302,10 @@ static int setup_collector(struct live *l)
 static int collect(struct live *l, const char *reason)
 {
 	int64_t now = real_ns();
+	if (recorder__settle(l->rec, l->engine)) {
+		cli_error("cannot read the kernel's steal");
+		return EXIT_RUNTIME;
+	}
 	struct batch *b = collector__collect(&l->coll, l->engine, reason, now);
 	if (!b) {
 		cli_error("out of memory");
@@ -431,6 +436,8 @@ static int analyse(struct live *l)
 	}
 	struct analysis_source s = {
 		.host = recorder__host(l->rec), .steal_source = st->steal_source,
+		.accounting_source = recorder__kernel_acct(l->rec)->source,
+		.steal_clock = recorder__kernel_acct(l->rec)->steal_clock,
 		.scope = l->o->all ? SCOPE_ALL : l->child > 0 || l->o->command ? SCOPE_COMMAND :
 			 l->o->npids ? SCOPE_PIDS : SCOPE_ALL,
 		.steal_known = !st->task_only, .duration_ns = l->end - st->start_ns,

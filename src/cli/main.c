@@ -13,7 +13,7 @@
 
 extern const struct cli_command record_command, report_command, run_command,
 	import_command, ledger_command, bill_command, collect_command, analyze_command,
-	simulate_command, workload_command, agent_command, top_command;
+	simulate_command, workload_command, agent_command, top_command, sched_command;
 
 struct command {
 	const char *name;
@@ -35,12 +35,13 @@ static const struct command commands[] = {
 	{ "analyze", cmd_analyze, "steal-corrected CPU time from sampling data", false },
 	{ "simulate", cmd_simulate, "sampling data of a simulated VM host", false },
 	{ "workload", cmd_workload, "built-in programs to record", false },
+	{ "sched", cmd_sched, "CPU, steal and run-queue wait per thread from the kernel's clocks (BPF)", false },
 };
 
 static const struct cli_command *const cli_commands[] = {
 	&record_command, &report_command, &run_command, &import_command, &ledger_command,
 	&bill_command, &collect_command, &analyze_command, &simulate_command,
-	&workload_command, &agent_command, &top_command, NULL,
+	&workload_command, &agent_command, &top_command, &sched_command, NULL,
 };
 
 static void usage(FILE *f)
@@ -91,7 +92,7 @@ int main(int argc, char **argv)
 		return finish_stdout(0);
 	}
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		printf("cpuledger %s\n", CPULEDGER_VERSION);
+		printf("cpuledger %s (commit %s)\n", CPULEDGER_VERSION, CPULEDGER_COMMIT);
 		return finish_stdout(0);
 	}
 	if (!strcmp(name, "completion") && argc == 3 && !strcmp(argv[2], "bash")) {

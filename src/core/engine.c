@@ -3,6 +3,14 @@
  * streams behind the caller's watermark, and the dispatch of each event
  * in time order (engine.h has the model; engine_tasks.c and
  * engine_stints.c the rest).
+ *
+ * The queue gives events in (time, seq) order. Each CPU's stream comes
+ * in time order nearly always, so its events wait in a ring of their own
+ * in arrival order, and a heap of the rings' oldest events (one a CPU,
+ * and one for events of no CPU) merges them: an event costs a copy in and out and log2(CPUs) steps,
+ * however long the queue. An event older than the newest of its ring
+ * (a stream out of order) waits in a heap of full events instead, and
+ * the oldest of both goes first.
  */
 #include "engine_impl.h"
 
@@ -26,6 +34,7 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 		return NULL;
 	e->c = *c;
 	e->sink = *sink;
+	e->st.accounting = c->accounting;
 	/* hrtimer latency on a busy guest is tens of microseconds */
 	e->gap_min_ns = c->interval_ns / 20 > 50000 ? c->interval_ns / 20 : 50000;
 	e->procs.free = e->threads.free = e->progs.free = ENGINE_NONE;
@@ -36,9 +45,11 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 	hindex__init(&e->stack_index);
 	hindex__init(&e->gap_sum_index);
 	e->cpus = calloc(c->ncpus ? c->ncpus : 1, sizeof(*e->cpus));
+	e->rings = calloc(c->ncpus + 1, sizeof(*e->rings));
+	e->heads = malloc((c->ncpus + 1) * sizeof(*e->heads));
 	e->history = malloc(ENGINE_PENDING * sizeof(*e->history));
 	e->scratch = malloc((2 * ENGINE_PENDING + 2) * sizeof(*e->scratch));
-	if (!e->cpus || !e->history || !e->scratch) {
+	if (!e->cpus || !e->rings || !e->heads || !e->history || !e->scratch) {
 		engine__free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -60,6 +71,14 @@ void engine__free(struct engine *e)
 	for (uint32_t i = 0; i < e->nheap; i++)
 		free_event_text(&e->heap[i]);
 	free(e->heap);
+	for (uint32_t r = 0; e->rings && r <= e->c.ncpus; r++) {
+		struct eng_ring *q = &e->rings[r];
+		for (uint32_t i = 0; i < q->len; i++)
+			free_event_text(&q->v[(q->head + i) & (q->cap - 1)]);
+		free(q->v);
+	}
+	free(e->rings);
+	free(e->heads);
 	eng_tasks_release(e);
 	free(e->gaps.v);
 	free(e->stints.v);
@@ -76,8 +95,10 @@ void engine__free(struct engine *e)
 
 void engine__set_kernel_steal(struct engine *e, uint32_t cpu, uint64_t ns)
 {
-	if (cpu < e->c.ncpus)
+	if (cpu < e->c.ncpus) {
 		e->cpus[cpu].st.kernel_steal_ns = ns;
+		e->cpus[cpu].kernel_known = true;
+	}
 }
 
 static bool before(const struct eng_event *a, const struct eng_event *b)
@@ -110,6 +131,141 @@ static void sift_down(struct eng_event *h, uint32_t n, uint32_t i)
 		h[m] = x;
 		i = m;
 	}
+}
+
+static bool head_before(const struct eng_head *a, const struct eng_head *b)
+{
+	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
+}
+
+static void heads_up(struct eng_head *h, uint32_t i)
+{
+	while (i && head_before(&h[i], &h[(i - 1) / 2])) {
+		struct eng_head x = h[i];
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
+	}
+}
+
+static void heads_down(struct eng_head *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		if (l < n && head_before(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && head_before(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct eng_head x = h[i];
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
+	}
+}
+
+static struct eng_head head_of(const struct engine *e, uint32_t r)
+{
+	const struct eng_ring *q = &e->rings[r];
+	const struct eng_event *ev = &q->v[q->head];
+	return (struct eng_head){ .time = ev->time, .seq = ev->seq, .ring = r };
+}
+
+/* Doubles a full ring in place (realloc: a large one is remapped, not
+ * copied) and moves the shorter of its two wrapped parts, so growing
+ * touches no more memory than half of what it held. */
+static int ring_grow(struct eng_ring *q)
+{
+	uint32_t old = q->cap, cap = old ? 2 * old : 256;
+	if (cap <= old)
+		return -ENOMEM;
+	struct eng_event *v = realloc(q->v, (size_t)cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	uint32_t tail = old - q->head;	/* v[head..old): the older part */
+	if (q->head && q->head <= tail) {
+		memcpy(v + old, v, q->head * sizeof(*v));
+	} else if (q->head) {
+		memmove(v + cap - tail, v + q->head, tail * sizeof(*v));
+		q->head = cap - tail;
+	}
+	q->v = v;
+	q->cap = cap;
+	return 0;
+}
+
+/* An event's ring: its CPU's; a task's name, a process's command line
+ * and a cgroup are of no CPU (a source gives them the time it has read
+ * up to, ahead of CPU 0's stream): a ring of their own. */
+static uint32_t ring_of(const struct engine *e, const struct eng_event *ev)
+{
+	bool cpuless = ev->kind == EK_TASK || ev->kind == EK_PROC || ev->kind == EK_CGROUP;
+	return cpuless ? e->c.ncpus : ev->cpu;
+}
+
+/* Queues ev: at the end of its ring when it is not older than the ring's
+ * newest (its stream in order), else in the heap. */
+static int enqueue(struct engine *e, const struct eng_event *ev)
+{
+	uint32_t r = ring_of(e, ev);
+	struct eng_ring *q = &e->rings[r];
+	if (q->len && ev->time < q->v[(q->head + q->len - 1) & (q->cap - 1)].time) {
+		if (grow_array((void **)&e->heap, &e->heap_cap, e->nheap, sizeof(*e->heap), 64))
+			return -ENOMEM;
+		e->heap[e->nheap] = *ev;
+		sift_up(e->heap, e->nheap++);
+		return 0;
+	}
+	if (q->len == q->cap && ring_grow(q))
+		return -ENOMEM;
+	q->v[(q->head + q->len++) & (q->cap - 1)] = *ev;
+	if (q->len == 1) {
+		e->heads[e->nheads] = head_of(e, r);
+		heads_up(e->heads, e->nheads++);
+	}
+	return 0;
+}
+
+/* Whether the heap's oldest goes before the rings' oldest. */
+static bool heap_first(const struct engine *e)
+{
+	if (!e->nheap)
+		return false;
+	if (!e->nheads)
+		return true;
+	struct eng_head h = { .time = e->heap[0].time, .seq = e->heap[0].seq };
+	return head_before(&h, &e->heads[0]);
+}
+
+/* The time of the oldest queued event (there is one). */
+static uint64_t oldest_time(const struct engine *e)
+{
+	return heap_first(e) ? e->heap[0].time : e->heads[0].time;
+}
+
+/* Takes the oldest queued event out (there is one). */
+static void dequeue(struct engine *e, struct eng_event *ev)
+{
+	e->queued--;
+	if (heap_first(e)) {
+		*ev = e->heap[0];
+		e->heap[0] = e->heap[--e->nheap];
+		sift_down(e->heap, e->nheap, 0);
+		return;
+	}
+	uint32_t r = e->heads[0].ring;
+	struct eng_ring *q = &e->rings[r];
+	*ev = q->v[q->head];
+	q->head = (q->head + 1) & (q->cap - 1);
+	if (--q->len) {
+		e->heads[0] = head_of(e, r);
+	} else {
+		q->head = 0;	/* refilled from the front: the memory used
+				 * follows what waits, not the ring's size */
+		e->heads[0] = e->heads[--e->nheads];
+	}
+	heads_down(e->heads, e->nheads, 0);
 }
 
 static int dispatch(struct engine *e, struct eng_event *ev)
@@ -164,43 +320,44 @@ int engine__push(struct engine *e, struct eng_event *ev)
 		free_event_text(ev);
 		return err;
 	}
-	if (grow_array((void **)&e->heap, &e->heap_cap, e->nheap, sizeof(*e->heap), 1024)) {
+	if (enqueue(e, ev)) {
 		free_event_text(ev);
 		return -ENOMEM;
 	}
-	e->heap[e->nheap] = *ev;
 	ev->text = ev->exe = NULL;	/* the queue's now */
-	sift_up(e->heap, e->nheap++);
-	e->st.queued_events = e->nheap;
+	e->st.queued_events = ++e->queued;
 	return 0;
 }
 
 int engine__advance(struct engine *e, uint64_t watermark)
 {
-	while (e->nheap && e->heap[0].time <= watermark) {
-		struct eng_event ev = e->heap[0];
-		e->heap[0] = e->heap[--e->nheap];
-		sift_down(e->heap, e->nheap, 0);
+	while (e->queued && oldest_time(e) <= watermark) {
+		struct eng_event ev;
+		dequeue(e, &ev);
 		int err = process(e, &ev);
 		if (err)
 			return err;
 	}
-	e->st.queued_events = e->nheap;
+	e->st.queued_events = e->queued;
 	return 0;
 }
 
 int engine__shed(struct engine *e, uint32_t max_queued)
 {
-	while (e->nheap > max_queued) {
-		struct eng_event ev = e->heap[0];
-		e->heap[0] = e->heap[--e->nheap];
-		sift_down(e->heap, e->nheap, 0);
+	while (e->queued > max_queued) {
+		struct eng_event ev;
+		dequeue(e, &ev);
 		int err = process(e, &ev);
 		if (err)
 			return err;
 	}
-	e->st.queued_events = e->nheap;
+	e->st.queued_events = e->queued;
 	return 0;
+}
+
+int engine__settle(struct engine *e)
+{
+	return eng_settle(e);
 }
 
 int engine__finish(struct engine *e, uint64_t end_ns)
@@ -210,8 +367,8 @@ int engine__finish(struct engine *e, uint64_t end_ns)
 		err = eng_close_all(e, end_ns ? end_ns : e->processed);
 	if (!err)
 		err = eng_judge_waiting(e, true);
-	if (!err && e->c.mode == STEAL_GAPS)
-		err = eng_place_gap_sums(e);
+	if (!err)
+		err = eng_settle(e);
 	e->finished = true;
 	if (!err)
 		err = eng_hand_out_all(e);

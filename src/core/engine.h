@@ -15,18 +15,23 @@
  * Steal per on-CPU stint (the model is in docs/record.md): for a stay of
  * a thread on a CPU, from sched_switch in to out,
  *     residual = wall time - sum of its sched_stat_runtime
- * is its steal plus a small bias of the switch path plus noise; a
- * cpu-clock sample later than one interval after the one before it (or
- * the stint's start) shows where steal fell (its excess is the stint's
- * evidence). A stint's steal is min(residual - bias, evidence) when
- * residual - bias is beyond the noise band. Bias (the median residual)
- * and band (3 interquartile ranges, at least 20 us) are calibrated over a
- * rolling window: a closed stint waits in a queue of up to
- * ENGINE_PENDING stints and is judged by the residuals of those behind it
- * and of the ENGINE_PENDING judged before it, so the window is centred on
- * it; a recording of fewer stints than the queue holds is judged over all
- * of them, as a batch would. The stint's steal is then placed among its
- * functions at the gaps that showed it, by seed 001's methods.
+ * and the gaps in its cpu-clock samples (a late sample stands for the
+ * grid points since the one due: the vCPU took no interrupt). Where the
+ * kernel's runtime excludes steal (enum steal_accounting), the residual
+ * is the stint's steal plus the switch path's bias and noise: its steal
+ * is residual - bias when beyond the noise band. Bias (the median of the
+ * band around the densest residual near 0) and band (four standard
+ * deviations below it, at least 20 us) are calibrated over a rolling
+ * window: a closed stint waits in a queue of up to ENGINE_PENDING stints
+ * and is judged by the residuals of those behind it and of the
+ * ENGINE_PENDING judged before it, so the window is centred on it; a
+ * recording of fewer stints than the queue holds is judged over all of
+ * them, as a batch would. Where runtime includes steal (or IRQ time too)
+ * the gaps are the steal, taken out of runtime. Not told, the engine
+ * judges which from the stints with gaps. With scale_to_kernel each
+ * CPU's steal is the kernel's, shared in proportion to that evidence
+ * (engine__settle). A stint's steal is then placed among its functions
+ * at the gaps that showed it, by seed 001's methods.
  *
  * The kernel does not report every switch: on some guests a switch from
  * the idle task raises no sched_switch (perf sees the same), so an event
@@ -62,6 +67,24 @@ enum steal_mode {
 	STEAL_GAPS,	/* samples only, system-wide: each CPU's /proc/stat
 			 * steal shared over the sample gaps on it */
 	STEAL_UNKNOWN,	/* the command's own user-space samples: unknown */
+};
+
+/*
+ * What the scheduler's task clock (sched_stat_runtime, sum_exec_runtime)
+ * leaves out, by the kernel's configuration (docs/record.md, "What each
+ * kernel gives"): with PARAVIRT_TIME_ACCOUNTING it excludes steal, so a
+ * stint's residual is its steal; without it (Debian, Ubuntu, SUSE, Azure
+ * Linux) runtime includes steal, and steal is found from the sample gaps
+ * (scaled per CPU to the kernel's steal when the caller gives it) and
+ * taken out of runtime; with IRQ_TIME_ACCOUNTING too (Red Hat) the
+ * residual also holds IRQ time, so the gaps (which IRQs do not make)
+ * find steal there as well.
+ */
+enum steal_accounting {
+	ACCT_JUDGE,		/* not known: judged from the data */
+	ACCT_EXCLUDED,		/* runtime excludes steal (paravirt) */
+	ACCT_INCLUDED,		/* runtime includes steal (plain) */
+	ACCT_EXCLUDED_IRQ,	/* runtime excludes steal and IRQ time */
 };
 
 enum eng_kind {
@@ -114,6 +137,12 @@ struct engine_config {
 	uint64_t start_ns;	/* when recording began (0: unknown): a CPU
 				 * whose first switch is from idle was idle
 				 * since then */
+	enum steal_accounting accounting;	/* STEAL_STINTS: what runtime
+						 * holds */
+	/* STEAL_STINTS: the kernel counts steal (a steal clock): each CPU's
+	 * steal is its /proc/stat steal (engine__set_kernel_steal), shared
+	 * among its stints as their residuals or gaps say (engine__settle) */
+	bool scale_to_kernel;
 };
 
 /* A process, as the sink sees it. */
@@ -158,6 +187,7 @@ struct eng_thread {
 	uint32_t progs;		/* its programs, a list */
 	uint32_t stacks;	/* its stacks, a list */
 	uint32_t unknown_prog;	/* its program of no known function */
+	uint32_t last_prog;	/* its program sampled last, or ENGINE_NONE */
 	uint32_t progs_tail;
 	bool used, attached;	/* a slot in use; found by tid */
 	uint32_t hnext;
@@ -208,6 +238,17 @@ struct engine_stats {
 	uint64_t run_ns, steal_ns, idle_ns;
 	uint64_t samples, idle_samples;
 	int64_t bias_ns, noise_ns;	/* the last calibration */
+	uint64_t bias_stints;	/* stints the bias was found on (0: none
+				 * near it: bias taken as 0) */
+	/* STEAL_STINTS: the accounting used (ACCT_JUDGE: judged from the
+	 * data and still undecided, residuals used), and the stints that
+	 * judged it: those with a sample gap, and of them those whose
+	 * residual held it (runtime excludes steal) */
+	enum steal_accounting accounting;
+	bool accounting_judged;
+	uint64_t judge_gapped, judge_agreed;
+	bool steal_from_gaps;	/* steal was found from sample gaps */
+	bool steal_scaled;	/* and shared out as the kernel's steal */
 	uint64_t unmatched_runtime_ns;	/* runtime outside any known stint */
 	uint64_t unmeasured_stints;	/* no runtime event: not a fair task */
 	uint64_t missed_switches;	/* a switch the kernel did not report,
@@ -218,6 +259,16 @@ struct engine_stats {
 	uint64_t queued_events, pending_stints;
 };
 
+/* "auto", "paravirt", "plain", "paravirt+irq": the names of the kernels'
+ * accountings (their configuration options), as options and recordings
+ * spell them; parse returns 0 or -EINVAL. */
+const char *steal_accounting__name(enum steal_accounting a);
+int steal_accounting__parse(const char *s, enum steal_accounting *out);
+/* What runtime holds, in words; by name ("runtime ...", or "" for a name
+ * not known). */
+const char *steal_accounting__describe(enum steal_accounting a);
+const char *steal_accounting__describe_name(const char *name);
+
 /* NULL with errno ENOMEM. */
 struct engine *engine__new(const struct engine_config *c, const struct engine_sink *sink);
 void engine__free(struct engine *e);
@@ -225,8 +276,17 @@ void engine__free(struct engine *e);
 /* Puts process pid in scope (a -p PID or the recorded command). */
 int engine__scope(struct engine *e, uint32_t pid);
 
-/* STEAL_GAPS: a CPU's steal by /proc/stat over the recording. */
+/* STEAL_GAPS, and STEAL_STINTS where steal is found from sample gaps: a
+ * CPU's steal by /proc/stat over the recording (its gaps are scaled to
+ * it; without it they count as they are). */
 void engine__set_kernel_steal(struct engine *e, uint32_t cpu, uint64_t ns);
+
+/* Shares out what was weighed since the last call: each CPU's kernel steal
+ * since then (engine__set_kernel_steal gives it, cumulative), or the
+ * weights as they are. The end does it by itself; a long recording calls
+ * it now and then (each collection), so that threads are not held. 0,
+ * or the sink's error. */
+int engine__settle(struct engine *e);
 
 /* Queues an event; its text and exe become the engine's (freed by it, even
  * on failure). 0, -EINVAL (cpu out of range) or -ENOMEM. */

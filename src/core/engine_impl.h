@@ -36,6 +36,7 @@ struct eng_gap {
 struct eng_gap_sum {
 	uint32_t prog, cpu;
 	uint64_t ns, count;
+	bool ref;		/* holds its thread (STEAL_STINTS) */
 };
 
 struct eng_stint {
@@ -44,6 +45,7 @@ struct eng_stint {
 	int64_t residual;	/* wall - runtime, when measured */
 	uint64_t evidence;	/* sample gaps beyond the interval */
 	uint32_t gaps;		/* list of eng_gap */
+	uint32_t last_prog;	/* its (or its thread's) last program sampled */
 	uint32_t older, newer;	/* closed stints of its CPU still waiting */
 	bool measured, lossy;
 	uint32_t next_free;
@@ -66,9 +68,25 @@ struct eng_cpu {
 	uint64_t last_sample;	/* its last sample, or its start */
 	uint32_t last_prog;	/* that sample's program */
 	uint32_t newest;	/* newest closed stint still waiting */
-	uint64_t last_any;	/* STEAL_GAPS: its last sample, any task */
+	/* sample gaps on its grid (any task's samples): the next grid point
+	 * due (0: none yet), and the program sampled last */
+	uint64_t grid_next;
 	uint32_t last_any_prog;
 	uint64_t gap_ns;	/* STEAL_GAPS: every gap seen on it */
+	bool kernel_known;	/* its kernel steal was given */
+	uint64_t kernel_placed_ns;	/* of it, shared out by settling */
+};
+
+/* One CPU's queued events, oldest first: v[head], ... (cap a power of 2). */
+struct eng_ring {
+	struct eng_event *v;
+	uint32_t head, len, cap;
+};
+
+/* A ring's oldest event, as the heap of heads orders it. */
+struct eng_head {
+	uint64_t time;
+	uint32_t seq, ring;
 };
 
 /* Objects in an array, reused through a free list. */
@@ -80,9 +98,16 @@ struct engine {
 	struct engine_stats st;
 	uint64_t gap_min_ns;
 	struct eng_cpu *cpus;
-	/* the reorder queue: a binary heap by (time, seq) */
-	struct eng_event *heap;
-	uint32_t nheap, heap_cap, seq;
+	/* the reorder queue (engine.c): each CPU's events in a ring, in
+	 * (time, seq) order as they came (ring ncpus: events of no CPU);
+	 * the rings' oldest events merged by a heap of ncpus + 1 at most; an
+	 * event older than its ring's newest waits in a heap by (time, seq)
+	 * of its own */
+	struct eng_ring *rings;
+	struct eng_head *heads;		/* the non-empty rings' oldest */
+	uint32_t nheads;
+	struct eng_event *heap;		/* out of order in their stream */
+	uint32_t nheap, heap_cap, seq, queued;
 	uint64_t processed;	/* time of the last event processed */
 	POOL(struct eng_proc) procs;
 	POOL(struct eng_thread) threads;
@@ -140,7 +165,8 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev);
 void eng_on_lost(struct engine *e, const struct eng_event *ev);
 int eng_close_all(struct engine *e, uint64_t end_ns);
 int eng_judge_waiting(struct engine *e, bool all);
-int eng_place_gap_sums(struct engine *e);
+int eng_settle(struct engine *e);
+bool eng_steal_from_gaps(const struct engine *e);
 
 #define POOL_GET(pool, i) (&(pool).v[i])
 

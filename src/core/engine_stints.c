@@ -14,11 +14,57 @@
 
 #define CALIBRATION_MIN 16	/* fewer measured stints: nothing to go by */
 #define NOISE_MIN_NS 20000
+/* The switch path's bias is a few microseconds; residuals farther from 0
+ * than this are steal (or IRQ time), never the bias. */
+#define BIAS_MAX_NS 100000
+/* Half the width of the band of stints without steal (measured: +-12 us) */
+#define BAND_NS 30000
+/* Stints whose sample gaps add up to an interval or more (a missed tick,
+ * not a late one: timer latency on some hypervisors reaches hundreds of
+ * microseconds) judge the accounting, once there are this many. */
+#define JUDGE_MIN 16
 /* Stints judged between two calibrations: at least 64, and a sixteenth
  * of the window, so that calibrating (linear in the window) costs a few
  * operations a stint however wide the window; the window moves by 6 % at
  * most between two. */
 #define RECALIBRATE_EVERY 64
+
+static const char *const accounting_names[] = {
+	[ACCT_JUDGE] = "auto", [ACCT_EXCLUDED] = "paravirt", [ACCT_INCLUDED] = "plain",
+	[ACCT_EXCLUDED_IRQ] = "paravirt+irq",
+};
+
+const char *steal_accounting__name(enum steal_accounting a)
+{
+	return accounting_names[a];
+}
+
+int steal_accounting__parse(const char *s, enum steal_accounting *out)
+{
+	for (size_t i = 0; i < sizeof(accounting_names) / sizeof(*accounting_names); i++)
+		if (!strcmp(s, accounting_names[i])) {
+			*out = (enum steal_accounting)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *steal_accounting__describe(enum steal_accounting a)
+{
+	static const char *const text[] = {
+		[ACCT_JUDGE] = "not known",
+		[ACCT_EXCLUDED] = "runtime excludes steal",
+		[ACCT_INCLUDED] = "runtime includes steal",
+		[ACCT_EXCLUDED_IRQ] = "runtime excludes steal and IRQ time",
+	};
+	return text[a];
+}
+
+const char *steal_accounting__describe_name(const char *name)
+{
+	enum steal_accounting a;
+	return steal_accounting__parse(name, &a) ? "" : steal_accounting__describe(a);
+}
 
 static uint32_t stint_new(struct engine *e)
 {
@@ -76,6 +122,40 @@ static int open_stint(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
 	return 0;
 }
 
+bool eng_steal_from_gaps(const struct engine *e)
+{
+	return e->c.mode == STEAL_STINTS && (e->st.accounting == ACCT_INCLUDED ||
+					     e->st.accounting == ACCT_EXCLUDED_IRQ);
+}
+
+/* STEAL_STINTS: whether sample gaps are summed per program for steal:
+ * where they are its source, or may turn out to be. */
+static bool gaps_summed(const struct engine *e)
+{
+	return e->c.mode == STEAL_STINTS &&
+	       (e->st.accounting == ACCT_JUDGE || eng_steal_from_gaps(e));
+}
+
+static int gap_sum_add(struct engine *e, uint32_t cpu, uint32_t owner, uint64_t excess);
+
+/*
+ * The steal a late sample stands for: the grid points its gap covered
+ * times the interval. A gap of excess x over the interval covered
+ * x / interval + 1 points, all stolen (the vCPU took no interrupt), and
+ * points fall on steal in proportion to it whatever the episodes' length,
+ * so this counts steal without bias where the excess alone misses the
+ * part of each episode before its first point (up to one interval).
+ * Episodes that cover no point leave no gap: they count through the ones
+ * that do.
+ */
+static uint64_t grid_points(const struct engine *e, struct eng_cpu *c, uint64_t excess)
+{
+	uint64_t ns = (excess / e->c.interval_ns + 1) * e->c.interval_ns;
+	c->gap_ns += ns;
+	return ns;
+}
+
+
 /* Evidence of steal between `from` and a sample (or the stint's end) at
  * `to`: the excess over one interval, beyond the timer's own latency.
  * owner is the program a method places it on (ENGINE_NONE: nobody). */
@@ -87,6 +167,16 @@ static int gap(struct engine *e, struct eng_cpu *c, uint64_t from, uint64_t to,
 	uint64_t excess = to - from - e->c.interval_ns;
 	struct eng_stint *s = &e->stints.v[c->stint];
 	s->evidence += excess;
+	if (gaps_summed(e) && !e->c.scope_all) {
+		/* sampled per task: its clock stops off the CPU, so only gaps
+		 * inside a stint show steal */
+		uint32_t to_prog = owner != ENGINE_NONE ? owner : eng_unknown_prog(e, s->thread);
+		int err = to_prog == ENGINE_NONE ? -ENOMEM :
+			  gap_sum_add(e, s->cpu, to_prog, grid_points(e, c, excess));
+		if (err)
+			return err;
+		s = &e->stints.v[c->stint];
+	}
 	if (owner == ENGINE_NONE)
 		return 0;
 	uint32_t g = gap_new(e);
@@ -135,6 +225,8 @@ static int close_stint(struct engine *e, uint32_t cpu)
 	if (!c->measured)
 		e->st.unmeasured_stints++;
 	s->end = c->ck_time;
+	s->last_prog = c->last_prog != ENGINE_NONE ? c->last_prog :
+		       e->threads.v[s->thread].last_prog;
 	s->older = c->newest;
 	if (c->newest != ENGINE_NONE)
 		e->stints.v[c->newest].newer = i;
@@ -316,24 +408,10 @@ static bool sum_eq(const void *ctx, uint32_t i)
 	return k->e->gap_sums[i].prog == k->prog && k->e->gap_sums[i].cpu == k->cpu;
 }
 
-/* STEAL_GAPS: a gap between any two samples of a CPU beyond the interval
- * is a place that CPU's steal may have fallen; whose it is, the method
- * says (the idle task's: nobody's). */
-static int cpu_gap(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t,
-		   uint32_t p)
+/* Adds a gap's excess to what owner (a program) has on cpu. A program of
+ * STEAL_STINTS holds its thread until the sums are placed. */
+static int gap_sum_add(struct engine *e, uint32_t cpu, uint32_t owner, uint64_t excess)
 {
-	uint64_t from = c->last_any;
-	uint32_t owner = c->last_any_prog;
-	c->last_any = t;
-	c->last_any_prog = p;
-	if (!from || t < from + e->c.interval_ns + e->gap_min_ns)
-		return 0;
-	uint64_t excess = t - from - e->c.interval_ns;
-	c->gap_ns += excess;
-	if (e->c.method == METHOD_BRACKETED && owner != p)
-		owner = ENGINE_NONE;
-	if (owner == ENGINE_NONE)
-		return 0;
 	struct sum_key k = { e, owner, cpu };
 	uint64_t h = hash_mix((uint64_t)owner << 32 | cpu);
 	uint32_t i = hindex__find(&e->gap_sum_index, h, sum_eq, &k);
@@ -343,19 +421,86 @@ static int cpu_gap(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t
 		    hindex__insert(&e->gap_sum_index, h, e->ngap_sums))
 			return -ENOMEM;
 		i = e->ngap_sums++;
-		e->gap_sums[i] = (struct eng_gap_sum){ .prog = owner, .cpu = cpu };
+		bool ref = e->c.mode == STEAL_STINTS;
+		e->gap_sums[i] = (struct eng_gap_sum){ .prog = owner, .cpu = cpu, .ref = ref };
+		if (ref)
+			e->threads.v[e->progs.v[owner].thread].refs++;
 	}
 	e->gap_sums[i].ns += excess;
 	e->gap_sums[i].count++;
 	return 0;
 }
 
+/* The steal a sample at t on a CPU's grid (any task's samples) stands
+ * for, as grid_points counts it, or 0: on time. The sample's program p
+ * becomes the CPU's last. */
+static uint64_t grid_gap(struct engine *e, struct eng_cpu *c, uint64_t t, uint32_t p,
+			 uint32_t *before)
+{
+	uint64_t due = c->grid_next;
+	*before = c->last_any_prog;
+	c->last_any_prog = p;
+	if (!due || t < due + e->gap_min_ns) {
+		/* on time (or the first): the grid follows it */
+		c->grid_next = t + e->c.interval_ns;
+		return 0;
+	}
+	/* late: the grid points from `due` on were covered; the grid keeps
+	 * its phase (the next point is not one interval after this sample) */
+	uint64_t points = (t - due) / e->c.interval_ns + 1;
+	c->grid_next = due + points * e->c.interval_ns;
+	uint64_t ns = points * e->c.interval_ns;
+	c->gap_ns += ns;
+	return ns;
+}
+
+/* STEAL_GAPS: a gap between any two samples of a CPU beyond the interval
+ * is a place that CPU's steal may have fallen; whose it is, the method
+ * says (the idle task's: nobody's). */
+static int cpu_gap(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t,
+		   uint32_t p)
+{
+	uint32_t owner;
+	uint64_t excess = grid_gap(e, c, t, p, &owner);
+	if (!excess)
+		return 0;
+	if (e->c.method == METHOD_BRACKETED && owner != p)
+		owner = ENGINE_NONE;
+	return owner == ENGINE_NONE ? 0 : gap_sum_add(e, cpu, owner, excess);
+}
+
+/*
+ * STEAL_STINTS, every CPU sampled: a late sample on the CPU's grid fired
+ * when the vCPU ran again, in the thread that held it while it was
+ * stolen (the guest switches nothing while it does not run), so the gap
+ * is that thread's; the method picks its program (the one sampled before
+ * it if that was the same thread's; bracketed: only the same program).
+ */
+static int stint_grid_gap(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t,
+			  uint32_t thread, uint32_t p)
+{
+	uint32_t before;
+	uint64_t excess = grid_gap(e, c, t, p, &before);
+	if (!excess || thread == ENGINE_NONE)
+		return 0;
+	uint32_t owner = p;
+	if (before != ENGINE_NONE && e->progs.v[before].thread == thread)
+		owner = before;
+	if (e->c.method == METHOD_BRACKETED && owner != p)
+		owner = eng_unknown_prog(e, thread);
+	return owner == ENGINE_NONE ? -ENOMEM : gap_sum_add(e, cpu, owner, excess);
+}
+
 static int idle_sample(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t)
 {
 	c->st.idle_samples++;
 	e->st.idle_samples++;
-	if (e->c.mode == STEAL_STINTS)
+	if (e->c.mode == STEAL_STINTS) {
+		uint32_t before;
+		if (gaps_summed(e) && e->c.scope_all)
+			grid_gap(e, c, t, ENGINE_NONE, &before);	/* nobody's */
 		return 0;
+	}
 	c->st.idle_ns += e->c.interval_ns;
 	e->st.idle_ns += e->c.interval_ns;
 	return e->c.mode == STEAL_GAPS ? cpu_gap(e, c, cpu, t, ENGINE_NONE) : 0;
@@ -396,6 +541,12 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev)
 			return -ENOMEM;
 		return e->c.mode == STEAL_GAPS ? cpu_gap(e, c, ev->cpu, ev->time, p) : 0;
 	}
+	th->last_prog = p;
+	if (gaps_summed(e) && e->c.scope_all) {
+		int err = stint_grid_gap(e, c, ev->cpu, ev->time, t, p);
+		if (err)
+			return err;
+	}
 	if (!c->known || c->tid != ev->tid || c->stint == ENGINE_NONE)
 		return 0;
 	/* Whose the gap before this sample is, the method says. */
@@ -424,103 +575,184 @@ void eng_on_lost(struct engine *e, const struct eng_event *ev)
 	}
 }
 
-/* The k-th smallest of v[0..n) (Wirth's selection; v is reordered). */
-static int64_t select_kth(int64_t *v, uint32_t n, uint32_t k)
+static int cmp_i64(const void *a, const void *b)
 {
-	int64_t lo = 0, hi = (int64_t)n - 1;
-	while (lo < hi) {
-		int64_t pivot = v[k], i = lo, j = hi;
-		do {
-			while (v[i] < pivot)
-				i++;
-			while (pivot < v[j])
-				j--;
-			if (i <= j) {
-				int64_t x = v[i];
-				v[i] = v[j];
-				v[j] = x;
-				i++;
-				j--;
-			}
-		} while (i <= j);
-		if (j < (int64_t)k)
-			lo = i;
-		if ((int64_t)k < i)
-			hi = j;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The densest point of sorted v[0..n): the shortest half, halved again
+ * until a few values are left (the half-sample mode). */
+static uint32_t densest(const int64_t *v, uint32_t n)
+{
+	uint32_t lo = 0, len = n;
+	while (len > 3) {
+		uint32_t h = (len + 1) / 2, best = lo;
+		for (uint32_t i = lo; i + h <= lo + len; i++)
+			if (v[i + h - 1] - v[i] < v[best + h - 1] - v[best])
+				best = i;
+		lo = best;
+		len = h;
 	}
-	return v[k];
+	return lo + len / 2;
 }
 
 /*
  * The bias of the switch path and the noise around it, from the residuals
  * of the stints waiting and of those judged last (a window centred on the
- * stint judged next). Measured on this project's KVM guests: residuals sit
- * in a symmetric band of about +-12 us around a median under 1 us, with a
- * tail of real steal above ~100 us. So the bias is the median, and a
- * stint's excess over it counts as steal only beyond 3 times the
- * interquartile range (at least NOISE_MIN_NS).
+ * stint judged next). Residuals of stints that hold no steal sit in a
+ * narrow symmetric band around the bias (this project's KVM guests: +-12
+ * us around under 1 us); steal only adds to a residual. So the bias is
+ * the median of the band around the densest point of the residuals near
+ * 0, not their median (under heavy steal most stints hold some, and their
+ * median is steal), and the
+ * noise is read below it, where no steal reaches: 4 standard deviations
+ * of the lower side (at least NOISE_MIN_NS). Where no stint near 0 is
+ * left (every stint stolen from), the bias is taken as 0: it is
+ * microseconds, and such stints are long.
  */
+/* The gaps summed while the accounting was not known, when it turns out
+ * that residuals measure steal: their threads are held no longer. */
+static void drop_gap_sums(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->ngap_sums; i++)
+		if (e->gap_sums[i].ref)
+			e->threads.v[e->progs.v[e->gap_sums[i].prog].thread].refs--;
+	e->ngap_sums = 0;
+	hindex__release(&e->gap_sum_index);
+	hindex__init(&e->gap_sum_index);
+	for (uint32_t c = 0; c < e->c.ncpus; c++)
+		e->cpus[c].gap_ns = 0;
+}
+
+/*
+ * Not told what runtime holds: the stints in the window whose samples
+ * show a gap judge it. Where runtime excludes steal, such a stint's
+ * residual holds at least half the gap (steal covers it); where it
+ * includes steal, the residual stays at the bias. Judged once enough
+ * stints show gaps and at least half, or at most a twentieth, hold them;
+ * until then residuals are used (without steal evidence either way gives
+ * little steal).
+ */
+static void judge_accounting(struct engine *e)
+{
+	uint64_t gapped = 0, agreed = 0;
+	if (e->st.accounting_judged)
+		return;
+	for (uint32_t i = 0; i < e->fifo_len; i++) {
+		const struct eng_stint *s = &e->stints.v[e->fifo[(e->fifo_head + i) % e->fifo_cap]];
+		if (!s->measured || s->lossy || s->evidence < e->c.interval_ns)
+			continue;
+		gapped++;
+		agreed += s->residual - e->st.bias_ns >= (int64_t)s->evidence / 2;
+	}
+	e->st.judge_gapped += gapped;
+	e->st.judge_agreed += agreed;
+	uint64_t n = e->st.judge_gapped, yes = e->st.judge_agreed;
+	/* a hypervisor that delays timer interrupts without taking the CPU
+	 * makes gaps no residual holds: "includes" only when (almost) none
+	 * does, as where runtime holds steal */
+	if (n < JUDGE_MIN || (2 * yes < n && 20 * yes > n))
+		return;
+	e->st.accounting = 2 * yes >= n ? ACCT_EXCLUDED : ACCT_INCLUDED;
+	e->st.accounting_judged = true;
+	if (e->st.accounting == ACCT_EXCLUDED)
+		drop_gap_sums(e);
+}
+
 static int calibrate(struct engine *e)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < e->history_len; i++)
-		e->scratch[n++] = e->history[i];
+		if (e->history[i] >= -BIAS_MAX_NS && e->history[i] <= BIAS_MAX_NS)
+			e->scratch[n++] = e->history[i];
 	for (uint32_t i = 0; i < e->fifo_len; i++) {
 		const struct eng_stint *s = &e->stints.v[e->fifo[(e->fifo_head + i) % e->fifo_cap]];
-		if (s->measured && !s->lossy)
+		if (s->measured && !s->lossy && s->residual >= -BIAS_MAX_NS &&
+		    s->residual <= BIAS_MAX_NS)
 			e->scratch[n++] = s->residual;
 	}
 	e->st.noise_ns = NOISE_MIN_NS;
 	e->st.bias_ns = 0;
+	e->st.bias_stints = 0;
 	if (n >= CALIBRATION_MIN) {
-		/* the same order statistics a sort would give */
-		int64_t q1 = select_kth(e->scratch, n, n / 4);
-		int64_t q2 = select_kth(e->scratch, n, n / 2);
-		int64_t q3 = select_kth(e->scratch, n, n * 3 / 4);
-		e->st.bias_ns = q2;
-		if (3 * (q3 - q1) > e->st.noise_ns)
-			e->st.noise_ns = 3 * (q3 - q1);
+		const int64_t *v = e->scratch;
+		qsort(e->scratch, n, sizeof(*e->scratch), cmp_i64);
+		/* the band around the densest point; its median is the bias
+		 * (a band of two modes, as +-12 us, is centred) */
+		int64_t mode = v[densest(v, n)];
+		uint32_t a = 0, b = n;
+		while (v[a] < mode - BAND_NS)
+			a++;
+		while (v[b - 1] > mode + BAND_NS)
+			b--;
+		uint32_t m = a + (b - a) / 2;
+		int64_t bias = v[m];
+		/* the lower side's median distance: 0.6745 standard deviations */
+		int64_t below = bias - v[a + (m - a) / 2];
+		int64_t noise = below * 4 * 10000 / 6745;
+		e->st.bias_ns = bias;
+		e->st.bias_stints = n;
+		if (noise > e->st.noise_ns)
+			e->st.noise_ns = noise;
 	}
+	if (e->c.accounting == ACCT_JUDGE)
+		judge_accounting(e);
 	e->calibrated = true;
 	e->judged_since_calibration = 0;
 	return 0;
 }
 
-/* The steal of stint s: its residual's excess over the bias, if beyond
- * the noise, and no more than its sample gaps show. */
+/* The steal of stint s, where runtime excludes it: its residual's excess
+ * over the bias, if beyond the noise. Where steal is found from the
+ * gaps, none here. */
 static uint64_t stint_steal(const struct engine *e, const struct eng_stint *s)
 {
 	int64_t x = s->residual - e->st.bias_ns;
-	if (!s->measured || s->lossy || x <= e->st.noise_ns)
+	if (eng_steal_from_gaps(e) || !s->measured || s->lossy || x <= e->st.noise_ns)
 		return 0;
-	return (uint64_t)x < s->evidence ? (uint64_t)x : s->evidence;
+	return (uint64_t)x;
+}
+
+/* Steal on cpu for program p: its own now, or (scaled to the kernel's
+ * steal) a weight in its sums until they are settled. */
+static int give(struct engine *e, uint32_t cpu, uint32_t p, uint64_t ns, uint64_t samples)
+{
+	/* (not while the accounting is being judged: the sums then hold
+	 * sample gaps, which may turn out not to count) */
+	if (e->c.scale_to_kernel && e->st.accounting != ACCT_JUDGE) {
+		e->cpus[cpu].gap_ns += ns;
+		return gap_sum_add(e, cpu, p, ns);
+	}
+	e->progs.v[p].steal_ns += ns;
+	e->progs.v[p].steal_samples += samples;
+	e->cpus[cpu].st.steal_ns += ns;
+	e->st.steal_ns += ns;
+	return 0;
 }
 
 /* Gives a stint's steal to the programs its gaps were placed on, each in
- * proportion to its part of the evidence; what no gap placed (left by
- * bracketed, or rounding) stays with the thread as "[unknown]". */
+ * proportion to its part of the evidence. A stint whose steal left no gap
+ * (its episodes covered no sample's time) gives it to the program it (or
+ * its thread) last sampled, as seed 001's preceding method would; what
+ * else no gap placed (left by bracketed, or rounding) stays with the
+ * thread as "[unknown]". */
 static int place(struct engine *e, struct eng_stint *s, uint64_t steal)
 {
 	uint64_t given = 0;
-	for (uint32_t g = s->gaps; g != ENGINE_NONE; g = e->gaps.v[g].next) {
+	int err = eng_series_add(e, s->cpu, s->end, 0, steal);
+	for (uint32_t g = s->gaps; !err && g != ENGINE_NONE; g = e->gaps.v[g].next) {
 		const struct eng_gap *gp = &e->gaps.v[g];
 		uint64_t part = (uint64_t)((unsigned __int128)steal * gp->ns / s->evidence);
-		e->progs.v[gp->prog].steal_ns += part;
-		e->progs.v[gp->prog].steal_samples++;
+		err = give(e, s->cpu, gp->prog, part, 1);
 		given += part;
 	}
-	e->cpus[s->cpu].st.steal_ns += steal;
-	e->st.steal_ns += steal;
-	if (eng_series_add(e, s->cpu, s->end, 0, steal))
-		return -ENOMEM;
-	if (steal > given) {
-		uint32_t thread = s->thread;
-		uint32_t p = eng_unknown_prog(e, thread);
-		if (p == ENGINE_NONE)
-			return -ENOMEM;
-		e->progs.v[p].steal_ns += steal - given;
-	}
-	return 0;
+	if (err || steal <= given)
+		return err;
+	uint32_t p = s->gaps == ENGINE_NONE && s->last_prog != ENGINE_NONE &&
+		     e->c.method != METHOD_BRACKETED ? s->last_prog :
+		     eng_unknown_prog(e, s->thread);
+	return p == ENGINE_NONE ? -ENOMEM : give(e, s->cpu, p, steal - given, 0);
 }
 
 /* Judges the oldest waiting stint, then lets it go. */
@@ -597,20 +829,58 @@ int eng_close_all(struct engine *e, uint64_t end_ns)
 	return 0;
 }
 
-/* STEAL_GAPS: each CPU's kernel steal shared over its gaps in proportion;
- * the part in gaps nobody owned (idle, or left by bracketed) stays
- * unattributed. */
-int eng_place_gap_sums(struct engine *e)
+/*
+ * Places what the sums hold. Where the kernel's steal is the reference
+ * (STEAL_GAPS; STEAL_STINTS with scale_to_kernel), each CPU's steal since
+ * the last settling is shared over its sums in proportion, the part in
+ * weights nobody owned (idle, or left by bracketed) staying unattributed;
+ * elsewhere the sums count as they are (sample gaps, the seed's method).
+ * Where runtime includes steal, what a thread is given is taken out of
+ * its runtime.
+ */
+int eng_settle(struct engine *e)
 {
+	bool stints = e->c.mode == STEAL_STINTS;
+	bool included = stints && e->st.accounting == ACCT_INCLUDED;
+	int err = 0;
+	e->st.steal_from_gaps = eng_steal_from_gaps(e);
+	if (stints && e->st.accounting == ACCT_JUDGE) {
+		drop_gap_sums(e);	/* never judged: residuals counted */
+		return 0;
+	}
 	for (uint32_t i = 0; i < e->ngap_sums; i++) {
 		const struct eng_gap_sum *g = &e->gap_sums[i];
 		struct eng_cpu *c = &e->cpus[g->cpu];
-		uint64_t part = (uint64_t)((unsigned __int128)c->st.kernel_steal_ns * g->ns /
-					   c->gap_ns);
-		e->progs.v[g->prog].steal_ns += part;
-		e->progs.v[g->prog].steal_samples += g->count;
+		bool scale = !stints || (e->c.scale_to_kernel && c->kernel_known);
+		uint64_t kernel = c->st.kernel_steal_ns > c->kernel_placed_ns ?
+				  c->st.kernel_steal_ns - c->kernel_placed_ns : 0;
+		uint64_t part = !scale ? g->ns :
+				(uint64_t)((unsigned __int128)kernel * g->ns / c->gap_ns);
+		struct eng_prog *pr = &e->progs.v[g->prog];
+		uint32_t thread = pr->thread;
+		struct eng_thread *th = &e->threads.v[thread];
+		if (included) {
+			part = part < th->cpu_ns ? part : th->cpu_ns;
+			th->cpu_ns -= part;
+			e->st.run_ns -= part;
+		}
+		pr->steal_ns += part;
+		pr->steal_samples += g->count;
 		c->st.steal_ns += part;
 		e->st.steal_ns += part;
+		if (g->ref && !--th->refs && !err)
+			err = eng_maybe_gone(e, thread);
 	}
-	return 0;
+	for (uint32_t cpu = 0; cpu < e->c.ncpus; cpu++) {
+		struct eng_cpu *c = &e->cpus[cpu];
+		if (c->kernel_known && (stints ? e->c.scale_to_kernel : true)) {
+			e->st.steal_scaled |= c->gap_ns > 0;
+			c->kernel_placed_ns = c->st.kernel_steal_ns;
+		}
+		c->gap_ns = 0;
+	}
+	e->ngap_sums = 0;
+	hindex__release(&e->gap_sum_index);
+	hindex__init(&e->gap_sum_index);
+	return err;
 }

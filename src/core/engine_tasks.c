@@ -154,7 +154,7 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 			.tid = tid, .proc = ENGINE_NONE, .comm = ENGINE_NONE,
 			.cgroup = ENGINE_NONE,
 			.oncpu = ENGINE_NONE, .progs = ENGINE_NONE, .progs_tail = ENGINE_NONE,
-			.stacks = ENGINE_NONE, .unknown_prog = ENGINE_NONE,
+			.stacks = ENGINE_NONE, .unknown_prog = ENGINE_NONE, .last_prog = ENGINE_NONE,
 			.used = true, .attached = true };
 		e->st.threads_live++;
 		if (pid == ENGINE_NONE)

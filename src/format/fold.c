@@ -221,10 +221,11 @@ static int push_frame(struct folder *f, uint32_t id)
 	return 0;
 }
 
-/* A frame's name as the reference shows it, into out (size >= 2n + 64). */
+/* A frame's name as the reference shows it, into out (size >= 2n + 64
+ * + pclen + mlen); inlined: a part of "a->b" after the first. */
 static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 		   const char *func, size_t flen, const char *mod, size_t mlen,
-		   char *out)
+		   char *out, bool inlined)
 {
 	size_t o = 0;
 	if (flen == 9 && !memcmp(func, "[unknown]", 9)) {
@@ -282,7 +283,15 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 		memmove(out, out + 1, o - 1);
 		o--;
 	}
-	/* annotations */
+	/* annotations: an inlined part is marked whatever the options, and
+	 * then as nothing else */
+	if (inlined) {
+		if (!memmem(out, o, "_[i]", 4)) {
+			memcpy(out + o, "_[i]", 4);
+			o += 4;
+		}
+		return o;
+	}
 	if (!f->o.kernel && !f->o.jit)
 		return o;
 	bool unknown_mod = memmem(mod, mlen, "unknown", 7) != NULL;
@@ -323,13 +332,43 @@ static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
 	*id = FRAME_NONE;
 	if (!perf_script__frame_parts(s, n, &fp))
 		return perf_script__is_noise(s, n) ? 0 : -EBADMSG;
+	/* no symbol ("7f1e2215d058  (/lib/libc.so)"): the reference's
+	 * pattern wants a character of function before " (", and takes the
+	 * one before that space (a space, or the address's last digit) */
+	if (!fp.flen) {
+		fp.func -= 2;
+		fp.flen = 1;
+		fp.pclen -= fp.gap == 1;
+	}
 	/* "+0x1a2b" offsets are dropped */
 	size_t flen = perf_script__strip_offset(fp.func, fp.flen);
 	if (flen && fp.func[0] == '(')
 		return 0;	/* a process name */
-	if (reserve(&f->scratch, &f->scratch_cap, 2 * flen + fp.pclen + fp.mlen + 64))
+	/* "caller->inlined->...": a frame each, the inlined ones marked
+	 * _[i]; empty parts at the end are none (as Perl's split leaves
+	 * them), so "->" alone is no frame */
+	const char *end = fp.func + flen;
+	while (end - fp.func >= 2 && !memcmp(end - 2, "->", 2))
+		end -= 2;
+	if (end == fp.func && flen)
+		return 0;
+	size_t parts = 1;
+	for (const char *a = fp.func; (a = memmem(a, (size_t)(end - a), "->", 2)); a += 2)
+		parts++;
+	if (reserve(&f->scratch, &f->scratch_cap,
+		    2 * flen + parts * (fp.pclen + fp.mlen + 64 + 1)))
 		return -ENOMEM;
-	size_t blen = tidy(f, fp.pc, fp.pclen, fp.func, flen, fp.mod, fp.mlen, f->scratch);
+	size_t blen = 0;
+	for (const char *p = fp.func;; blen++) {
+		const char *arrow = memmem(p, (size_t)(end - p), "->", 2);
+		const char *e = arrow ? arrow : end;
+		blen += tidy(f, fp.pc, fp.pclen, p, (size_t)(e - p), fp.mod, fp.mlen,
+			     f->scratch + blen, p != fp.func);
+		if (!arrow)
+			break;
+		f->scratch[blen] = ';';
+		p = arrow + 2;
+	}
 	*id = strtab__intern(&f->frames_tab, f->scratch, blen);
 	return *id == HINDEX_NONE ? -ENOMEM : 0;
 }

@@ -84,6 +84,25 @@ static bool is_word(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+/* In s[from, n), the last " (" with a ')' after it: the '(' in *open,
+ * and the line's last ')' in *close; false when there is none. */
+static bool last_module(const char *s, size_t n, size_t from, size_t *open, size_t *close)
+{
+	size_t c = n;
+	while (c > from && s[c - 1] != ')')
+		c--;
+	if (c-- <= from)
+		return false;
+	for (size_t k = c; k-- > from + 1;) {
+		if (s[k] == '(' && s[k - 1] == ' ') {
+			*open = k;
+			*close = c;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool perf_script__frame_parts(const char *s, size_t n, struct frame_parts *fp)
 {
 	size_t i = 0;
@@ -91,30 +110,25 @@ bool perf_script__frame_parts(const char *s, size_t n, struct frame_parts *fp)
 		i++;
 	if (i == 0)
 		return false;
+	size_t fstart = i;
+	while (fstart < n && ps_is_space(s[fstart]))
+		fstart++;
+	size_t open, close;
+	/* the module's " (" must leave a function of one character at
+	 * least, or (no symbol) come right after the spaces */
+	if (!last_module(s, n, fstart > i ? fstart - 1 : fstart, &open, &close))
+		return false;
 	fp->pc = s;
 	fp->pclen = i;
-	while (i < n && ps_is_space(s[i]))
-		i++;
-	size_t fstart = i;
-	/* the last " (" after which non-spaces run to a ')' */
-	for (size_t k = n; k-- > fstart + 1;) {
-		if (s[k] != '(' || s[k - 1] != ' ')
-			continue;
-		size_t m = k + 1, close = 0;
-		while (m < n && !ps_is_space(s[m])) {
-			if (s[m] == ')')
-				close = m;
-			m++;
-		}
-		if (!close || k - 1 == fstart)
-			continue;
-		fp->func = s + fstart;
-		fp->flen = k - 1 - fstart;
-		fp->mod = s + k + 1;
-		fp->mlen = close - k - 1;
-		return true;
-	}
-	return false;
+	fp->gap = fstart - i;
+	fp->func = s + fstart;
+	fp->flen = open - 1 > fstart ? open - 1 - fstart : 0;
+	fp->mod = s + open + 1;
+	fp->mlen = close - open - 1;
+	/* no symbol after a single space: the reference's pattern needs one
+	 * character of function, which it takes from the address, and a
+	 * one-character address leaves none */
+	return fp->flen || fp->gap > 1 || i > 1;
 }
 
 size_t perf_script__strip_offset(const char *func, size_t flen)

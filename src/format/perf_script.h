@@ -46,10 +46,19 @@ static inline bool ps_is_space(char c)
 struct frame_parts {
 	const char *pc, *func, *mod;
 	size_t pclen, flen, mlen;
+	size_t gap;		/* the spaces between pc and func */
 };
 
-/* A frame line, leading spaces gone, cut into its parts: true, or false
- * when it is no frame at all. */
+/*
+ * A frame line, leading spaces gone, cut into its parts: true, or false
+ * when it is no frame at all. A frame is what the reference collapser
+ * reads as one: a word (the address), spaces, the function (any text,
+ * spaces too), " (", the module (any text, maybe empty), ")": the module
+ * opens at the last " (" before the line's last ')', and ends there. Perf before 3.16 printed a frame
+ * it could not name with an empty function ("7f1e2215d058  (/lib/libc.so)"):
+ * then flen is 0, func points at the module's '(' and gap says how many
+ * spaces came before it (at least one).
+ */
 bool perf_script__frame_parts(const char *s, size_t n, struct frame_parts *fp);
 
 /* Length of func without a trailing "+0x1a2b" offset. */

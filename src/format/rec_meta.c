@@ -18,6 +18,8 @@ static const char *const key_names[MK_COUNT] = {
 	[MK_ID] = "id", [MK_TP] = "tp", [MK_TIME_NS] = "time_ns",
 	[MK_REALTIME_NS] = "realtime_ns", [MK_EVENT] = "event", [MK_EVENTS] = "events",
 	[MK_ORDERED] = "ordered", [MK_ROOT_UID] = "root_uid",
+	[MK_KERNEL_ACCOUNTING] = "kernel_accounting",
+	[MK_ACCOUNTING_SOURCE] = "kernel_accounting_source", [MK_STEAL_CLOCK] = "steal_clock",
 };
 
 const char *rec_meta_key__name(enum rec_meta_key k)
@@ -81,6 +83,16 @@ static int start_line(struct rec_meta *m, int key, const char *sub, const char *
 	case MK_BOOT_ID: snprintf(m->boot_id, sizeof(m->boot_id), "%s", v); break;
 	case MK_EVENT: snprintf(m->event, sizeof(m->event), "%s", v); break;
 	case MK_STEAL_SOURCE: steal_source(m, v); break;
+	case MK_KERNEL_ACCOUNTING:
+		/* a name this version does not know: judged from the data */
+		if (steal_accounting__parse(v, &m->accounting))
+			m->accounting = ACCT_JUDGE;
+		break;
+	case MK_ACCOUNTING_SOURCE:
+		snprintf(m->accounting_source, sizeof(m->accounting_source), "%s", v);
+		break;
+	case MK_STEAL_CLOCK: m->steal_clock = !strcmp(v, "yes") ? 1 : !strcmp(v, "none") ? -1 : 0;
+		break;
 	case MK_SCOPE:
 		m->scope = !strcmp(v, "pids") ? SCOPE_PIDS : !strcmp(v, "command") ?
 			   SCOPE_COMMAND : SCOPE_ALL;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "perf_decode.h"
+#include "../core/engine.h"
 
 /* Where steal comes from, as a recording says (steal_source=). */
 enum rec_steal_source {
@@ -29,6 +30,7 @@ enum rec_meta_key {
 	MK_INTERVAL_SOURCE, MK_CLK_TCK, MK_CALLCHAIN, MK_STEAL_SOURCE, MK_SCOPE,
 	MK_PID, MK_CHILD, MK_CPU, MK_SAMPLE_TYPE, MK_ID, MK_TP, MK_TIME_NS,
 	MK_REALTIME_NS, MK_EVENT, MK_EVENTS, MK_ORDERED, MK_ROOT_UID,
+	MK_KERNEL_ACCOUNTING, MK_ACCOUNTING_SOURCE, MK_STEAL_CLOCK,
 	MK_COUNT
 };
 
@@ -52,6 +54,12 @@ struct rec_meta {
 	int64_t realtime_start_ns, realtime_end_ns;	/* 0: unknown */
 	char steal_source[192];
 	enum rec_steal_source source;
+	/* what the kernel's runtime holds (auto: not known), and how that
+	 * was known (btf, config, cmdline, option) */
+	enum steal_accounting accounting;
+	char accounting_source[64];
+	int steal_clock;		/* 1 the kernel counts steal, -1 it
+					 * counted none since boot, 0 unknown */
 	enum rec_scope scope;
 	uint32_t scope_pids[64];	/* pid= and child= */
 	uint32_t nscope;

@@ -223,7 +223,8 @@ void rec_source__config(const struct rec_source *s, enum steal_method method,
 		.method = method, .interval_ns = m->interval_ns, .ncpus = m->ncpus,
 		.vm = strtab__intern((struct strtab *)&s->names, host, strlen(host)),
 		.unknown_fn = s->unknown, .scope_all = m->scope == SCOPE_ALL,
-		.start_ns = m->start_ns,
+		.start_ns = m->start_ns, .accounting = m->accounting,
+		.scale_to_kernel = m->steal_clock > 0,
 		.mode = m->source == SRC_TRACEPOINTS ? STEAL_STINTS :
 			m->source == SRC_SAMPLE_GAPS ? STEAL_GAPS : STEAL_UNKNOWN,
 	};

@@ -124,18 +124,39 @@ static int impossible(struct rec_source *s, const struct eng_event *ev)
 	return rec_source_fail(s->err, rec_reader__offset(s->rd), msg);
 }
 
-/* Events pile up waiting for a round mark (a file without them, made to
- * make a reader hold everything): each CPU's items are in time order in
- * the file, so everything up to the earliest of the CPUs' latest events
- * has been read; if that is not enough, the oldest go anyway. */
-static int too_many_queued(struct rec_source *s, struct engine *e)
+/* Each CPU's items are in time order in the file, so everything up to
+ * the earliest of the CPUs' latest events has been read (UINT64_MAX: no
+ * CPU had one). */
+static uint64_t streams_read(const struct rec_source *s)
 {
 	uint64_t w = UINT64_MAX;
 	for (uint32_t c = 0; c < s->meta.ncpus; c++)
 		if (s->cpus[c].present && s->last_time[c] < w)
 			w = s->last_time[c];
+	return w;
+}
+
+/* Events pile up waiting for a round mark (a file without them, made to
+ * make a reader hold everything): the streams are taken as read up to
+ * streams_read; if that is not enough, the oldest go anyway. */
+static int too_many_queued(struct rec_source *s, struct engine *e)
+{
+	uint64_t w = streams_read(s);
 	int err = w != UINT64_MAX ? engine__advance(e, w) : 0;
 	return err ? err : engine__shed(e, REC_MAX_QUEUED / 2);
+}
+
+/* An import has no round marks (perf script text is in time order): its
+ * events go once every CPU's stream is past them, so the queue holds
+ * what lies between the streams, not the file. Every 64 events (or one
+ * a CPU: the look costs one step a CPU). */
+static int import_advance(struct rec_source *s, struct engine *e)
+{
+	if (++s->pushed < 64 || s->pushed < s->meta.ncpus)
+		return 0;
+	s->pushed = 0;
+	uint64_t w = streams_read(s);
+	return w != UINT64_MAX ? engine__advance(e, w) : 0;
 }
 
 int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev)
@@ -149,6 +170,8 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 	err = engine__push(e, ev);
 	if (!err && s->meta.ordered)
 		err = engine__advance(e, s->now);	/* in time order already */
+	else if (!err && s->meta.imported)
+		err = import_advance(s, e);
 	if (!err && engine__stats(e)->queued_events > REC_MAX_QUEUED)
 		err = too_many_queued(s, e);
 	return err == -EINVAL ? 0 : err;

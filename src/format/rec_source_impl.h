@@ -41,6 +41,7 @@ struct rec_source {
 	struct rec_error *err;		/* where rec_source__feed says why */
 	int last_cpu;			/* version 1: to tell its rounds */
 	uint64_t round_max, prev_round_max;
+	uint32_t pushed;		/* events, to advance an import by */
 	struct { uint32_t pid; uint64_t time; } *forget;
 	uint32_t nforget, forget_cap;
 	uint64_t bad_records, samples, switches, runtimes;

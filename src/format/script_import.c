@@ -205,6 +205,15 @@ static bool is_executable(const struct script_parser *im, const char *mod, size_
 	       !memcmp(base, im->comm, im->comm_len);
 }
 
+/* The last occurrence of needle in hay[0, n), or NULL. */
+static const char *memmem_last(const char *hay, size_t n, const char *needle, size_t k)
+{
+	for (size_t i = n >= k ? n - k + 1 : 0; i-- > 0;)
+		if (!memcmp(hay + i, needle, k))
+			return hay + i;
+	return NULL;
+}
+
 /* One frame line (leading spaces gone) of the open sample. */
 static int add_frame(struct script_parser *im, const char *s, size_t n)
 {
@@ -219,12 +228,24 @@ static int add_frame(struct script_parser *im, const char *s, size_t n)
 		im->cut = true;
 		return 0;
 	}
+	/* a file deleted since it was mapped: perf prints "(PATH (deleted))",
+	 * which reads as the module "deleted)" */
+	const char *open = fp.mlen == 8 && !memcmp(fp.mod, "deleted)", 8) ?
+		memmem_last(fp.func, fp.flen, " (", 2) : NULL;
+	if (open) {
+		fp.mlen = (size_t)(fp.mod + fp.mlen - (open + 2));
+		fp.mod = open + 2;
+		fp.flen = (size_t)(open - fp.func);
+	}
 	struct rec_frame f = { 0 };
 	for (size_t i = 0; i < fp.pclen && isxdigit((unsigned char)fp.pc[i]); i++)
 		f.ip = f.ip << 4 | (uint64_t)(isdigit((unsigned char)fp.pc[i]) ?
 			fp.pc[i] - '0' : (tolower((unsigned char)fp.pc[i]) - 'a' + 10));
 	size_t flen = perf_script__strip_offset(fp.func, fp.flen);
-	int err = name_id(im, fp.func, flen, &f.function);
+	/* perf before 3.16 printed nothing for a function it could not
+	 * name, where later versions print "[unknown]" */
+	int err = flen ? name_id(im, fp.func, flen, &f.function) :
+		name_id(im, "[unknown]", 9, &f.function);
 	if (!err)
 		err = name_id(im, fp.mod, fp.mlen, &f.dso);
 	if (err)
@@ -458,6 +479,11 @@ static int on_line(void *ctx, const char *s, size_t n)
 		im->st->lost_chunks += perf_script__lost_chunks(s, n);
 		return 0;
 	}
+	/* a frame with no indentation (text that went through a tool that
+	 * strips lines): the reference collapser reads it as a frame too */
+	struct frame_parts fp;
+	if (perf_script__frame_parts(s, n, &fp))
+		return add_frame(im, s, n);
 	return bad(im, "not a perf script line: no sample header "
 		   "(\"comm [pid/]tid [cpu] time: [period] event:\"), frame, "
 		   "comment or known perf noise");

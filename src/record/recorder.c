@@ -155,6 +155,7 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 			"unknown (no permission to record system-wide)" :
 			r->tracepoints ? "tracepoints" : "sample-gaps";
 		read_host(r);
+		kernel_acct__read(&r->acct);
 		return r;
 	}
 	recorder__free(r);
@@ -193,6 +194,8 @@ void recorder__config(const struct recorder *r, enum steal_method method,
 		.scope_all = r->o.all || (!r->o.npids && r->o.child <= 0),
 		.mode = r->st.task_only ? STEAL_UNKNOWN :
 			r->tracepoints ? STEAL_STINTS : STEAL_GAPS,
+		.accounting = r->acct.accounting,
+		.scale_to_kernel = r->acct.steal_clock > 0,
 	};
 	c->keep_all = c->mode == STEAL_GAPS;
 }
@@ -239,6 +242,10 @@ static void meta_start(struct recorder *r, FILE *m)
 	meta(m, MK_CLK_TCK, "%ld", sysconf(_SC_CLK_TCK));
 	meta(m, MK_CALLCHAIN, "%d", o->callchain);
 	meta(m, MK_STEAL_SOURCE, "%s", r->st.steal_source);
+	meta(m, MK_KERNEL_ACCOUNTING, "%s", steal_accounting__name(r->acct.accounting));
+	meta(m, MK_ACCOUNTING_SOURCE, "%s", r->acct.source);
+	meta(m, MK_STEAL_CLOCK, "%s", r->acct.steal_clock > 0 ? "yes" :
+				      r->acct.steal_clock < 0 ? "none" : "unknown");
 	/* -a with a command records everything, until it exits */
 	meta(m, MK_SCOPE, "%s", rec_scope__name(o->all ? SCOPE_ALL : o->child > 0 ?
 					      SCOPE_COMMAND : o->npids ? SCOPE_PIDS : SCOPE_ALL));
@@ -410,6 +417,11 @@ void recorder__free(struct recorder *r)
 	free(r);
 }
 
+const struct kernel_acct *recorder__kernel_acct(const struct recorder *r)
+{
+	return &r->acct;
+}
+
 const struct recorder_stats *recorder__stats(const struct recorder *r)
 {
 	struct recorder_stats *st = (struct recorder_stats *)&r->st;
@@ -452,6 +464,23 @@ uint64_t recorder__lost(const struct recorder *r)
 	for (int i = 0; i < r->perf.ncpus; i++)
 		n += perf_session__lost(&r->perf, i);
 	return n;
+}
+
+int recorder__settle(const struct recorder *r, struct engine *e)
+{
+	uint32_t n = r->ncpus ? r->ncpus : 1;
+	uint64_t *steal = calloc(n, sizeof(*steal)), *lost = calloc(n, sizeof(*lost));
+	bool *known = calloc(n, sizeof(*known));
+	int err = steal && lost && known ? recorder__cpus(r, steal, lost, known) : -ENOMEM;
+	for (uint32_t c = 0; !err && c < r->ncpus; c++)
+		if (known[c])
+			engine__set_kernel_steal(e, c, steal[c]);
+	if (!err)
+		err = engine__settle(e);
+	free(steal);
+	free(lost);
+	free(known);
+	return err;
 }
 
 int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,

@@ -27,6 +27,8 @@
 #include "../core/engine.h"
 #include "../core/strtab.h"
 
+struct kernel_acct;
+
 struct recorder_opts {
 	bool all;		/* -a */
 	const pid_t *pids;	/* -p */
@@ -118,8 +120,15 @@ bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_stea
 uint64_t recorder__lost(const struct recorder *r);
 int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,
 		   bool *known);
+/* Shares out the steal e weighed so far as each CPU's /proc/stat steal
+ * since the start says (engine__settle; where the kernel has a steal
+ * clock, steal is the kernel's): before each collection, refresh or
+ * scrape. 0, -errno, or the sink's error. */
+int recorder__settle(const struct recorder *r, struct engine *e);
 /* What the recording's metadata says (host, times), for reports. */
 const char *recorder__host(const struct recorder *r);
+/* What the kernel's runtime holds, read at the start (collect/kernel_acct). */
+const struct kernel_acct *recorder__kernel_acct(const struct recorder *r);
 const char *recorder__boot_id(const struct recorder *r);
 int64_t recorder__realtime_start(const struct recorder *r);
 

@@ -11,6 +11,7 @@
 
 #include "recorder.h"
 #include "../collect/cgroup.h"
+#include "../collect/kernel_acct.h"
 #include "../collect/perf.h"
 #include "../core/hindex.h"
 #include "../core/namepool.h"
@@ -77,6 +78,7 @@ struct recorder {
 	uint64_t bytes_flushed;
 	uint64_t flushed_ns;	/* when the writer last flushed */
 	char host[256], boot_id[64];
+	struct kernel_acct acct;	/* what runtime holds, read at the start */
 	int64_t realtime_start, realtime_end;
 	struct { uint32_t pid; uint64_t time; } *forget;	/* exited, regions to go */
 	uint32_t nforget, forget_cap;

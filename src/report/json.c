@@ -50,6 +50,15 @@ static void write_extras(FILE *out, const struct report_extras *x)
 	json_put_string(out, x->host);
 	fputs(",\"steal_source\":", out);
 	json_put_string(out, x->steal_source);
+	fputs(",\"steal_method\":", out);
+	json_put_string(out, x->steal_method ? x->steal_method : "");
+	fputs(",\"kernel_accounting\":", out);
+	json_put_string(out, x->kernel_accounting ? x->kernel_accounting : "");
+	fputs(",\"kernel_accounting_source\":", out);
+	json_put_string(out, x->accounting_source ? x->accounting_source : "");
+	fprintf(out, ",\"steal_resolution_ns\":%" PRIu64 ",\"steal_scaled\":%s"
+		",\"steal_clock\":%s", x->steal_resolution_ns, x->steal_scaled ? "true" : "false",
+		x->steal_clock > 0 ? "true" : x->steal_clock < 0 ? "false" : "null");
 	fputs(",\"scope\":", out);
 	json_put_string(out, x->scope);
 	fprintf(out, ",\"duration_ns\":%" PRIu64 ",\"bias_ns\":%" PRId64

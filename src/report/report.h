@@ -62,6 +62,14 @@ struct report_series {
 
 struct report_extras {
 	const char *host, *steal_source, *scope;
+	/* how steal was found: "residual" (per stint, runtime excludes
+	 * it), "sample-gaps" (scaled per CPU to /proc/stat where known), ""
+	 * unknown; what the kernel's runtime holds (steal_accounting__name)
+	 * and how that was known; the smallest steal a stint shows */
+	const char *steal_method, *kernel_accounting, *accounting_source;
+	uint64_t steal_resolution_ns;
+	bool steal_scaled;	/* each CPU's steal is /proc/stat's */
+	int steal_clock;	/* -1: the kernel counted no steal since boot */
 	bool steal_known;	/* false: steal and apparent time print as
 				 * unknown (empty in CSV, null in JSON), never
 				 * as zero */

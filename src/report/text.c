@@ -14,6 +14,7 @@
 
 #include "report.h"
 #include "../core/cgroup_name.h"
+#include "../core/engine.h"
 #include "../core/stats.h"
 #include "../core/banned.h"
 
@@ -226,12 +227,32 @@ static void long_cols(FILE *out, const struct layout *l, const struct table_row 
 	putc('\n', out);
 }
 
+/* How steal was found: from what, what the kernel's runtime holds (and
+ * how that was known), and the least steal it tells from noise. */
+static void write_steal_method(FILE *out, const struct report_extras *x)
+{
+	if (!x->steal_method || !*x->steal_method)
+		return;
+	fprintf(out, ", %s%s", !strcmp(x->steal_method, "residual") ?
+		"the residual of each stint" : "sample gaps",
+		x->steal_scaled ? " scaled to /proc/stat" : "");
+	if (x->kernel_accounting && *x->kernel_accounting)
+		fprintf(out, " (%s: %s; known by %s)", x->kernel_accounting,
+			steal_accounting__describe_name(x->kernel_accounting),
+			x->accounting_source);
+	fprintf(out, ", resolution %" PRIu64 " us", x->steal_resolution_ns / 1000);
+	if (x->steal_clock < 0)
+		fputs("; the kernel has counted no steal since boot (no steal clock): "
+		      "/proc/stat is no reference here", out);
+}
+
 /* A live recording's per-CPU steal beside the kernel's own figure. */
 static void write_cpus(FILE *out, const struct report_extras *x)
 {
 	char a[32], b[32], c[32];
 	fprintf(out, "\nsteal source: %s", x->steal_source);
-	if (!strcmp(x->steal_source, "tracepoints"))
+	write_steal_method(out, x);
+	if (!strcmp(x->steal_source, "tracepoints") && !strcmp(x->steal_method, "residual"))
 		fprintf(out, "; per-stint bias %" PRId64 " ns", x->bias_ns);
 	fprintf(out, "; %" PRIu64 " records lost%s", x->lost,
 		x->lost ? " (figures are low by what they held)" : "");

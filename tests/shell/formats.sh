@@ -16,7 +16,7 @@ command -v promtool >/dev/null || skip "promtool is not installed (package prome
 command -v protoc >/dev/null || skip "protoc is not installed (package protobuf-compiler)"
 PROTO=${PROTO_DIR:-/usr/share/gocode/src/github.com/google/pprof/proto}
 [ -f "$PROTO/profile.proto" ] || skip "no $PROTO/profile.proto (package golang-github-google-pprof-dev)"
-DATA=$ROOT/../shared/testdata/flamegraph
+DATA=${TESTDATA:-$ROOT/../shared/testdata}/flamegraph
 inputs="perf-script:$FIX/perf-script-sched.txt perf-script:$FIX/perf-script-oneline.txt"
 # the shared test data, where it is beside the clone
 [ -f "$DATA/perf-iperf-stacks-pidtid-01.txt" ] &&

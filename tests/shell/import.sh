@@ -1,6 +1,8 @@
 # cpuledger import perf-script and report -i perf-script: (issue 6).
-# For every file of shared/testdata/flamegraph and the perf script
-# fixtures recorded here (one line per sample; with sched tracepoints):
+# For every file of shared/testdata/flamegraph (where it is beside the
+# clone), the perf script fixtures recorded here (one line per sample;
+# with sched tracepoints; every frame shape) and perf script text that
+# perf makes here (with call chains, and with -F +pid --ns):
 # - the samples, and the samples per file (dso) of each sample's own
 #   frame, equal what an independent reading of the text here (Python
 #   regular expressions) counts;
@@ -12,9 +14,23 @@
 # no recording is written.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
-DATA=$ROOT/../shared/testdata/flamegraph
-[ -d "$DATA" ] || skip "no $DATA"
-files=$(ls "$DATA"/perf-*.txt "$FIX"/perf-script-*.txt)
+# the shared recordings where they are beside the clone (TESTDATA to say
+# where else), the fixtures, and perf script text made here by perf
+DATA=${TESTDATA:-$ROOT/../shared/testdata}/flamegraph
+files=$(ls "$FIX"/perf-script-*.txt)
+if [ -d "$DATA" ]; then
+	files="$(ls "$DATA"/perf-*.txt) $files"
+else
+	echo "no $DATA (the shared recordings, tests/README.md): the fixtures and perf's text made here"
+fi
+if command -v perf >/dev/null &&
+   perf record -q -a -g -o "$TMP/here.data" -- sleep 0.5 >/dev/null 2>&1 &&
+   perf script -i "$TMP/here.data" >"$TMP/perf-here-stacks.txt" 2>/dev/null &&
+   perf script -i "$TMP/here.data" -F +pid --ns >"$TMP/perf-here-pid.txt" 2>/dev/null; then
+	files="$files $TMP/perf-here-stacks.txt $TMP/perf-here-pid.txt"
+else
+	echo "perf cannot record here: no text made by it"
+fi
 for f in $files; do
 	name=$(basename "$f")
 	run "$CL" report -i "perf-script:$f" --by process,dso --format json
@@ -24,7 +40,12 @@ for f in $files; do
 import json, re, sys
 from collections import Counter
 head = re.compile(r'^\s*(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(?:\d+\.\d+:\s+)?(?:\d+\s+)?(\S+):(?:\s+(.*))?$')
-frame = re.compile(r'^\s*[0-9a-fA-F]+\s+.*\((\S*)\)\s*$')
+frame = re.compile(r'^\s*\w+\s*(.+) \((.*)\)')	# the reference collapser's
+def module(fm):	# a file deleted since it was mapped: "(PATH (deleted))"
+    func, mod = fm.group(1), fm.group(2)
+    if mod == 'deleted)' and ' (' in func:
+        return func.rsplit(' (', 1)[1] + ' (deleted)'
+    return mod
 event, want, idle, dsos, first = None, 0, 0, Counter(), False
 for line in open(sys.argv[1], errors='replace'):
     line = line.rstrip('\n')
@@ -44,14 +65,14 @@ for line in open(sys.argv[1], errors='replace'):
         rest = m.group(5) or ''
         fm = frame.match(rest) if rest else None
         if fm and first:
-            dsos[fm.group(1)] += 1
+            dsos[module(fm)] += 1
             first = False
         elif not rest:
             pass
         continue
     fm = frame.match(line)
     if fm and first:
-        dsos[fm.group(1)] += 1
+        dsos[module(fm)] += 1
         first = False
     elif not line.strip():
         first = False
@@ -92,7 +113,9 @@ done
 	fail "sched fixture: steal not from tracepoints"
 
 # a line that is no perf script: FILE:LINE, exit 2, nothing written
-{ head -20 "$DATA/perf-dd-stacks-01.txt"; echo "this is not perf script"; } >"$TMP/bad.txt"
+good=$DATA/perf-dd-stacks-01.txt
+[ -f "$good" ] || good=$FIX/perf-script-sched.txt
+{ head -20 "$good"; echo "this is not perf script"; } >"$TMP/bad.txt"
 line=$(($(wc -l <"$TMP/bad.txt")))
 run "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec"
 [ "$(status)" = 2 ] || fail "bad line: status $(status)"

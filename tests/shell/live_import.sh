@@ -2,10 +2,15 @@
 # sched:sched_switch and sched:sched_stat_runtime while two threads spin,
 # then `perf script` text imported by cpuledger. Checks:
 # - steal is measured from the tracepoints (not unknown);
-# - each spinner's cpu_ns is the sum of its sched_stat_runtime in the text
-#   (worked out here with awk, apart from cpuledger), within 0.1 %;
-# - the steal cpuledger finds, summed over CPUs, is within max(20 ms, 10 %)
-#   of /proc/stat's growth across the recording (10 ms ticks);
+# - each spinner's runtime (cpu_ns, and steal_ns too where the text is
+#   judged to hold steal in runtime) is the sum of its sched_stat_runtime
+#   in the text (worked out here with awk, apart from cpuledger), within
+#   0.1 %;
+# - the steal cpuledger finds, summed over CPUs, is within 10 ms + 2 %
+#   of /proc/stat's growth across the recording (10 ms ticks), where the
+#   kernel has a steal clock (it has counted steal since boot; as
+#   live_steal.sh, a machine whose kernel never does is no reference:
+#   printed, not compared);
 # - `import -o` then `report` equals `report -i perf-script:` on the text.
 # Skipped, saying why, without perf or where the kernel refuses it.
 . "$(dirname "$0")/../lib.sh"
@@ -19,6 +24,7 @@ trap 'kill $wl 2>/dev/null || true; rm -rf "$TMP"' EXIT
 sleep 0.5
 steal() { awk '/^cpu[0-9]/ { s += $9 } END { print s }' /proc/stat; }
 s0=$(steal)
+blind=0; [ "$s0" = 0 ] && blind=1
 perf record -q -o "$TMP/p.data" -a -g -e cpu-clock/freq=1000/ -e sched:sched_switch \
 	-e sched:sched_stat_runtime -- sleep "$SECS" >"$TMP/perf.err" 2>&1 ||
 	skip "perf record refused: $(tail -1 "$TMP/perf.err")"
@@ -41,28 +47,34 @@ cmp -s "$TMP/direct.json" "$TMP/rec.json" || fail "import -o then report differs
 awk '/sched:sched_stat_runtime:/ { for (i = 1; i <= NF; i++) {
 	if ($i ~ /^pid=/) p = substr($i, 5); if ($i ~ /^runtime=/) r = substr($i, 9) }
 	sum[p] += r } END { for (p in sum) printf "%d %.0f\n", p, sum[p] }' "$TMP/p.txt" >"$TMP/runtime"
-python3 - "$TMP" "$wl" "$s0" "$s1" "$(getconf CLK_TCK)" <<'PY' || fail "imported figures out of tolerance"
+python3 - "$TMP" "$wl" "$s0" "$s1" "$(getconf CLK_TCK)" "$blind" <<'PY' || fail "imported figures out of tolerance"
 import json, sys
 d, wl, s0, s1, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+blind = sys.argv[6] == "1"
 r = json.load(open(d + "/direct.json"))
 ok = r["steal_source"] == "tracepoints"
 print("steal source:", r["steal_source"])
 runtime = dict(map(int, l.split()) for l in open(d + "/runtime"))
 rows = [row for row in r["rows"] if row["pid"] == wl]
 spinners = sorted(rows, key=lambda row: row["cpu_ns"])[-2:]
+print("steal method:", r["steal_method"], "kernel accounting:", r["kernel_accounting"],
+      "(" + r["kernel_accounting_source"] + ")")
 for row in spinners:
     want = runtime.get(row["tid"], 0)
-    err = abs(row["cpu_ns"] - want) / max(want, 1)
+    # where runtime includes steal (judged from the text), cpu + steal is it
+    got = row["cpu_ns"] + (row["steal_ns"] if r["kernel_accounting"] == "plain" else 0)
+    err = abs(got - want) / max(want, 1)
     good = want > 0 and err <= 0.001
     ok &= good
-    print("thread %d: cpu_ns %.3f s, runtime in the text %.3f s %s" %
-          (row["tid"], row["cpu_ns"] / 1e9, want / 1e9, "ok" if good else "FAIL"))
+    print("thread %d: runtime %.3f s, runtime in the text %.3f s %s" %
+          (row["tid"], got / 1e9, want / 1e9, "ok" if good else "FAIL"))
 kernel = (s1 - s0) * 1e9 / hz
 found = r["totals"]["steal_ns"]
-tol = max(20e6, 0.1 * kernel)
-good = found is not None and abs(found - kernel) <= tol
+tol = 10e6 + 0.02 * kernel
+good = found is not None and (blind or abs(found - kernel) <= tol)
 ok &= good
 print("steal: found %.3f ms, /proc/stat %.3f ms, tolerance %.0f ms %s" %
-      (found / 1e6, kernel / 1e6, tol / 1e6, "ok" if good else "FAIL"))
+      (found / 1e6, kernel / 1e6, tol / 1e6, "ok" if good else "FAIL"),
+      "(not compared: the kernel has counted no steal since boot)" if blind else "")
 sys.exit(0 if ok else 1)
 PY

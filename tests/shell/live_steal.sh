@@ -1,13 +1,19 @@
 # Live recording against the kernel's own figures (issue 3's must-show).
 # `record -a -- workload threads` for 20 s, two threads spinning. Then:
-# - per CPU, |attributed steal - /proc/stat steal| <= max(20 ms, 10 %)
-#   (/proc/stat counts in 10 ms ticks, read at each end);
-# - each spinning thread's cpu_ns is within 1 % (issue 3 asks 2 %) of the
-#   kernel's count of its run time, the first field of its schedstat
-#   (sum_exec_runtime), which the workload prints as each thread ends. The
+# - per CPU, |attributed steal - /proc/stat steal| <= 10 ms + 2 % (one
+#   USER_HZ tick: /proc/stat counts in 10 ms ticks, read at each end);
+# - each spinning thread's run time is within 1 % (issue 3 asks 2 %) of the
+#   kernel's count of it, the first field of its schedstat
+#   (sum_exec_runtime), which the workload prints as each thread ends: its
+#   cpu_ns where the kernel's runtime excludes steal, cpu_ns + steal_ns
+#   where it includes it (kernel_accounting plain: docs/record.md). The
 #   recording holds the threads' whole lives (record -a -- CMD holds the
 #   command until recording has begun), so no window is to be lined up: a
 #   slower recorder (the ASan build) starts and stops no differently.
+#   Both are what the threads really got, whatever else the machine runs;
+#   but where the kernel dropped records (a busy machine: the ring full)
+#   the time they held is in no figure, so the test says how many and
+#   skips rather than judge figures it knows are short.
 # Skipped, saying why, where the kernel refuses perf_event_open.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -28,7 +34,7 @@ fi
 	--seconds "$SECONDS_" --schedstat 2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
 grep "^schedstat " "$TMP/rec.err" >"$TMP/schedstat" || fail "the workload printed no schedstat: $(cat "$TMP/rec.err")"
 "$CL" report -i "$TMP/live.rec" --format json >"$TMP/r.json" || fail "report failed"
-python3 - "$TMP" "$blind" <<'PY' || fail "live figures out of tolerance"
+python3 - "$TMP" "$blind" <<'PY' || { s=$?; [ $s = 77 ] && skip "records were lost on this busy machine: not judged"; fail "live figures out of tolerance"; }
 import json, sys
 d, blind = sys.argv[1], sys.argv[2] == "1"
 r = json.load(open(d + "/r.json"))
@@ -36,7 +42,7 @@ assert r["steal_source"] == "tracepoints", r["steal_source"]
 ok = True
 for c in r["cpus"]:
     k, a = c["kernel_steal_ns"], c["steal_ns"]
-    tol = max(20e6, 0.1 * k)
+    tol = 10e6 + 0.02 * (k or 0)
     good = k is not None and abs(a - k) <= tol
     if not blind:
         ok &= good
@@ -47,13 +53,21 @@ for c in r["cpus"]:
 kernel = {int(l.split()[1]): int(l.split()[2]) for l in open(d + "/schedstat")}
 assert len(kernel) == 2, kernel
 rows = {row["tid"]: row for row in r["rows"]}
+print("steal source:", r["steal_method"], "kernel accounting:", r["kernel_accounting"],
+      "(" + r["kernel_accounting_source"] + ")")
 for t, ran in sorted(kernel.items()):
     cpu = rows[t]["cpu_ns"] if t in rows else 0
+    if t in rows and r["kernel_accounting"] == "plain":
+        cpu += rows[t]["steal_ns"]	# runtime holds it
     err = abs(cpu - ran) / ran
     good = err <= 0.01
     ok &= good
     print("thread %d: cpu_ns %.3f s, schedstat %.3f s, error %.2f %% %s" %
           (t, cpu / 1e9, ran / 1e9, 100 * err, "ok" if good else "FAIL"))
+if not ok and (r["lost"] or r["lossy_stints"]):
+    print("lost %d records, %d stints with losses: the figures are short by what they held" %
+          (r["lost"], r["lossy_stints"]))
+    sys.exit(77)
 if not ok:	# who holds the steal, to tell a loss from a misreading
     for row in sorted(r["rows"], key=lambda x: -(x["steal_ns"] or 0))[:5]:
         print("  steal %.3f ms: %d/%d %s" % ((row["steal_ns"] or 0) / 1e6, row["pid"],

@@ -32,7 +32,7 @@ bad "no ledger '/nonexistent.db'" bill --ledger /nonexistent.db
 bad "give a subcommand: add" ledger
 bad "--interval needs --ledger" record -a --interval 1
 bad "is not a cpuledger recorder" collect 1
-for c in record report run workload analyze simulate bill collect ledger import agent; do
+for c in record report run workload analyze simulate bill collect ledger import agent sched; do
 	run "$CL" "$c" --help
 	[ "$(status)" = 0 ] || fail "$c --help: exit $(status)"
 	grep -q "^usage: cpuledger $c" "$TMP/out" || fail "$c --help: no usage line"

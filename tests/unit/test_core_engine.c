@@ -3,7 +3,7 @@
  * per stint, bias calibration, runtime raised on another CPU, placement
  * among functions by method, a recording that starts mid-stint, lost
  * records; and what streaming adds: any interleaving of the per-CPU
- * streams gives the same result, an exited thread is handed out and
+ * streams gives the same result (and so does a stream out of order), an exited thread is handed out and
  * forgotten, a tid given again is a new thread, idle time is the idle
  * task's, and the rolling calibration of a long run; and what the kernel
  * leaves out: switches it does not report, a thread's last runtime after
@@ -69,6 +69,29 @@ static struct engine *start(enum steal_method m, uint32_t ncpus)
 	struct engine *e = engine__new(&c, &sink);
 	assert_non_null(e);
 	return e;
+}
+
+/* An engine told what the kernel's runtime holds, and whether each CPU's
+ * steal is the kernel's (scaled). */
+static struct engine *start_acct(enum steal_accounting acct, bool scale)
+{
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 1, .unknown_fn = FN_UNKNOWN,
+				   .scope_all = true, .accounting = acct,
+				   .scale_to_kernel = scale };
+	ngot = ngone = nevs = 0;
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	return e;
+}
+
+static uint64_t thread_steal(uint32_t tid)
+{
+	uint64_t ns = 0;
+	for (uint32_t i = 0; i < ngot; i++)
+		if (got[i].tid == tid)
+			ns += got[i].steal_ns;
+	return ns;
 }
 
 static void add(struct eng_event ev)
@@ -223,10 +246,13 @@ static void bias_calibrated(void **state)
 }
 
 /*
- * Runtime the tracepoint did not report: the residual says 2 ms, but the
- * samples came every millisecond, so there was no steal.
+ * Steal in episodes shorter than the sampling interval covers no sample's
+ * time: the samples came every millisecond, yet the residual says 2 ms.
+ * Where runtime excludes steal that is steal (the kernel lost nothing:
+ * a loss is a LOST record, lossy_stint below), placed on the function
+ * sampled last, as the preceding method would.
  */
-static void lost_runtime_is_not_steal(void **state)
+static void steal_between_samples_counts(void **state)
 {
 	(void)state;
 	struct engine *e = start(METHOD_PRECEDING, 1);
@@ -237,7 +263,8 @@ static void lost_runtime_is_not_steal(void **state)
 	rt(0, 8 * MS, 10, 4 * MS);
 	sw(0, 10 * MS, 10, 0);
 	run_all(e, 10 * MS);
-	assert_int_equal(engine__stats(e)->steal_ns, 0);
+	assert_int_equal(engine__stats(e)->steal_ns, 2 * MS);
+	assert_int_equal(prog(10, FN_F)->steal_ns, 2 * MS);
 	engine__free(e);
 }
 
@@ -366,6 +393,27 @@ static int cmp_got(const void *a, const void *b)
 	return (x->function > y->function) - (x->function < y->function);
 }
 
+/* Finishes e and checks it handed out what the events in time order gave
+ * (want[nwant], sorted), no event late; frees e. */
+static void finish_as_sorted(struct engine *e, uint64_t steal, const struct got *want,
+			     uint32_t nwant)
+{
+	assert_int_equal(engine__finish(e, 0), 0);
+	assert_int_equal(engine__stats(e)->late_events, 0);
+	assert_int_equal(engine__stats(e)->steal_ns, steal);
+	qsort(got, ngot, sizeof(*got), cmp_got);
+	assert_int_equal(ngot, nwant);
+	for (uint32_t i = 0; i < ngot; i++) {
+		assert_int_equal(got[i].tid, want[i].tid);
+		assert_int_equal(got[i].function, want[i].function);
+		assert_int_equal(got[i].run_ns, want[i].run_ns);
+		assert_int_equal(got[i].steal_ns, want[i].steal_ns);
+		assert_int_equal(got[i].samples, want[i].samples);
+	}
+	engine__free(e);
+}
+
+
 /* The per-CPU streams, each in time order, drained in rounds (CPU 0's
  * events of a round, then CPU 1's, as rings are read; or the other way
  * round), with the watermark after each round at the latest time of the
@@ -407,20 +455,103 @@ static void any_interleaving_same_result(void **state)
 				assert_int_equal(engine__advance(e, prev_max), 0);
 				prev_max = max;
 			}
-			assert_int_equal(engine__finish(e, 0), 0);
-			assert_int_equal(engine__stats(e)->late_events, 0);
-			assert_int_equal(engine__stats(e)->steal_ns, steal);
-			qsort(got, ngot, sizeof(*got), cmp_got);
-			assert_int_equal(ngot, nwant);
-			for (uint32_t i = 0; i < ngot; i++) {
-				assert_int_equal(got[i].tid, want[i].tid);
-				assert_int_equal(got[i].function, want[i].function);
-				assert_int_equal(got[i].run_ns, want[i].run_ns);
-				assert_int_equal(got[i].steal_ns, want[i].steal_ns);
-				assert_int_equal(got[i].samples, want[i].samples);
-			}
-			engine__free(e);
+			finish_as_sorted(e, steal, want, nwant);
 		}
+	}
+}
+
+/* The scenario four times over (200 ms apart), its per-CPU streams
+ * interleaved in blocks of 1-40 events, and a tenth of each stream's
+ * neighbours swapped (a stream out of order): order[] is the push order. */
+static uint32_t disorder(uint32_t *order)
+{
+	uint32_t n = 0, seed = 12345;
+	two_cpu_scenario();
+	uint32_t base = nevs;
+	for (uint32_t k = 1; k < 4; k++)
+		for (uint32_t i = 0; i < base; i++) {
+			struct eng_event ev = evs[i];
+			ev.time += k * 200 * MS;
+			add(ev);
+		}
+	uint32_t next[2] = { 0, 0 };
+	while (n < nevs) {
+		seed = seed * 1103515245u + 12345u;
+		uint32_t cpu = (seed >> 16) & 1, block = 1 + (seed >> 8) % 40;
+		for (uint32_t i = next[cpu]; i < nevs && block; i++, next[cpu] = i)
+			if (evs[i].cpu == cpu) {
+				order[n++] = i;
+				block--;
+			}
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if ((seed >> 16) % 10 == 0 && evs[order[i]].cpu == evs[order[i - 1]].cpu) {
+			uint32_t x = order[i];
+			order[i] = order[i - 1];
+			order[i - 1] = x;
+		}
+	}
+	return n;
+}
+
+static uint32_t *by_time_order;
+
+static int cmp_by_time(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t tx = evs[by_time_order[x]].time, ty = evs[by_time_order[y]].time;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* The reorder queue gives the events in (time, arrival) order however
+ * the watermark moves and however far behind (each CPU's ring drained,
+ * wrapped and grown part full, events out of order in their stream in
+ * the heap beside): the same figures as the events pushed sorted. */
+static void queue_order_whatever_the_disorder(void **state)
+{
+	(void)state;
+	static uint32_t order[32768], sorted[32768];
+	struct got want[256];
+	struct engine *e = start(METHOD_PRECEDING, 2);
+	uint32_t n = disorder(order);
+	for (uint32_t i = 0; i < n; i++)
+		sorted[i] = i;
+	by_time_order = order;
+	qsort(sorted, n, sizeof(*sorted), cmp_by_time);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(engine__push(e, &evs[order[sorted[i]]]), 0);
+		assert_int_equal(engine__advance(e, evs[order[sorted[i]]].time), 0);
+	}
+	assert_int_equal(engine__finish(e, 0), 0);
+	uint32_t nwant = ngot;
+	uint64_t steal = engine__stats(e)->steal_ns;
+	assert_true(steal > 0);
+	memcpy(want, got, sizeof(got));
+	qsort(want, nwant, sizeof(*want), cmp_got);
+	engine__free(e);
+
+	for (uint32_t run = 0; run < 10; run++) {
+		uint32_t every = run < 5 ? 1 + run * run * 90 : 1 + (run - 5) * 40;
+		uint32_t lag = run < 5 ? every : 300 + (run - 5) * 60;
+		e = start(METHOD_PRECEDING, 2);
+		disorder(order);
+		for (uint32_t i = 0; i < n; i++) {
+			assert_int_equal(engine__push(e, &evs[order[i]]), 0);
+			if (i % every)
+				continue;
+			/* older than what is still to come, and than the event
+			 * pushed `lag` before (a queue of that many) */
+			uint64_t low = i >= lag ? evs[order[i - lag]].time : 0;
+			for (uint32_t j = i + 1; j < n; j++)
+				if (evs[order[j]].time < low)
+					low = evs[order[j]].time;
+			if (low)
+				assert_int_equal(engine__advance(e, low - 1), 0);
+		}
+		finish_as_sorted(e, steal, want, nwant);
 	}
 }
 
@@ -690,6 +821,111 @@ static void rolling_calibration(void **state)
 	engine__free(e);
 }
 
+
+/*
+ * Heavy steal: of 200 stints of 2 ms, 160 hold 300 to 900 us of steal and
+ * 40 hold none (residual 3 us +-2, the switch path). The bias is the
+ * switch path's, not the median residual (which is steal), and every
+ * stint's steal is counted whole, with or without a late sample.
+ */
+static void heavy_steal_bias(void **state)
+{
+	(void)state;
+	struct engine *e = start_acct(ACCT_EXCLUDED, false);
+	uint64_t t = 0, truth = 0;
+	for (uint32_t i = 0; i < 200; i++) {
+		uint32_t tid = 100 + i % 2;
+		uint64_t stolen = i % 5 ? 300 * US + (i * 7919 % 600) * US : 0;
+		uint64_t bias = (1 + i % 5) * US;
+		sw(0, t, i ? 100 + (i - 1) % 2 : 0, tid);
+		smp(0, t + MS, tid, tid, FN_F);
+		rt(0, t + 2 * MS + stolen + bias, tid, 2 * MS);
+		t += 2 * MS + stolen + bias;
+		truth += stolen;
+	}
+	sw(0, t, 101, 0);
+	run_all(e, t);
+	const struct engine_stats *st = engine__stats(e);
+	assert_true(st->bias_ns >= 1 * (int64_t)US && st->bias_ns <= 5 * (int64_t)US);
+	/* each stint's steal is its residual less the bias: off by the
+	 * bias's spread (2 us) at most per stint */
+	assert_true(st->steal_ns + 160 * 3 * US >= truth && st->steal_ns <= truth + 160 * 3 * US);
+	engine__free(e);
+}
+
+/*
+ * Runtime that includes steal (no PARAVIRT_TIME_ACCOUNTING): a 10 ms
+ * stint whose 1 ms grid missed the points of 3.5 ms stolen (the sample due
+ * at 4 ms fires at 6.8 ms, when the vCPU runs again). Its residual is
+ * only the switch path; the late sample covered 3 grid points: 3 ms of
+ * steal, taken out of its runtime.
+ */
+static void steal_in_runtime_from_gaps(void **state)
+{
+	(void)state;
+	struct engine *e = start_acct(ACCT_INCLUDED, false);
+	sw(0, 0, 0, 10);
+	for (uint64_t p = 1; p <= 9; p++)
+		if (p < 4 || p > 6)
+			smp(0, p * MS + 10 * US, 10, 10, p < 4 ? FN_F : FN_G);
+	smp(0, 6 * MS + 800 * US, 10, 10, FN_G);	/* points 4, 5, 6: late */
+	rt(0, 10 * MS, 10, 10 * MS - 3 * US);
+	sw(0, 10 * MS, 10, 0);
+	run_all(e, 10 * MS);
+	assert_int_equal(thread_steal(10), 3 * MS);
+	assert_int_equal(thread_cpu(10), 7 * MS - 3 * US);
+	assert_int_equal(prog(10, FN_F)->steal_ns, 3 * MS);	/* sampled before it */
+	assert_int_equal(engine__stats(e)->accounting, ACCT_INCLUDED);
+	engine__free(e);
+}
+
+/* The kernel's steal as the reference: two stints' residuals (1 ms and
+ * 3 ms) share the CPU's /proc/stat steal (8 ms) as 1 to 3. */
+static void residuals_scaled_to_kernel(void **state)
+{
+	(void)state;
+	struct engine *e = start_acct(ACCT_EXCLUDED, true);
+	sw(0, 0, 0, 10);
+	rt(0, 5 * MS, 10, 4 * MS);
+	sw(0, 5 * MS, 10, 20);
+	rt(0, 10 * MS, 20, 2 * MS);
+	sw(0, 10 * MS, 20, 0);
+	for (uint32_t i = 0; i < nevs; i++)
+		assert_int_equal(engine__push(e, &evs[i]), 0);
+	engine__set_kernel_steal(e, 0, 8 * MS);
+	assert_int_equal(engine__finish(e, 10 * MS), 0);
+	assert_int_equal(thread_steal(10), 2 * MS);
+	assert_int_equal(thread_steal(20), 6 * MS);
+	assert_true(engine__stats(e)->steal_scaled);
+	engine__free(e);
+}
+
+/* Not told: 20 stints with a late sample whose residual stays at the
+ * switch path judge runtime to include steal; 20 whose residual holds
+ * the gap judge it to exclude steal. */
+static void accounting_judged(void **state)
+{
+	(void)state;
+	for (int held = 0; held < 2; held++) {
+		struct engine *e = start_acct(ACCT_JUDGE, false);
+		uint64_t t = 0;
+		for (uint32_t i = 0; i < 20; i++) {
+			sw(0, t, i ? 10 : 0, 10);
+			smp(0, t + 500 * US, 10, 10, FN_F);
+			smp(0, t + 3 * MS, 10, 10, FN_F);	/* 1.5 ms late */
+			rt(0, t + 4 * MS, 10, held ? 4 * MS - 2 * MS : 4 * MS - 2 * US);
+			t += 4 * MS;
+		}
+		sw(0, t, 10, 0);
+		run_all(e, t);
+		const struct engine_stats *st = engine__stats(e);
+		assert_true(st->accounting_judged);
+		assert_int_equal(st->accounting, held ? ACCT_EXCLUDED : ACCT_INCLUDED);
+		assert_int_equal(st->judge_gapped, 20);
+		engine__free(e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -697,11 +933,16 @@ int main(void)
 		cmocka_unit_test(bracketed_leaves_switch),
 		cmocka_unit_test(bias_calibrated),
 		cmocka_unit_test(runtime_from_other_cpu),
-		cmocka_unit_test(lost_runtime_is_not_steal),
+		cmocka_unit_test(steal_between_samples_counts),
+		cmocka_unit_test(heavy_steal_bias),
+		cmocka_unit_test(steal_in_runtime_from_gaps),
+		cmocka_unit_test(residuals_scaled_to_kernel),
+		cmocka_unit_test(accounting_judged),
 		cmocka_unit_test(noise_is_not_steal),
 		cmocka_unit_test(lost_records_are_not_steal),
 		cmocka_unit_test(starts_and_ends_mid_stint),
 		cmocka_unit_test(any_interleaving_same_result),
+		cmocka_unit_test(queue_order_whatever_the_disorder),
 		cmocka_unit_test(exited_threads_are_forgotten),
 		cmocka_unit_test(idle_time),
 		cmocka_unit_test(rolling_calibration),

@@ -107,6 +107,25 @@ static void programs_labels_and_counters(void **state)
 	assert_non_null(strstr(text, "# TYPE cpuledger_cpu_seconds_total counter"));
 	free(text);
 
+	/* throttling: each labelled cgroup's own counter where it is known,
+	 * absent (not zero) where not */
+	assert_int_equal(m.labelled_cgroups.count, 2);
+	uint32_t beta_id = strtab__find(&m.labelled_cgroups, "/svc/beta.service", 17);
+	assert_true(beta_id < 2);
+	uint64_t thr[2] = { 0 };
+	bool known[2] = { false };
+	thr[beta_id] = 1500000000;
+	known[beta_id] = true;
+	x.ncgroups = 2;
+	x.cgroup_throttled_ns = thr;
+	x.cgroup_throttled_known = known;
+	assert_int_equal(metrics__write(&m, &x, false, &text, &len), 0);
+	assert_true(value(text, "cpuledger_cgroup_throttled_seconds_total{cgroup=\"/svc/beta.service\"} ") == 1.5);
+	assert_null(strstr(text, "cpuledger_cgroup_throttled_seconds_total{cgroup=\"unknown\"}"));
+	assert_non_null(strstr(text, "# TYPE cpuledger_cgroup_throttled_seconds_total counter"));
+	free(text);
+	x.ncgroups = 0;
+
 	/* alpha is sampled in "program" from now on: what was counted under
 	 * [unknown] stays there, what it gains goes to "program"; the sum is
 	 * its 6 ms, no more */

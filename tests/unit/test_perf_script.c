@@ -2,9 +2,11 @@
  * perf script's sample headers in every shape perf prints them
  * (builtin-script.c: VM, VCPU, COMM, PID/TID, CPU, MISC, TOD, TIME,
  * PERIOD, EVENT, in that order, each optional but the event), and lines
- * that are not headers: frames, which start with spaces too.
+ * that are not headers: frames, which start with spaces too; and frame
+ * lines in every shape the reference collapser reads.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -142,6 +144,58 @@ static void not_headers(void **state)
 	}
 }
 
+/* A frame line cut as the reference collapser cuts it: the parts, or
+ * pc NULL when it is no frame. */
+static void frame(const char *line, const char *pc, const char *func, size_t gap,
+		  const char *mod)
+{
+	struct frame_parts fp;
+	bool ok = perf_script__frame_parts(line, strlen(line), &fp);
+	if (!pc) {
+		assert_false(ok);
+		return;
+	}
+	assert_true(ok);
+	assert_int_equal(fp.pclen, strlen(pc));
+	assert_memory_equal(fp.pc, pc, fp.pclen);
+	assert_int_equal(fp.flen, strlen(func));
+	assert_memory_equal(fp.func, func, fp.flen);
+	assert_int_equal(fp.gap, gap);
+	assert_int_equal(fp.mlen, strlen(mod));
+	assert_memory_equal(fp.mod, mod, fp.mlen);
+}
+
+static void frame_shapes(void **state)
+{
+	(void)state;
+	/* today's perf */
+	frame("ffffffff8133c3e5 pvm_flush_tlb_multi+0x105 ([kernel.kallsyms])",
+	      "ffffffff8133c3e5", "pvm_flush_tlb_multi+0x105", 1, "[kernel.kallsyms]");
+	frame("7f00 [unknown] ([unknown])", "7f00", "[unknown]", 1, "[unknown]");
+	frame("4005d1 inlined_fn (inlined)", "4005d1", "inlined_fn", 1, "inlined");
+	/* perf before 3.16: no function name, one space or more before
+	 * the module */
+	frame("7f1e2215d058  (/lib/x86_64-linux-gnu/libc-2.15.so)", "7f1e2215d058", "", 2,
+	      "/lib/x86_64-linux-gnu/libc-2.15.so");
+	frame("7f1e2215d059 (/lib/libc.so)", "7f1e2215d059", "", 1, "/lib/libc.so");
+	frame("7f1e\t (/lib/libc.so)", "7f1e", "", 2, "/lib/libc.so");
+	frame("7 (/lib/libc.so)", NULL, NULL, 0, NULL);	/* the reference reads none */
+	/* names and modules with spaces and parentheses */
+	frame("4005d4 std::vector<int, std::allocator<int> >::push_back(int const&) (/tmp/a.out)",
+	      "4005d4", "std::vector<int, std::allocator<int> >::push_back(int const&)", 1, "/tmp/a.out");
+	frame("4005d0 foo (/tmp/my dir/a.so)", "4005d0", "foo", 1, "/tmp/my dir/a.so");
+	frame("4005d4 foo+0x10 (/usr/lib/libfoo.so (deleted))", "4005d4",
+	      "foo+0x10 (/usr/lib/libfoo.so", 1, "deleted)");
+	frame("4005d2 foo (m) trailing", "4005d2", "foo", 1, "m");
+	frame("4005d6 foo ()", "4005d6", "foo", 1, "");
+	frame("0x4005da\tfoo (m)", "0x4005da", "foo", 1, "m");
+	/* no frames */
+	frame("4005d0 foo", NULL, NULL, 0, NULL);
+	frame("(x) (y)", NULL, NULL, 0, NULL);
+	frame("just words here", NULL, NULL, 0, NULL);
+	frame("4005d0 foo(m)", NULL, NULL, 0, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -152,6 +206,7 @@ int main(void)
 		cmocka_unit_test(one_frame_on_the_line),
 		cmocka_unit_test(comm_with_spaces_and_digits),
 		cmocka_unit_test(not_headers),
+		cmocka_unit_test(frame_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

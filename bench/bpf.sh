@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# bench/bpf: what the BPF collector (`cpuledger sched`, src/bpf/) costs at
+# a high rate of context switches, beside perf recording the scheduler's
+# tracepoints (issue 25).
+#
+# The workload is `perf bench sched pipe -l LOOPS`: two tasks passing a
+# token through pipes, a context switch on each pass. Each round runs it
+#   alone;
+#   under `cpuledger sched` at its defaults (per-thread maps, no stints);
+#   under `cpuledger sched --stints /dev/null` (a ring buffer record per
+#     stint, read and written as CSV by user space);
+#   under `perf record -a -e sched:sched_switch -e sched:sched_wakeup
+#     -e sched:sched_stat_runtime`;
+#   under `cpuledger sched` with kernel.bpf_stats_enabled=1, for the BPF
+#     programs' own run time (bpftool prog show: run_time_ns, run_cnt),
+#     which the kernel charges to whatever task was switching;
+# in turn, with a run alone between every two, ROUNDS times; medians are
+# printed. Per configuration: the workload's rate (ops/s), its slowdown
+# (the mean rate of the two runs alone beside it over its own: the
+# machine's other load comes and goes), the switches a second
+# (/proc/stat's ctxt), and the tracer's own CPU (its threads' schedstat)
+# as a share of one CPU while the workload ran.
+#
+# usage: bench/bpf.sh [ROUNDS [LOOPS]]   (default 10 rounds, 50000 loops)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-10}
+LOOPS=${2:-50000}
+CL=${CPULEDGER:-$PWD/build/cpuledger}
+[ -x "$CL" ] || make -s all
+command -v perf >/dev/null || { echo "bench/bpf: perf is not installed" >&2; exit 1; }
+command -v bpftool >/dev/null || { echo "bench/bpf: bpftool is not installed" >&2; exit 1; }
+TMP=$(mktemp -d /var/tmp/bpfbench.XXXXXX)
+tracer=
+stats0=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup() {
+	[ -n "$tracer" ] && kill "$tracer" 2>/dev/null
+	wait 2>/dev/null || true
+	sysctl -q -w kernel.bpf_stats_enabled="$stats0"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+ctxt() { awk '/^ctxt/ { print $2 }' /proc/stat; }
+now_ns() { date +%s%N; }
+# run time of the collector's programs, ns and runs, summed
+prog_stats() {
+	bpftool prog show --json | python3 -c '
+import json, sys
+t = c = 0
+for p in json.load(sys.stdin):
+    if p.get("name") in ("on_switch", "on_free", "on_wakeup", "on_wakeup_new"):
+        t += p.get("run_time_ns", 0); c += p.get("run_cnt", 0)
+print(t, c)'
+}
+
+# Starts a tracer (its argv), waits until it is collecting.
+start() {
+	"$@" >"$TMP/out" 2>"$TMP/err" &
+	tracer=$!
+	for _ in $(seq 100); do
+		grep -q collecting "$TMP/err" && break
+		[ "$1" = perf ] && [ -e "$TMP/perf.data" ] && break
+		sleep 0.1
+	done
+	sleep 0.5
+}
+stop() {
+	kill -INT "$tracer"
+	wait "$tracer" || true
+	tracer=
+	rm -f "$TMP/perf.data"
+}
+
+# One run of the workload under config $1: "ops switches_per_s tracer_cpu_share prog_ns prog_runs"
+one() {
+	local cfg=$1 c0 c1 t0 t1 x0 x1 ops p0=(0 0) p1=(0 0)
+	case $cfg in
+	alone) ;;
+	sched) start "$CL" sched ;;
+	stints) start "$CL" sched --stints /dev/null ;;
+	stats) sysctl -q -w kernel.bpf_stats_enabled=1; start "$CL" sched ;;
+	perf) start perf record -q -a -e sched:sched_switch -e sched:sched_wakeup \
+		-e sched:sched_stat_runtime -o "$TMP/perf.data" ;;
+	esac
+	[ "$cfg" = stats ] && read -r -a p0 < <(prog_stats)
+	c0=$([ -n "$tracer" ] && cpu_ns "$tracer" || echo 0)
+	x0=$(ctxt)
+	t0=$(now_ns)
+	ops=$(perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ { print $1 }')
+	t1=$(now_ns)
+	x1=$(ctxt)
+	c1=$([ -n "$tracer" ] && cpu_ns "$tracer" || echo 0)
+	[ "$cfg" = stats ] && read -r -a p1 < <(prog_stats)
+	[ -n "$tracer" ] && stop
+	sysctl -q -w kernel.bpf_stats_enabled="$stats0"
+	echo "${ops:-0} $(( (x1 - x0) * 1000000000 / (t1 - t0) )) $(echo "scale=6; ($c1 - $c0) / ($t1 - $t0)" | bc)" \
+		"$((p1[0] - p0[0])) $((p1[1] - p0[1])) $((t1 - t0))"
+}
+
+# alone between every two tracers: each tracer's run is judged against
+# the mean of the two runs alone beside it, as the machine's other load
+# comes and goes by the second
+order="alone sched alone stints alone perf alone stats alone"
+for r in $(seq "$ROUNDS"); do
+	for cfg in $order; do
+		echo "$r $cfg $(one "$cfg")" >>"$TMP/runs"
+	done
+	echo "round $r of $ROUNDS done" >&2
+done
+
+python3 - "$TMP/runs" "$ROUNDS" "$LOOPS" <<'PY'
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+runs, ratios = {}, {}
+for i, (r, cfg, ops, sw, share, pns, pcnt, wall) in enumerate(rows):
+    runs.setdefault(cfg, []).append((float(ops), int(sw), float(share), int(pns), int(pcnt), int(wall)))
+    if cfg != "alone":
+        base = (float(rows[i - 1][2]) + float(rows[i + 1][2])) / 2
+        ratios.setdefault(cfg, []).append(base / float(ops))
+med = lambda cfg, i: st.median(x[i] for x in runs[cfg])
+print("bench/bpf: perf bench sched pipe -l %s, %s rounds, medians" % (sys.argv[3], sys.argv[2]))
+print("%-38s %9s %10s %11s %11s" % ("", "ops/s", "slowdown", "switches/s", "tracer CPU"))
+names = {"alone": "alone", "sched": "cpuledger sched",
+         "stints": "cpuledger sched --stints /dev/null",
+         "perf": "perf record -a (3 sched events)",
+         "stats": "cpuledger sched, bpf_stats_enabled"}
+for cfg in ("alone", "sched", "stints", "perf", "stats"):
+    slow = "-" if cfg == "alone" else "%.3fx" % st.median(ratios[cfg])
+    print("%-38s %9.0f %10s %11.0f %10.2f%%" % (names[cfg], med(cfg, 0), slow, med(cfg, 1),
+          100 * med(cfg, 2)))
+ns_per_run = st.median(x[3] / x[4] for x in runs["stats"] if x[4])
+share = st.median(x[3] / x[5] for x in runs["stats"])
+print("BPF programs (stats run): %.0f ns a run (the kernel's own timing of each run "
+      "included), %.2f%% of a CPU at %.0f switches/s" % (ns_per_run, 100 * share, med("stats", 1)))
+PY

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sched_clock.bpf: the scheduler's own clocks read at every context
+ * switch, kept per thread and per CPU in maps that user space reads when
+ * asked (sched_clock.c loads this; the Makefile compiles it with clang
+ * -target bpf and embeds it as a bpftool skeleton).
+ *
+ * Per thread: wall time on a CPU; the KVM steal clock's growth in its
+ * stints (per-CPU steal_time, read version / steal / version as the
+ * guest's kvm_steal_clock() does); the kernel's own run time
+ * (se.sum_exec_runtime) and run-queue wait (sched_info.run_delay) read
+ * at its switches, so both equal /proc/PID/schedstat's growth exactly;
+ * where the kernel has no sched_info, the wait timed from wakeup, or
+ * switch out while still runnable, to switch in. Per CPU: idle time and
+ * the steal in it. Nothing is done per event but a few loads and adds:
+ * the cost does not grow with what user space reads. The task pointers
+ * of tp_btf programs are the kernel's own (BTF-typed): their fields are
+ * read by direct loads, relocated by CO-RE, not by helper calls.
+ *
+ * GPL because bpf_per_cpu_ptr and the tracing programs need it.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "sched_types.h"
+#include "sched_clock_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load. */
+const volatile bool want_stints = false;	/* stints to the ring buffer */
+const volatile bool wait_from_events = false;	/* no sched_info: time it */
+/* Where a CPU's steal_time is. Per-CPU variables sit at the same offset
+ * from each CPU's base that they have in .data..percpu, by the kernel's
+ * BTF (its DATASEC): the base is found once per CPU from its run queue
+ * (runqueues, at rq_off) and checked by cpu_number there (at
+ * cpu_number_off), then steal_time is at base + steal_off. 0: no steal clock to read. Why not `extern struct
+ * kvm_steal_time steal_time __ksym` and bpf_this_cpu_ptr: the verifier
+ * finds a typed ksym's address in kallsyms, which holds no data symbols
+ * where the kernel is built without KALLSYMS_ALL (as here): the load
+ * fails. */
+const volatile __u64 steal_off = 0;
+const volatile __u64 rq_off = 0;
+const volatile __u64 cpu_number_off = 0;
+
+struct sc_counters counters = {};
+/* Set by the loader once it has seen the host write the steal clock:
+ * until then (and for ever where it never does) no switch reads it. */
+bool steal_live = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);	/* the loader's --max-threads */
+	__type(key, __u32);
+	__type(value, struct sc_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* the loader sets the CPUs' count */
+	__type(key, __u32);
+	__type(value, struct sc_cpu);
+} cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* the loader's size when stints wanted */
+} stints SEC(".maps");
+
+#define SEEN_TIME 1	/* sc_cpu.seen_in: t_in is set */
+#define SEEN_STEAL 2	/* steal_in is set */
+
+#define TASK_RUNNING 0
+#define TASK_DEAD 0x80
+
+/* struct kvm_steal_time's layout is the hypervisor's ABI
+ * (arch/x86/include/uapi/asm/kvm_para.h), the same on every kernel. */
+#define KVM_ST_STEAL 0
+#define KVM_ST_VERSION 8
+
+/* A CPU's steal clock: the version, even and unchanged around the read,
+ * says the host was not writing it. Four tries, then the last value.
+ * BPF has no fences: x86 keeps loads in order, so, as the guest's own
+ * virt_rmb() there, a compiler barrier is all the order needed. */
+#define compiler_barrier() asm volatile("" ::: "memory")
+
+static __always_inline __u64 read_steal(__u64 addr, __u32 *version)
+{
+	__u32 v = 0, v2 = 0;
+	__u64 s = 0;
+
+	for (int i = 0; i < 4; i++) {
+		bpf_probe_read_kernel(&v, sizeof(v), (void *)(addr + KVM_ST_VERSION));
+		compiler_barrier();
+		bpf_probe_read_kernel(&s, sizeof(s), (void *)(addr + KVM_ST_STEAL));
+		compiler_barrier();
+		bpf_probe_read_kernel(&v2, sizeof(v2), (void *)(addr + KVM_ST_VERSION));
+		if (!(v & 1) && v == v2) {
+			*version = v;
+			return s;
+		}
+	}
+	__sync_fetch_and_add(&counters.torn_reads, 1);
+	*version = v;
+	return s;
+}
+
+/* This CPU's per-CPU base, through a task about to run on it (its
+ * sched_entity's cfs_rq is this CPU's, and knows its rq), checked twice:
+ * the rq's own cpu, and the CPU's number the kernel keeps per CPU. 1:
+ * not found. */
+static __always_inline __u64 percpu_base(struct task_struct *t, __u32 cpu)
+{
+	__u64 base;
+	int kept = -1;
+
+	if (!bpf_core_field_exists(t->se.cfs_rq) ||
+	    !bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		return 1;
+	struct cfs_rq *cfs = t->se.cfs_rq;
+	struct rq *rq = cfs ? cfs->rq : NULL;
+	if (!rq || rq->cpu != (int)cpu)
+		return 0;	/* try again at the next switch */
+	base = (__u64)rq - rq_off;
+	if (bpf_probe_read_kernel(&kept, sizeof(kept), (void *)(base + cpu_number_off)) ||
+	    kept != (int)cpu) {
+		__sync_fetch_and_add(&counters.layout_bad, 1);
+		return 1;
+	}
+	return base;
+}
+
+/* The steal clock here, *ok when read. The CPU's base is found even
+ * before steal_live: the loader's sampler needs it to decide. */
+static __always_inline __u64 steal_here(struct sc_cpu *c, struct task_struct *next, __u32 cpu,
+					bool *ok)
+{
+	__u32 v;
+
+	*ok = false;
+	if (!steal_off)
+		return 0;
+	if (!c->base)
+		c->base = percpu_base(next, cpu);
+	if (c->base <= 1 || !steal_live)
+		return 0;
+	*ok = true;
+	return read_steal(c->base + steal_off, &v);
+}
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	struct task_struct___pre514 *o = (void *)t;
+	return (__u32)BPF_CORE_READ(o, state);
+}
+
+static __always_inline __u64 run_delay(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->sched_info.run_delay))
+		return t->sched_info.run_delay;
+	return 0;
+}
+
+/* The entry of a live thread, made at its first sight with the kernel's
+ * counters as they stood when its stint began (rt, delay). NULL when the
+ * map is full (counted). An entry marked exited is a dead thread's whose
+ * id a new one took before user space read it: its figures go (counted). */
+static __always_inline struct sc_thread *thread_of(struct task_struct *t, __u32 tid,
+						    __u32 flags, __u64 rt, __u64 delay)
+{
+	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	if (th && !(th->flags & SC_EXITED))
+		return th;
+	if (th) {
+		__sync_fetch_and_add(&counters.reused, 1);
+		bpf_map_delete_elem(&threads, &tid);
+	}
+	struct sc_thread init = {};
+	init.pid = t->tgid;
+	init.flags = flags;
+	init.rt_base = init.rt_last = rt;
+	init.delay_base = init.delay_last = delay;
+	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
+	if (bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid)) {
+		__sync_fetch_and_add(&counters.map_full, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline void emit_stint(__u32 tid, __u32 pid, __u32 cpu, __u32 flags,
+				       __u64 start, __u64 end, __u64 steal, __u64 rt)
+{
+	struct sc_stint *s = bpf_ringbuf_reserve(&stints, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&counters.ring_lost, 1);
+		return;
+	}
+	s->tid = tid;
+	s->pid = pid;
+	s->cpu = cpu;
+	s->flags = flags;
+	s->start_ns = start;
+	s->end_ns = end;
+	s->steal_ns = steal;
+	s->runtime_ns = rt;
+	bpf_ringbuf_submit(s, 0);
+}
+
+/* prev leaves the CPU: its stint's wall time and steal, its counters. */
+static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_struct *prev,
+				       __u64 now, __u64 steal, bool steal_ok)
+{
+	__u32 tid = prev->pid;
+	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid;
+	bool steal_seen = seen && steal_ok && (c->seen_in & SEEN_STEAL);
+
+	if (tid == 0) {
+		if (seen) {
+			c->idle_ns += now - c->t_in;
+			c->idle_steal_ns += steal_seen ? steal - c->steal_in : 0;
+		}
+		return;
+	}
+	__u64 rt = prev->se.sum_exec_runtime;
+	struct sc_thread *th = seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in)
+				    : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev));
+	if (!th)
+		return;
+	__u32 state = task_state(prev);
+	__u64 rt_before = th->rt_last;
+	__u64 st = 0;
+	if (!seen)
+		__sync_fetch_and_add(&counters.unseen, 1);
+	if (seen) {
+		st = steal_seen ? steal - c->steal_in : 0;
+		th->on_ns += now - c->t_in;
+		th->steal_ns += st;
+		th->stints++;
+	}
+	th->rt_last = rt;
+	th->delay_last = run_delay(prev);
+	if (state & TASK_DEAD) {
+		th->flags |= SC_EXITED;
+		bpf_probe_read_kernel_str(th->comm, sizeof(th->comm), prev->comm);
+	}
+	if (wait_from_events && state == TASK_RUNNING)
+		th->wait_start = now;	/* preempted: it waits from now */
+	/* A switch out whose switch in was not seen (some kernels do not
+	 * report every switch: here, a guest agent's) still gives the run
+	 * time since the last one: a record without a start, so that the
+	 * records' run times add up to the thread's. */
+	if (want_stints)
+		emit_stint(tid, th->pid, cpu, state & TASK_DEAD ? SC_EXITED : 0,
+			   seen ? c->t_in : 0, now, st, rt - rt_before);
+}
+
+/* next takes the CPU: the stint starts, with its counters as they stand
+ * (its entry is made at its switch out: one map lookup a switch); a
+ * timed wait ends. */
+static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next, __u64 now,
+				      __u64 steal, bool steal_ok)
+{
+	__u32 tid = next->pid;
+
+	c->tid_in = tid;
+	c->t_in = now;
+	c->steal_in = steal;
+	c->seen_in = SEEN_TIME | (steal_ok ? SEEN_STEAL : 0);
+	if (tid == 0)
+		return;
+	c->rt_in = next->se.sum_exec_runtime;
+	c->delay_in = run_delay(next);
+	if (!wait_from_events)
+		return;
+	struct sc_thread *th = thread_of(next, tid, 0, c->rt_in, c->delay_in);
+	if (th && th->wait_start) {
+		if (now > th->wait_start)
+			th->wait_ns += now - th->wait_start;
+		th->wait_start = 0;
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sc_cpu *c = bpf_map_lookup_elem(&cpus, &cpu);
+	if (!c)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	bool steal_ok;
+	__u64 steal = steal_here(c, next, cpu, &steal_ok);
+
+	c->switches++;
+	switch_out(c, cpu, prev, now, steal, steal_ok);
+	switch_in(c, next, now, steal, steal_ok);
+	return 0;
+}
+
+/* A thread's task freed (after its parent reaped it): its counters are
+ * final, even where the kernel did not report its last switch. Only
+ * threads already in the map: a thread never seen ran no stint here. */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(on_free, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return 0;
+	__u64 rt = p->se.sum_exec_runtime;
+	if (want_stints && rt != th->rt_last)	/* a last switch not seen */
+		emit_stint(tid, th->pid, bpf_get_smp_processor_id(), SC_EXITED, 0,
+			   bpf_ktime_get_ns(), 0, rt - th->rt_last);
+	th->rt_last = rt;
+	th->delay_last = run_delay(p);
+	th->flags |= SC_EXITED;
+	return 0;
+}
+
+/* Wakeups, only where the wait is timed by events: it waits from now
+ * (unless already waiting: a wakeup of a runnable thread). */
+static __always_inline void woken(struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	if (tid == 0)
+		return;
+	struct sc_thread *th = thread_of(p, tid, 0, p->se.sum_exec_runtime, run_delay(p));
+	if (th && !th->wait_start)
+		th->wait_start = bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct *p)
+{
+	woken(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new, struct task_struct *p)
+{
+	woken(p);
+	return 0;
+}
+
+/*
+ * The sampler, run by the loader (BPF_PROG_TEST_RUN, once per CPU, the
+ * CPU's number its one argument) at each read, never attached: the CPU's
+ * steal clock now, at the base its switches found.
+ */
+SEC("raw_tp")
+int sample(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 cpu = (__u32)ctx->args[0];
+	struct sc_cpu *c = bpf_map_lookup_elem(&cpus, &cpu);
+	__u32 v;
+
+	if (!steal_off || !c || c->base <= 1)
+		return 0;
+	c->steal_now = read_steal(c->base + steal_off, &v);
+	c->version_now = v;
+	return 0;
+}

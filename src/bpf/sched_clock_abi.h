@@ -1,0 +1,81 @@
+/*
+ * sched_clock_abi: what the BPF programs (sched_clock.bpf.c) and their
+ * loader (sched_clock.c) share: the maps' key and value layouts, the
+ * ring buffer's record, and the counters of what went wrong. Both sides
+ * are compiled from this one file, so they cannot disagree; only
+ * fixed-width types, and no pointers.
+ *
+ * src/bpf/ is the BPF collector's folder (issue 25): the kernel's own
+ * clocks read at every switch, aggregated in the kernel, read by user
+ * space when asked.
+ */
+#ifndef CPULEDGER_BPF_SCHED_CLOCK_ABI_H
+#define CPULEDGER_BPF_SCHED_CLOCK_ABI_H
+
+#include <linux/types.h>
+
+#define SC_COMM_LEN 16
+
+/* thread flags */
+#define SC_EXITED 1u		/* it has exited: its figures are final */
+#define SC_PARTIAL 2u		/* first seen switching out: its figures
+				 * start at that switch, not at a switch in */
+
+/* The threads map: key the thread id (the kernel's pid), value this. */
+struct sc_thread {
+	__u32 pid;		/* its process (the kernel's tgid) */
+	__u32 flags;
+	__u64 on_ns;		/* wall time on a CPU, switch in to out */
+	__u64 steal_ns;		/* steal clock growth in its stints */
+	__u64 stints;
+	__u64 rt_base, rt_last;	/* se.sum_exec_runtime, first seen, last out */
+	__u64 delay_base, delay_last;	/* sched_info.run_delay, the same */
+	__u64 wait_ns;		/* waits timed by events (wakeup or
+				 * preemption to switch in) */
+	__u64 wait_start;	/* when its current wait began, 0: none */
+	char comm[SC_COMM_LEN];
+};
+
+/* The cpus map: key the CPU's number, value this; written by that CPU's
+ * switches only, and by the sampler. */
+struct sc_cpu {
+	__u32 tid_in;		/* who switched in last (0: idle) */
+	__u32 seen_in;		/* t_in (1) and steal_in (2) are set */
+	__u64 t_in;		/* CLOCK_MONOTONIC ns at that switch */
+	__u64 steal_in;		/* the steal clock then */
+	__u64 idle_ns;		/* time the idle task held it */
+	__u64 idle_steal_ns;	/* steal while idle held it */
+	__u64 steal_now;	/* the steal clock when last sampled */
+	__u32 version_now;	/* its version then (0: never written) */
+	__u32 pad;
+	__u64 rt_in, delay_in;	/* sum_exec_runtime and run_delay of the
+				 * thread switched in, then */
+	__u64 switches;		/* every switch seen on it */
+	__u64 base;		/* its per-CPU base, found at a switch (1: not
+				 * found, 0: not yet) */
+};
+
+/* One stint, through the ring buffer when asked for. */
+struct sc_stint {
+	__u32 tid, pid, cpu, flags;	/* flags: SC_EXITED */
+	__u64 start_ns, end_ns;	/* CLOCK_MONOTONIC; start 0: not seen */
+	__u64 steal_ns;		/* steal clock growth in it (0: not seen) */
+	__u64 runtime_ns;	/* se.sum_exec_runtime growth since the
+				 * thread's last switch out seen */
+};
+
+/* What went wrong, counted in the BPF programs' global data. */
+struct sc_counters {
+	__u64 map_full;		/* threads not counted: the map was full */
+	__u64 ring_lost;	/* stints the ring buffer had no room for */
+	__u64 torn_reads;	/* steal clock read while the host wrote it,
+				 * four times running: the last value kept */
+	__u64 reused;		/* exited threads not read before a new
+				 * thread took their id: lost */
+	__u64 layout_bad;	/* CPUs whose per-CPU base failed its check */
+	__u64 unseen;		/* switches out of a thread whose switch in
+				 * was not seen: the first on each CPU, and
+				 * any the programs missed */
+};
+
+#endif

@@ -1,0 +1,191 @@
+# The BPF collector against the kernel's own figures (issue 25's
+# must-show), with `cpuledger sched` running while a workload lives its
+# whole life inside the recording:
+# - CPUs + 1 spinning processes (so that they wait for each other) and a
+#   ping-pong pair through pipes (a switch every few microseconds); each
+#   reads its own /proc/thread-self/schedstat as its last act and exits;
+# - per thread, the collector's run time within 0.1 % of schedstat's
+#   sum_exec_runtime and its wait within 1 % of run_delay (the collector
+#   reads these very counters at each switch: what it adds is its own
+#   bookkeeping of first sight, switches and exits); cpu_ns is run time
+#   less steal where the kernel leaves steal in run time;
+# - the stints written through the ring buffer (--stints) sum to the
+#   per-thread figures exactly;
+# - per CPU, the steal clock's growth within one USER_HZ tick (10 ms) of
+#   /proc/stat's steal growth, where the host writes the steal clock;
+#   elsewhere the steal is null and says why (as on this project's PVM
+#   machines, whose host writes no KVM steal time);
+# - waits timed from events (--wait-from-events, the fallback for kernels
+#   without sched_info) within 1 % of run_delay in sum over the workload.
+# An unprivileged user is refused, saying why. Skipped, saying why, where
+# the collector cannot load (no BTF, no CAP_BPF, an old kernel).
+. "$(dirname "$0")/../lib.sh"
+command -v python3 >/dev/null || skip "python3 is not installed"
+SECONDS_=${LIVE_SECONDS:-8}
+
+run "$CL" sched --duration 1 --format json
+if [ "$(status)" != 0 ]; then
+	grep -q "cannot start the BPF collector" "$TMP/err" && skip "$(cat "$TMP/err")"
+	fail "probe: $(cat "$TMP/err")"
+fi
+
+# Not allowed: said, exit 1, nothing on standard output.
+if command -v setpriv >/dev/null; then
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CL" sched --duration 1
+	[ "$(status)" = 1 ] || fail "unprivileged: exit $(status), not 1: $(cat "$TMP/err")"
+	grep -q "not allowed to load BPF programs" "$TMP/err" || fail "unprivileged: $(cat "$TMP/err")"
+	[ ! -s "$TMP/out" ] || fail "unprivileged: printed $(cat "$TMP/out")"
+fi
+
+# The workload: "schedstat KIND TID RUNTIME RUN_DELAY" for each of its
+# processes, read from /proc/PID/schedstat by the parent once the process
+# has exited and before it is reaped: its final figures, after its last
+# switch (read by the process itself, the exit that follows, some
+# milliseconds of unmapping on a loaded machine, would be missing).
+cat >"$TMP/work.py" <<'PY'
+import os, sys, time
+secs = float(sys.argv[1]); out = sys.argv[2]
+def spin():
+    end = time.monotonic() + secs
+    x = 0
+    while time.monotonic() < end:
+        for _ in range(20000):
+            x += 1
+    os._exit(0)
+def pong(r, w, first, others):
+    for o in others:
+        os.close(o)
+    end = time.monotonic() + secs
+    if first:
+        os.write(w, b"x")
+    while time.monotonic() < end:
+        if not os.read(r, 1):
+            break
+        os.write(w, b"x")
+    os.close(w)
+    os._exit(0)
+kids = []
+for _ in range(os.cpu_count() + 1):
+    pid = os.fork()
+    if pid == 0:
+        spin()
+    kids.append(("spin", pid))
+a_r, a_w = os.pipe(); b_r, b_w = os.pipe()
+for first, (r, w), others in ((True, (a_r, b_w), (b_r, a_w)),
+                              (False, (b_r, a_w), (a_r, b_w))):
+    pid = os.fork()
+    if pid == 0:
+        pong(r, w, first, others)
+    kids.append(("pingpong", pid))
+for p in (a_r, a_w, b_r, b_w):
+    os.close(p)
+with open(out, "w") as f:
+    for kind, pid in kids:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        with open("/proc/%d/schedstat" % pid) as s:
+            run, delay, _ = s.read().split()
+        f.write("schedstat %s %d %s %s\n" % (kind, pid, run, delay))
+        os.waitpid(pid, 0)
+PY
+
+# Collects (options in $@) around one run of the workload: the collector
+# is up (it says so on stderr) before the workload starts, and stopped by
+# SIGINT after it has ended.
+collect() {
+	local name=$1; shift
+	: >"$TMP/$name.sched"
+	"$CL" sched --format json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err" &
+	local pid=$!
+	for _ in $(seq 100); do
+		grep -q "collecting" "$TMP/$name.err" && break
+		kill -0 "$pid" 2>/dev/null || fail "sched ended early: $(cat "$TMP/$name.err")"
+		sleep 0.1
+	done
+	grep -q "collecting" "$TMP/$name.err" || fail "sched did not start: $(cat "$TMP/$name.err")"
+	python3 "$TMP/work.py" "$SECONDS_" "$TMP/$name.sched" || fail "the workload failed"
+	sleep 0.5	# the reaped tasks freed (an RCU grace period)
+	kill -INT "$pid"
+	wait "$pid" || fail "sched failed: $(cat "$TMP/$name.err")"
+}
+
+collect kernel --stints "$TMP/stints.csv"
+collect events --wait-from-events
+
+python3 - "$TMP" <<'PY' || fail "the collector's figures are out of tolerance"
+import csv, json, sys
+d = sys.argv[1]
+ok = True
+def check(what, good):
+    global ok
+    ok &= good
+    print("%s %s" % (what, "ok" if good else "FAIL"))
+
+def load(name):
+    r = json.load(open("%s/%s.json" % (d, name)))
+    work = {}
+    for line in open("%s/%s.sched" % (d, name)):
+        _, kind, tid, run, delay = line.split()
+        work[int(tid)] = (kind, int(run), int(delay))
+    threads = {t["tid"]: t for t in r["threads"]}
+    assert len(work) >= 4, work
+    return r, work, threads
+
+r, work, threads = load("kernel")
+print("steal: %s; wait: %s; runtime excludes steal: %s; %d switches" %
+      (r["steal_source"], r["wait_source"], r["runtime_excludes_steal"], r["switches"]))
+check("map not full, no stint lost", r["map_full"] == 0 and r["ring_lost"] == 0)
+for tid, (kind, run, delay) in sorted(work.items()):
+    t = threads.get(tid)
+    if t is None:
+        check("%s %d: not in the collector's threads" % (kind, tid), False)
+        continue
+    e_run = abs(t["runtime_ns"] - run) / run
+    e_wait = abs(t["wait_ns"] - delay) / delay if delay else t["wait_ns"] / 1e9
+    steal = t["steal_ns"] or 0
+    want_cpu = t["runtime_ns"] if r["runtime_excludes_steal"] else max(t["runtime_ns"] - steal, 0)
+    check("%-8s %d: run %.3f s vs schedstat %.3f s (%.4f %%), wait %.3f s vs run_delay "
+          "%.3f s (%.3f %%), on CPU %.3f s, %d stints" %
+          (kind, tid, t["runtime_ns"] / 1e9, run / 1e9, 100 * e_run, t["wait_ns"] / 1e9,
+           delay / 1e9, 100 * e_wait, t["on_ns"] / 1e9, t["stints"]),
+          e_run <= 0.001 and e_wait <= 0.01 and t["cpu_ns"] == want_cpu and
+          t["exited"] and not t["partial"] and delay > 0)
+
+# every stint through the ring buffer, summed, is the thread's figure;
+# records without a start (their switch in not seen) carry run time only
+sums, seen_run = {}, {}
+for row in csv.DictReader(open(d + "/stints.csv")):
+    s = sums.setdefault(int(row["tid"]), [0, 0, 0, 0])
+    seen = int(row["start_ns"]) != 0
+    s[0] += seen
+    s[1] += int(row["runtime_ns"])
+    seen_run[int(row["tid"])] = seen_run.get(int(row["tid"]), 0) + (int(row["runtime_ns"]) if seen else 0)
+    s[2] += int(row["end_ns"]) - int(row["start_ns"]) if seen else 0
+    s[3] += int(row["steal_ns"])
+for tid in work:
+    t, s = threads.get(tid), sums.get(tid)
+    want = t and [t["stints"], t["runtime_ns"], t["on_ns"], t["steal_ns"] or 0]
+    check("stints of %d: %s, threads map %s" % (tid, s, want), s is not None and s == want)
+    # wall time on CPU holds the run time of the same stints (and steal)
+    ratio = s[2] / seen_run[tid] if s and seen_run.get(tid) else 0
+    check("stints of %d: on CPU / run time %.4f" % (tid, ratio), 0.99 <= ratio <= 1.5)
+print("switches out whose switch in was not seen: %d of %d" % (r["unseen"], r["switches"]))
+
+for c in r["cpus"]:
+    k, s = c["kernel_steal_ns"], c["steal_ns"]
+    if s is None:
+        check("cpu %d: steal null (%s); /proc/stat steal grew %s ms" %
+              (c["cpu"], r["steal_source"], "?" if k is None else "%.0f" % (k / 1e6)),
+              r["steal_source"].startswith("unknown ("))
+    else:
+        check("cpu %d: steal clock %.3f ms, /proc/stat %.3f ms" % (c["cpu"], s / 1e6, k / 1e6),
+              k is not None and abs(s - k) <= 10e6)
+
+# waits timed from events, in sum, against the kernel's
+r, work, threads = load("events")
+check("events: wait source %s" % r["wait_source"], r["wait_source"] == "events")
+got = sum(threads[t]["wait_ns"] for t in work if t in threads)
+want = sum(w[2] for w in work.values())
+check("events: waits %.3f s vs run_delay %.3f s (%.2f %%)" %
+      (got / 1e9, want / 1e9, 100 * abs(got - want) / want), abs(got - want) <= 0.01 * want)
+sys.exit(0 if ok else 1)
+PY

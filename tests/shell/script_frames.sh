@@ -1,0 +1,52 @@
+# One reader of perf script frames for folding and import (issue 23):
+# every frame shape the reference collapser reads, in
+# fixtures/perf-script-frames.txt (no function name as perf before 3.16
+# printed it, no indentation, spaces and parentheses in names and
+# modules, deleted and empty modules, inlined chains "a->b"):
+# - folded as the reference folds them (the expected files are its
+#   output, by default and with --all);
+# - imported: each frame with its function and module ("[unknown]" for a
+#   nameless one, a deleted file's module whole);
+# - the same text with every line's indentation stripped reads the same;
+# - a line that is no frame is still refused (FILE:LINE, exit 2).
+. "$(dirname "$0")/../lib.sh"
+in=$FIX/perf-script-frames.txt
+"$CL" report -i "perf-script:$in" --format folded >"$TMP/folded" || fail "fold"
+diff -u "$FIX/perf-script-frames.folded" "$TMP/folded" || fail "folded stacks differ from the reference's"
+"$CL" report -i "perf-script:$in" --format folded --folded all >"$TMP/folded.all" || fail "fold --folded all"
+diff -u "$FIX/perf-script-frames.all.folded" "$TMP/folded.all" || fail "--folded all differs from the reference's"
+
+functions() {	# recording -> "function|dso" lines, sorted
+	"$CL" report -i "$1" --by function,dso --format json |
+		python3 -c 'import json, sys
+for r in json.load(sys.stdin)["rows"]: print("%s|%s" % (r["function"], r["dso"]))' | sort
+}
+run "$CL" import perf-script "$in" -o "$TMP/frames.rec"
+[ "$(status)" = 0 ] || fail "import: $(cat "$TMP/err")"
+grep -q "3 cpu-clock sample(s), 17 frame(s)" "$TMP/err" || fail "import read: $(cat "$TMP/err")"
+functions "$TMP/frames.rec" >"$TMP/functions"
+for want in "[unknown]|/lib/x86_64-linux-gnu/libc-2.15.so" "main|/tmp/dd" \
+	    "native_write_msr_safe|[kernel.kallsyms]" "x86_pmu_enable|[kernel.kallsyms]" \
+	    "foo|/tmp/my dir/a.so" "bar|/usr/lib/libbar.so (deleted)" "baz|" \
+	    "std::vector<int, std::allocator<int> >::push_back(int const&)|/tmp/app"; do
+	grep -qxF -- "$want" "$TMP/functions" || fail "import: no '$want' in: $(cat "$TMP/functions")"
+done
+echo "frames: folded as the reference folds them; imported with their names and modules"
+
+# no indentation at all
+sed 's/^[[:space:]]*//' "$in" >"$TMP/flat.txt"
+"$CL" report -i "perf-script:$TMP/flat.txt" --format folded >"$TMP/flat.folded" || fail "fold, no indentation"
+diff -u "$TMP/folded" "$TMP/flat.folded" || fail "fold: indentation changes the stacks"
+run "$CL" import perf-script "$TMP/flat.txt" -o "$TMP/flat.rec"
+[ "$(status)" = 0 ] || fail "import, no indentation: $(cat "$TMP/err")"
+diff -u "$TMP/functions" <(functions "$TMP/flat.rec") || fail "import: indentation changes the frames"
+echo "frames: the same without indentation"
+
+# not a frame: refused by both, at its line
+printf 'ab 1 [000] 1.0: cpu-clock: \n\t4005d0 foo\n\n' >"$TMP/bad.txt"
+run "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec"
+[ "$(status)" = 2 ] && grep -q "bad.txt:2:" "$TMP/err" || fail "import of a non-frame: exit $(status), $(cat "$TMP/err")"
+[ ! -e "$TMP/bad.rec" ] || fail "import of a non-frame wrote a recording"
+run "$CL" report -i "perf-script:$TMP/bad.txt" --format folded
+[ "$(status)" = 2 ] && grep -q "bad.txt:2:" "$TMP/err" || fail "fold of a non-frame: exit $(status), $(cat "$TMP/err")"
+echo "script_frames: ok"
