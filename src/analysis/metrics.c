@@ -334,6 +334,41 @@ static void per_cpu(FILE *f, const struct metrics_extra *x, bool kernel, bool om
 	}
 }
 
+/* Lost records as the figures' error, and the bounded tables. */
+static void bounds(FILE *f, const struct metrics_extra *x, bool om)
+{
+	static const char *const cache[] = { "names", "cgroups", "symbol_files", "jit_entries" };
+	family(f, "cpuledger_lost_seconds_total", "counter", "CPU time (summed over CPUs) "
+	       "between the last record read and the records the kernel dropped: its "
+	       "steal was not judged, and the figures may be off by up to this much.", om);
+	fprintf(f, "cpuledger_lost_seconds_total %.9f\n", (double)x->lost_window_ns / 1e9);
+	family(f, "cpuledger_lossy_stints_total", "counter", "Stints whose records were "
+	       "partly lost (not judged for steal).", om);
+	fprintf(f, "cpuledger_lossy_stints_total %" PRIu64 "\n", x->lossy_stints);
+	family(f, "cpuledger_cache_entries", "gauge", "Entries held in each bounded table "
+	       "(names: thread names and cgroup paths; cgroups: cgroup ids named; "
+	       "symbol_files: files open with their functions; jit_entries: perf map "
+	       "functions).", om);
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "cpuledger_cache_entries{cache=\"%s\"} %" PRIu64 "\n", cache[i],
+			x->cache_entries[i]);
+	family(f, "cpuledger_cache_bytes", "gauge", "Memory each bounded table holds (names: "
+	       "their slots; cgroups: the ids' entries; symbol_files: the function tables; "
+	       "jit_entries: the maps' tables).", om);
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "cpuledger_cache_bytes{cache=\"%s\"} %" PRIu64 "\n", cache[i],
+			x->cache_bytes[i]);
+	family(f, "cpuledger_cache_evictions_total", "counter", "Entries a bounded table "
+	       "let go (names recycled once unused; the rest least recently used first).", om);
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "cpuledger_cache_evictions_total{cache=\"%s\"} %" PRIu64 "\n",
+			cache[i], x->cache_evicted[i]);
+	family(f, "cpuledger_names_dropped_total", "counter", "Thread names and cgroup paths "
+	       "not kept: the name table was full of names in use (the thread kept its "
+	       "name before; the cgroup is unnamed).", om);
+	fprintf(f, "cpuledger_names_dropped_total %" PRIu64 "\n", x->names_refused);
+}
+
 /* Throttling per cgroup: the group's own counter, not a sum of ours
  * (throttled time is time its tasks did not run), for the cgroups the
  * program series name. */
@@ -368,6 +403,7 @@ int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool 
 	family(f, "cpuledger_lost_records_total", "counter", "Records the kernel dropped "
 	       "before the agent read them (their time is in no figure).", om);
 	fprintf(f, "cpuledger_lost_records_total %" PRIu64 "\n", x->lost);
+	bounds(f, x, om);
 	family(f, "cpuledger_collections_total", "counter", "Collections written to the "
 	       "ledger.", om);
 	fprintf(f, "cpuledger_collections_total %" PRIu64 "\n", x->collections);

@@ -63,6 +63,12 @@ struct metrics_extra {
 	const uint64_t *kernel_steal_ns;	/* /proc/stat's, since the start */
 	const bool *kernel_known;
 	uint64_t lost;			/* records the kernel dropped */
+	uint64_t lost_window_ns;	/* time of the CPUs' lost records */
+	uint64_t lossy_stints;		/* stints of that time: not judged */
+	/* bounded tables (the agent's --max-* options): entries now and
+	 * evictions, by cache (metrics_cache) */
+	uint64_t cache_entries[4], cache_evicted[4], cache_bytes[4];
+	uint64_t names_refused;		/* thread names and cgroup paths dropped */
 	uint64_t collections, collections_waiting;
 	/* the throttled time of each cgroup labelled so far (by id in
 	 * m->labelled_cgroups, as its own counters say: cpu.stat), where the
@@ -79,6 +85,8 @@ struct metrics_extra {
 	const char *steal_method, *kernel_accounting, *accounting_source;
 	bool steal_scaled;
 };
+
+enum metrics_cache { MC_NAMES, MC_CGROUPS, MC_SYMBOL_FILES, MC_JIT_ENTRIES };
 
 /* 0 or -ENOMEM. */
 int metrics__init(struct metrics *m, const struct strtab *names, uint32_t max_programs);

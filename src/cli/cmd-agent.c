@@ -37,7 +37,9 @@
 #define DEFAULT_LEDGER "/var/lib/cpuledger/cpuledger.db"
 
 enum { A_LEDGER = 1, A_INTERVAL, A_FREQ, A_NO_CALL_GRAPH, A_ACCOUNTS, A_LISTEN, A_RETAIN,
-       A_PROGRAMS, A_DURATION, A_MMAP_PAGES };
+       A_PROGRAMS, A_DURATION, A_MMAP_PAGES, A_WEB_CONFIG, A_PROFILE_LABELS, A_CLIENT_CONNS,
+       A_IDLE_TIMEOUT, A_MAX_NAMES, A_MAX_CGROUPS, A_MAX_SYMBOL_FILES, A_MAX_SYMBOL_MB,
+       A_MAX_JIT_MB };
 
 static const struct cli_option agent_options[] = {
 	{ "ledger", 0, "PATH", A_LEDGER, "the ledger (default " DEFAULT_LEDGER ")" },
@@ -56,6 +58,24 @@ static const struct cli_option agent_options[] = {
 	  "rest as \"other\" (default 50)" },
 	{ "duration", 0, "SEC", A_DURATION, "stop after SEC seconds (default: until a signal)" },
 	{ "mmap-pages", 'm', "N", A_MMAP_PAGES, "ring buffer pages per CPU, a power of 2" },
+	{ "web.config.file", 0, "FILE", A_WEB_CONFIG, "TLS and basic authentication for --listen,\n"
+	  "as Prometheus exporters read them (docs/agent.md)" },
+	{ "profile-labels", 0, NULL, A_PROFILE_LABELS, "profiles label samples with command lines\n"
+	  "(off: anyone who may fetch a profile would see\nevery user's)" },
+	{ "web.client-connections", 0, "N", A_CLIENT_CONNS, "connections one client (a local user,\n"
+	  "a remote address) holds at once (default 8)" },
+	{ "web.idle-timeout", 0, "SEC", A_IDLE_TIMEOUT, "close a connection silent this long\n"
+	  "(default 10)" },
+	{ "max-names", 0, "N", A_MAX_NAMES, "thread names and cgroup paths held at once,\n"
+	  "recycled once unused (default 65536)" },
+	{ "max-cgroups", 0, "N", A_MAX_CGROUPS, "cgroup ids named, least recently used go\n"
+	  "(default 16384)" },
+	{ "max-symbol-files", 0, "N", A_MAX_SYMBOL_FILES, "files kept open with their functions,\n"
+	  "least recently used go (default 1024)" },
+	{ "max-symbol-mb", 0, "MB", A_MAX_SYMBOL_MB, "memory of those functions' tables\n"
+	  "(default 256)" },
+	{ "max-jit-mb", 0, "MB", A_MAX_JIT_MB, "memory of JIT maps (/tmp/perf-PID.map) read\n"
+	  "(default 64)" },
 	{ 0 },
 };
 
@@ -73,18 +93,27 @@ const struct cli_command agent_command = {
 	false,
 };
 
-/* A profile of some seconds: asked by an HTTP thread, taken by the
- * recording's. */
+/* A profile of some seconds: asked by an HTTP thread (P_ASKED), taken by
+ * the recording's (P_ACTIVE, a tap of the recorder), built by it at the
+ * end with its own copy of the names (P_BUILT), and written to pprof by
+ * the HTTP thread that asked (the slow part, off the recording's thread),
+ * which frees the slot. */
+enum { P_FREE, P_ASKED, P_ACTIVE, P_BUILT, P_WRITING };
 struct profile {
-	bool asked, active, done;
+	int state;
+	char client[80];	/* who asked: one profile a client at a time */
 	unsigned seconds;
 	uint64_t start_ns, end_ns;
 	struct engine *engine;
 	struct analysis a;
+	struct strtab stacks, names;	/* P_BUILT: the tap's, and a copy */
 	int err;
-	char *body;
-	size_t len;
 };
+
+/* Profiles taken at once (one a client), and how many more may wait. */
+#define PROFILE_SLOTS RECORDER_TAPS
+#define PROFILE_QUEUE 4
+#define PROFILE_QUEUE_WAIT_S 30
 
 struct agent {
 	const char *accounts_path;
@@ -101,7 +130,13 @@ struct agent {
 	/* under lock: the last snapshot, in both formats */
 	char *prom, *om;
 	size_t prom_len, om_len;
-	struct profile p;		/* under lock */
+	struct profile p[PROFILE_SLOTS];	/* state under lock */
+	unsigned waiting;		/* requests waiting for a slot */
+	bool stopping;
+	bool profile_labels;
+	struct web_config web;
+	const char *web_path;
+	unsigned client_connections, idle_timeout;
 	/* per CPU, for the snapshot */
 	uint32_t ncpus;
 	uint64_t *cpu_steal, *kernel_steal, *lost;
@@ -130,30 +165,106 @@ static int http_metrics(void *ctx, bool om, char **body, size_t *len)
 	return *body ? 0 : -ENOENT;
 }
 
-static int http_profile(void *ctx, unsigned seconds, char **body, size_t *len)
+static bool client_busy(const struct agent *g, const char *client)
+{
+	for (int i = 0; i < PROFILE_SLOTS; i++)
+		if (g->p[i].state != P_FREE && !strcmp(g->p[i].client, client))
+			return true;
+	return false;
+}
+
+static struct profile *free_slot(struct agent *g)
+{
+	for (int i = 0; i < PROFILE_SLOTS; i++)
+		if (g->p[i].state == P_FREE)
+			return &g->p[i];
+	return NULL;
+}
+
+static void deadline(struct timespec *t, unsigned seconds)
+{
+	clock_gettime(CLOCK_REALTIME, t);
+	t->tv_sec += seconds;
+}
+
+/* A slot for client, waiting in the queue for one if need be; NULL with
+ * *err (EBUSY: the client has one, or the queue is full or took too
+ * long). Under g->lock. */
+static struct profile *take_slot(struct agent *g, const char *client, int *err)
+{
+	struct profile *p = NULL;
+	*err = -EBUSY;
+	if (client_busy(g, client) || (!(p = free_slot(g)) && g->waiting >= PROFILE_QUEUE))
+		return NULL;
+	if (!p) {
+		struct timespec until;
+		deadline(&until, PROFILE_QUEUE_WAIT_S);
+		g->waiting++;
+		int e = 0;
+		while (!(p = free_slot(g)) && !g->stopping && !e)
+			e = pthread_cond_timedwait(&g->profile_done, &g->lock, &until);
+		g->waiting--;
+		if (!p || g->stopping || client_busy(g, client))
+			return NULL;
+	}
+	*p = (struct profile){ .state = P_ASKED };
+	snprintf(p->client, sizeof(p->client), "%s", client);
+	*err = 0;
+	return p;
+}
+
+/* The slot's pprof, into memory (from the names copied at its end). */
+static int profile_write(struct profile *p, char **body, size_t *len)
+{
+	FILE *f = open_memstream(body, len);
+	if (!f)
+		return -ENOMEM;
+	int err = report_pprof.write(f, p->a.table, &p->a.x);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(*body);
+		*body = NULL;
+	}
+	return err;
+}
+
+static void profile_release(struct profile *p)
+{
+	analysis__release(&p->a);
+	strtab__release(&p->stacks);
+	free(p->names.bytes);
+	free(p->names.offset);
+	free(p->names.length);
+	memset(&p->names, 0, sizeof(p->names));
+}
+
+static int http_profile(void *ctx, const char *client, unsigned seconds, char **body,
+			size_t *len)
 {
 	struct agent *g = ctx;
+	int err;
 	pthread_mutex_lock(&g->lock);
-	if (g->p.asked || g->p.active) {
+	struct profile *p = take_slot(g, client, &err);
+	if (!p) {
 		pthread_mutex_unlock(&g->lock);
-		return -EBUSY;
+		return err;
 	}
-	g->p = (struct profile){ .asked = true, .seconds = seconds };
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += seconds + 60;
-	int err = 0;
-	while (!g->p.done && !err)
-		err = pthread_cond_timedwait(&g->profile_done, &g->lock, &until);
-	if (g->p.done && !g->p.err) {
-		*body = g->p.body;
-		*len = g->p.len;
-		g->p.body = NULL;
-		err = 0;
-	} else {
-		err = g->p.done ? g->p.err : -ETIMEDOUT;
-	}
-	g->p.asked = g->p.done = false;
+	p->seconds = seconds;
+	/* the recording's thread ends every profile it took: its seconds, or
+	 * when it stops */
+	while (p->state == P_ASKED || p->state == P_ACTIVE)
+		pthread_cond_wait(&g->profile_done, &g->lock);
+	bool built = p->state == P_BUILT;
+	err = p->err;
+	p->state = P_WRITING;
+	pthread_mutex_unlock(&g->lock);
+	if (built && !err)
+		err = profile_write(p, body, len);
+	profile_release(p);
+	pthread_mutex_lock(&g->lock);
+	p->state = P_FREE;
+	pthread_cond_broadcast(&g->profile_done);
 	pthread_mutex_unlock(&g->lock);
 	return err;
 }
@@ -194,7 +305,9 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	if (g->listen) {
 		char msg[256];
 		struct http_handlers h = { g, http_metrics, http_profile };
-		if (!(g->http = http_server__start(g->listen, &h, msg, sizeof(msg)))) {
+		struct http_config hc = { g->listen, g->web_path ? &g->web : NULL,
+					  g->client_connections, g->idle_timeout };
+		if (!(g->http = http_server__start(&hc, &h, msg, sizeof(msg)))) {
 			cli_error("%s", msg);
 			return EXIT_RUNTIME;
 		}
@@ -254,9 +367,17 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 			pages = 0;
 		fclose(f);
 	}
+	struct recorder_bounds b;
+	recorder__bounds(r, &b);
 	struct metrics_extra x = {
 		.ncpus = g->ncpus, .cpu_steal_ns = g->cpu_steal, .kernel_steal_ns = g->kernel_steal,
-		.kernel_known = g->known, .lost = lost, .collections = st->collections,
+		.kernel_known = g->known, .lost = lost, .lost_window_ns = b.lost_window_ns,
+		.lossy_stints = engine__stats(e)->lossy_stints,
+		.cache_entries = { b.names, b.cgroups, b.symbol_files, b.jit_entries },
+		.cache_evicted = { b.names_recycled, b.cgroups_evicted, b.symbol_files_evicted,
+				   b.jit_entries_evicted },
+		.cache_bytes = { b.name_bytes, b.cgroup_bytes, b.symbol_bytes, b.jit_bytes },
+		.names_refused = b.names_refused, .collections = st->collections,
 		.collections_waiting = st->waiting,
 		.own_cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
@@ -297,6 +418,7 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 struct seed {
 	struct engine *e;
 	uint64_t now;
+	bool commands;		/* --profile-labels */
 	struct strtab seen;	/* pids given a PROC event */
 };
 
@@ -315,7 +437,7 @@ static int seed_task(void *ctx, const struct eng_proc *p, const struct eng_threa
 	int err = 0;
 	if (p && s->seen.count != before) {
 		struct eng_event ev = { .kind = EK_PROC, .time = s->now, .pid = pid,
-					.text = dup_or_null(p->command),
+					.text = s->commands ? dup_or_null(p->command) : NULL,
 					.exe = dup_or_null(p->executable), .uid = p->uid };
 		err = engine__push(s->e, &ev);
 	}
@@ -324,41 +446,61 @@ static int seed_task(void *ctx, const struct eng_proc *p, const struct eng_threa
 	return err ? err : engine__push(s->e, &ev);
 }
 
-static int profile_start(struct agent *g, struct recorder *r, struct engine *main_e,
-			 uint64_t now)
+static int profile_start(struct agent *g, struct profile *p, struct recorder *r,
+			 struct engine *main_e, uint64_t now)
 {
-	struct profile *p = &g->p;
 	struct analysis_opts ao = { .method = METHOD_PRECEDING, .stacks = true };
 	size_t bad;
 	row_keys__parse(&ao.keys, "thread,function,account", &bad);
 	struct engine_config c;
 	recorder__config(r, METHOD_PRECEDING, &c);
 	c.start_ns = now;
-	int err = analysis__init(&p->a, &ao, recorder__names(r), recorder__stacks(r),
-				 recorder__unknown(r), c.vm);
+	int err = analysis__init(&p->a, &ao, recorder__names(r), NULL, recorder__unknown(r),
+				 c.vm);
 	struct engine_sink sink = analysis__sink(&p->a);
 	if (!err && !(p->engine = engine__new(&c, &sink)))
 		err = -ENOMEM;
-	struct seed s = { p->engine, now };
+	struct seed s = { p->engine, now, .commands = g->profile_labels };
 	strtab__init(&s.seen);
 	if (!err)
 		err = engine__each_thread(main_e, seed_task, &s);
 	strtab__release(&s.seen);
+	struct strtab *stacks = err ? NULL : recorder__tap(r, p->engine, g->profile_labels);
+	if (!err && !stacks)
+		err = -errno;
 	if (err) {
 		engine__free(p->engine);
 		p->engine = NULL;
 		analysis__release(&p->a);
 		return err;
 	}
-	recorder__tap(r, p->engine);
-	p->active = true;
+	p->a.stack_frames = stacks;
 	p->start_ns = now;
 	p->end_ns = now + (uint64_t)p->seconds * 1000000000ULL;
 	return 0;
 }
 
-/* The profile's pprof, into memory. */
-static int profile_write(struct profile *p, struct recorder *r, uint64_t now)
+/* A copy of the names to read while the recording goes on adding to its
+ * own (the index is not needed to read). 0 or -ENOMEM. */
+static int copy_names(struct strtab *to, const struct strtab *from)
+{
+	strtab__init(to);
+	to->bytes = malloc(from->len ? from->len : 1);
+	to->offset = malloc((from->count ? from->count : 1) * sizeof(*to->offset));
+	to->length = malloc((from->count ? from->count : 1) * sizeof(*to->length));
+	if (!to->bytes || !to->offset || !to->length)
+		return -ENOMEM;
+	memcpy(to->bytes, from->bytes, from->len);
+	memcpy(to->offset, from->offset, from->count * sizeof(*to->offset));
+	memcpy(to->length, from->length, from->count * sizeof(*to->length));
+	to->len = to->cap = from->len;
+	to->count = to->slots = from->count;
+	return 0;
+}
+
+/* Its seconds are over: the figures built (on this thread, where the
+ * names are), for the HTTP thread to write. */
+static int profile_build(struct profile *p, struct recorder *r, uint64_t now)
 {
 	const struct recorder_stats *st = recorder__stats(r);
 	struct analysis_source src = {
@@ -367,33 +509,46 @@ static int profile_write(struct profile *p, struct recorder *r, uint64_t now)
 		.steal_clock = recorder__kernel_acct(r)->steal_clock, .scope = SCOPE_ALL,
 		.steal_known = !st->task_only, .duration_ns = now - p->start_ns,
 	};
+	recorder__untap(r, p->engine, &p->stacks);
+	p->a.stack_frames = &p->stacks;
 	int err = engine__finish(p->engine, now);
 	if (!err)
 		err = analysis__build(&p->a, p->engine, &src);
-	FILE *f = err ? NULL : open_memstream(&p->body, &p->len);
-	if (!err && !f)
-		err = -ENOMEM;
 	if (!err)
-		err = report_pprof.write(f, p->a.table, &p->a.x);
-	if (f && fclose(f) && !err)
-		err = -ENOMEM;
+		err = copy_names(&p->names, recorder__names(r));
+	p->a.names = &p->names;
+	p->a.x.names = &p->names;
+	p->a.x.stack_frames = &p->stacks;
+	engine__free(p->engine);
+	p->engine = NULL;
 	return err;
 }
 
-static void profile_end(struct agent *g, struct recorder *r, uint64_t now)
+static void profile_done(struct agent *g, struct profile *p, int state, int err)
 {
-	struct profile *p = &g->p;
-	int err = profile_write(p, r, now);
-	recorder__tap(r, NULL);	/* after writing: the stacks go with it */
-	engine__free(p->engine);
-	p->engine = NULL;
-	analysis__release(&p->a);
 	pthread_mutex_lock(&g->lock);
 	p->err = err;
-	p->active = false;
-	p->done = true;
+	p->state = state;
 	pthread_cond_broadcast(&g->profile_done);
 	pthread_mutex_unlock(&g->lock);
+}
+
+/* Profiles asked start; those whose seconds are over are built. */
+static void profiles_turn(struct agent *g, struct recorder *r, struct engine *e, uint64_t now)
+{
+	for (int i = 0; i < PROFILE_SLOTS; i++) {
+		struct profile *p = &g->p[i];
+		pthread_mutex_lock(&g->lock);
+		int state = p->state;
+		pthread_mutex_unlock(&g->lock);
+		int err;
+		if (state == P_ASKED && (err = profile_start(g, p, r, e, now)))
+			profile_done(g, p, P_BUILT, err);	/* the request failed, not the agent */
+		else if (state == P_ASKED)
+			profile_done(g, p, P_ACTIVE, 0);
+		else if (state == P_ACTIVE && now >= p->end_ns)
+			profile_done(g, p, P_BUILT, profile_build(p, r, now));
+	}
 }
 
 static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t now,
@@ -405,20 +560,7 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 		g->next_snapshot = now + 1000000000ULL;
 		err = snapshot(g, r, e, st);
 	}
-	pthread_mutex_lock(&g->lock);
-	bool start = g->p.asked && !g->p.active && !g->p.done;
-	bool end = g->p.active && now >= g->p.end_ns;
-	pthread_mutex_unlock(&g->lock);
-	if (start && !err && (err = profile_start(g, r, e, now))) {
-		pthread_mutex_lock(&g->lock);
-		g->p.err = err;
-		g->p.done = true;
-		pthread_cond_broadcast(&g->profile_done);
-		pthread_mutex_unlock(&g->lock);
-		err = 0;	/* the request failed, not the agent */
-	}
-	if (end)
-		profile_end(g, r, now);
+	profiles_turn(g, r, e, now);
 	if (err)
 		cli_error("metrics: %s", strerror(-err));
 	return err ? EXIT_RUNTIME : 0;
@@ -454,6 +596,61 @@ static int ledger_dir(const char *path)
 		return EXIT_RUNTIME;
 	}
 	return 0;
+}
+
+/* The options of the endpoint and the bounds: 1 taken, 0 not one of them,
+ * -1 bad (said). */
+static int parse_shared_host(int id, const char *arg, struct live_opts *o, struct agent *g)
+{
+	uint64_t v;
+	switch (id) {
+	case A_WEB_CONFIG: {
+		char msg[600];
+		web_config__release(&g->web);
+		if (web_config__read(arg, &g->web, msg, sizeof(msg))) {
+			cli_error("%s", msg);
+			return -1;
+		}
+		g->web_path = arg;
+		break;
+	}
+	case A_PROFILE_LABELS: g->profile_labels = true; break;
+	case A_CLIENT_CONNS:
+		if (!cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
+			return -1;
+		g->client_connections = (unsigned)v;
+		break;
+	case A_IDLE_TIMEOUT:
+		if (!cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
+			return -1;
+		g->idle_timeout = (unsigned)v;
+		break;
+	case A_MAX_NAMES:
+		if (!cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
+			return -1;
+		o->max_names = (uint32_t)v;
+		break;
+	case A_MAX_CGROUPS:
+		if (!cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
+			return -1;
+		o->max_cgroups = (uint32_t)v;
+		break;
+	case A_MAX_SYMBOL_FILES:
+		if (!cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
+			return -1;
+		o->max_symbol_files = (uint32_t)v;
+		break;
+	case A_MAX_SYMBOL_MB:
+	case A_MAX_JIT_MB:
+		if (!cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
+				   1, 1048576, &v))
+			return -1;
+		*(id == A_MAX_JIT_MB ? &o->max_jit_bytes : &o->max_symbol_bytes) = v << 20;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
 }
 
 static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
@@ -517,21 +714,59 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			o->mmap_pages = (uint32_t)v;
 			break;
 		default:
-			return -1;
+			if (parse_shared_host(id, arg, o, g) != 1)
+				return -1;
 		}
 	}
 	if (optind < argc) {
 		cli_error("unexpected '%s' (the agent records every CPU)", argv[optind]);
 		return -1;
 	}
+	if (g->web_path && !g->listen) {
+		cli_error("--web.config.file: serves nothing without --listen");
+		return -1;
+	}
 	return 0;
+}
+
+/* The line saying it started, and how it serves. */
+static void say_start(const struct live_opts *o, const struct agent *g)
+{
+	bool tls = g->web_path && g->web.cert, auth = g->web_path && g->web.nusers;
+	fprintf(stderr, "%s: started (pid %d): recording every CPU at %u Hz%s; a collection "
+		"every %g s into '%s'", cli_progname, (int)getpid(), o->hz,
+		o->callchain ? " with call chains" : "", o->interval, o->ledger);
+	if (g->listen)
+		fprintf(stderr, "; serving %s://%s (%s%s)", tls ? "https" : "http", g->listen,
+			auth ? "basic auth" : "no authentication",
+			g->profile_labels ? ", profiles with command lines" : "");
+	fputc('\n', stderr);
+}
+
+/* The recording has stopped: profiles being taken end unanswered; then
+ * the server stops (it waits for its threads), before what they read goes. */
+static void stop_profiles(struct agent *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->stopping = true;
+	for (int i = 0; i < PROFILE_SLOTS; i++) {
+		struct profile *p = &g->p[i];
+		if (p->state != P_ASKED && p->state != P_ACTIVE)
+			continue;
+		engine__free(p->engine);
+		p->engine = NULL;
+		p->err = -ECANCELED;
+		p->state = P_BUILT;
+	}
+	pthread_cond_broadcast(&g->profile_done);
+	pthread_mutex_unlock(&g->lock);
 }
 
 int cmd_agent(int argc, char **argv)
 {
 	struct live_opts o;
 	live_opts__init(&o);
-	struct agent g = { .max_programs = 50 };
+	struct agent g = { .max_programs = 50, .client_connections = 8, .idle_timeout = 10 };
 	o.all = true;
 	o.hz = 49;
 	o.callchain = true;
@@ -540,13 +775,22 @@ int cmd_agent(int argc, char **argv)
 	o.ledger = DEFAULT_LEDGER;
 	o.quiet = true;
 	o.max_waiting = 64;	/* an hour of minutes wait before merging */
+	/* bounds for a busy host: tens of thousands of threads and cgroups,
+	 * a thousand binaries (docs/agent.md has what they cost) */
+	o.max_names = 65536;
+	o.max_cgroups = 16384;
+	o.max_symbol_files = 1024;
+	o.max_symbol_bytes = 256ull << 20;
+	o.max_jit_bytes = 64ull << 20;
 	int r = parse(argc, argv, &o, &g);
 	if (r) {
+		web_config__release(&g.web);
 		live_opts__release(&o);
 		return r > 0 ? 0 : EXIT_USAGE;
 	}
 	int status = ledger_dir(o.ledger);
 	if (status) {
+		web_config__release(&g.web);
 		live_opts__release(&o);
 		return status;
 	}
@@ -555,25 +799,14 @@ int cmd_agent(int argc, char **argv)
 	struct live_hooks hooks = { &g, hook_program, NULL, hook_gone, hook_started, hook_tick,
 				    hook_reload };
 	o.hooks = &hooks;
-	fprintf(stderr, "%s: recording every CPU at %u Hz%s; a collection every %g s into '%s'"
-		"%s%s\n", cli_progname, o.hz, o.callchain ? " with call chains" : "", o.interval,
-		o.ledger, g.listen ? "; serving http://" : "", g.listen ? g.listen : "");
+	say_start(&o, &g);
 	struct live_result res;
 	status = live_run(&o, &res);
-	/* a profile still being taken ends unanswered; then the server
-	 * stops (it waits for its threads), before what they read goes */
-	pthread_mutex_lock(&g.lock);
-	if (g.p.asked || g.p.active) {
-		g.p.err = -ECANCELED;
-		g.p.done = true;
-		pthread_cond_broadcast(&g.profile_done);
-	}
-	pthread_mutex_unlock(&g.lock);
+	stop_profiles(&g);
 	http_server__stop(g.http);
-	if (g.p.engine) {
-		engine__free(g.p.engine);
-		analysis__release(&g.p.a);
-	}
+	fprintf(stderr, "%s: stopped (%s)\n", cli_progname,
+		status ? "failed: see above" : "its last interval is in the ledger");
+	web_config__release(&g.web);
 	live_result__release(&res);
 	if (g.metrics_ready)
 		metrics__release(&g.m);
@@ -581,7 +814,6 @@ int cmd_agent(int argc, char **argv)
 	account_rules__release(&g.rules[1]);
 	free(g.prom);
 	free(g.om);
-	free(g.p.body);
 	free(g.cpu_steal);
 	free(g.kernel_steal);
 	free(g.cg_throttled);

@@ -76,6 +76,9 @@ struct live_opts {
 	const struct live_hooks *hooks;	/* the agent's, or NULL */
 	uint32_t max_waiting;	/* collections waiting before they merge */
 	double retain_days;	/* collections older go, daily; 0 never */
+	/* the agent's bounds on memory (recorder.h); 0: none */
+	uint32_t max_names, max_cgroups, max_symbol_files;
+	uint64_t max_symbol_bytes, max_jit_bytes;
 };
 
 void live_opts__init(struct live_opts *o);

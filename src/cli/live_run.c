@@ -182,7 +182,9 @@ static int open_recorder(struct live *l)
 		.no_tracepoints = o->no_tracepoints, .mmap_pages = o->mmap_pages,
 		.root = o->root, .accounts = l->rules_text,
 		.rules = o->accounts ? &l->rules : NULL, .hide_addresses = l->sudo,
-		.user = l->uid,
+		.user = l->uid, .max_names = o->max_names, .max_cgroups = o->max_cgroups,
+		.max_symbol_files = o->max_symbol_files, .max_symbol_bytes = o->max_symbol_bytes,
+		.max_jit_bytes = o->max_jit_bytes,
 	};
 	enum recorder_failure why;
 	l->rec = recorder__new(&ro, &why);

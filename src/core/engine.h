@@ -320,6 +320,11 @@ int engine__each_thread(const struct engine *e,
 			int (*fn)(void *ctx, const struct eng_proc *p, const struct eng_thread *t),
 			void *ctx);
 
+/* Calls fn with every comm and cgroup string id that a thread or process
+ * the engine holds (exited ones too) refers to: what a pool of names must
+ * keep (namepool.h). Events still queued are the caller's to account. */
+void engine__each_name(const struct engine *e, void (*fn)(void *ctx, uint32_t id), void *ctx);
+
 const struct engine_stats *engine__stats(const struct engine *e);
 const struct eng_cpu_stats *engine__cpu(const struct engine *e, uint32_t cpu);
 const struct eng_proc *engine__proc(const struct engine *e, uint32_t index);

@@ -658,6 +658,28 @@ int engine__each_thread(const struct engine *e,
 	return 0;
 }
 
+void engine__each_name(const struct engine *e, void (*fn)(void *ctx, uint32_t id), void *ctx)
+{
+	for (uint32_t i = 0; i < e->threads.n; i++) {
+		const struct eng_thread *t = &e->threads.v[i];
+		if (!t->used)
+			continue;
+		if (t->comm != ENGINE_NONE)
+			fn(ctx, t->comm);
+		if (t->cgroup != ENGINE_NONE)
+			fn(ctx, t->cgroup);
+	}
+	for (uint32_t i = 0; i < e->procs.n; i++) {
+		const struct eng_proc *p = &e->procs.v[i];
+		if (!p->used)
+			continue;
+		if (p->comm != ENGINE_NONE)
+			fn(ctx, p->comm);
+		if (p->cgroup != ENGINE_NONE)
+			fn(ctx, p->cgroup);
+	}
+}
+
 const struct eng_proc *engine__proc(const struct engine *e, uint32_t index)
 {
 	return index < e->procs.n && e->procs.v[index].used ? &e->procs.v[index] : NULL;

@@ -88,3 +88,25 @@ uint32_t strtab__intern(struct strtab *t, const char *s, size_t len)
 	t->len += len + 1;
 	return id;
 }
+
+uint32_t strtab__add_slot(struct strtab *t, size_t cap)
+{
+	int err = cap ? reserve(t, cap) : -EINVAL;
+	if (err) {
+		errno = -err;
+		return HINDEX_NONE;
+	}
+	uint32_t id = t->count++;
+	t->offset[id] = (uint32_t)t->len;
+	t->length[id] = 0;
+	memset(t->bytes + t->len, 0, cap);
+	t->len += cap;
+	return id;
+}
+
+void strtab__set_slot(struct strtab *t, uint32_t id, const char *s, size_t len)
+{
+	memcpy(t->bytes + t->offset[id], s, len);
+	t->bytes[t->offset[id] + len] = '\0';
+	t->length[id] = (uint32_t)len;
+}

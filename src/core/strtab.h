@@ -30,6 +30,15 @@ uint32_t strtab__intern(struct strtab *t, const char *s, size_t len);
 /* The id of s[0..len) if it is in t, else HINDEX_NONE. */
 uint32_t strtab__find(const struct strtab *t, const char *s, size_t len);
 
+/*
+ * A slot of cap bytes outside the index (a pool's: see namepool.h): a new
+ * id holding "", that strtab__intern never returns. HINDEX_NONE with errno
+ * ENOMEM or EOVERFLOW.
+ */
+uint32_t strtab__add_slot(struct strtab *t, size_t cap);
+/* Writes s[0..len) into slot id, in place; len < the slot's cap. */
+void strtab__set_slot(struct strtab *t, uint32_t id, const char *s, size_t len);
+
 /* The NUL-terminated string of id; owned by the table. */
 static inline const char *strtab__str(const struct strtab *t, uint32_t id)
 {

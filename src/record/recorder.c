@@ -132,7 +132,6 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 		return NULL;
 	r->o = *o;
 	strtab__init(&r->names);
-	strtab__init(&r->stacks);
 	hindex__init(&r->scope.index);
 	hindex__init(&r->cgid_index);
 	cgstats__init(&r->cg);
@@ -143,8 +142,10 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 	 * recorder under sudo gives up root later) */
 	if (!err && !(r->sy = symbolizer__new(o->root)))
 		err = -ENOMEM;
-	if (!err)
+	if (!err) {
 		symbolizer__read_kernel(r->sy);
+		recorder_bounds_init(r);
+	}
 	struct sym_source syms = { r->sy, symbolizer_lookup, symbolizer_jit };
 	if (!err && !(r->res = resolver__new(&r->names, &syms, o->rules)))
 		err = -ENOMEM;
@@ -171,20 +172,6 @@ void recorder__set_rules(struct recorder *r, const struct account_rules *rules)
 {
 	r->o.rules = rules;
 	resolver__set_rules(r->res, rules);
-}
-
-void recorder__tap(struct recorder *r, struct engine *e)
-{
-	r->tap = e;
-	if (!e) {	/* its stacks go with it: memory for one profile at a time */
-		strtab__release(&r->stacks);
-		strtab__init(&r->stacks);
-	}
-}
-
-struct strtab *recorder__stacks(struct recorder *r)
-{
-	return &r->stacks;
 }
 
 struct strtab *recorder__names(struct recorder *r)
@@ -419,9 +406,11 @@ void recorder__free(struct recorder *r)
 	resolver__free(r->res);
 	symbolizer__free(r->sy);
 	rscope_release(&r->scope);
+	namepool__release(&r->pool);
 	strtab__release(&r->names);
 	recorder_cgroup_release(r);
-	strtab__release(&r->stacks);
+	for (uint32_t i = 0; i < RECORDER_TAPS; i++)
+		strtab__release(&r->taps[i].stacks);
 	free(r->steal0);
 	free(r->last_time);
 	free(r->forget);

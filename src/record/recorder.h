@@ -45,6 +45,12 @@ struct recorder_opts {
 	bool hide_addresses;	/* under sudo: no kernel addresses, no other
 				 * users' code addresses in the file */
 	uid_t user;		/* hide_addresses: whose addresses stay */
+	/* bounds for a recorder that runs for good (the agent); 0: none */
+	uint32_t max_names;	/* thread names and cgroup paths held at once */
+	uint32_t max_cgroups;	/* cgroup ids named (least recently used go) */
+	uint32_t max_symbol_files;	/* files held open, their functions read */
+	uint64_t max_symbol_bytes;	/* the bytes of those files' tables */
+	uint64_t max_jit_bytes;		/* of JIT maps' (perf-PID.map) tables */
 };
 
 /* Why recorder__new failed, for the caller to say. */
@@ -74,12 +80,16 @@ void recorder__attach(struct recorder *r, struct engine *e);
 /* Charge accounts by these rules from now on (the agent's SIGHUP); the
  * caller keeps them alive. */
 void recorder__set_rules(struct recorder *r, const struct account_rules *rules);
-/* Feeds events to e as well, from now on, until called with NULL (a
- * profile of some seconds beside the main engine). e gets copies of the
- * strings, and its samples call stacks: ids of recorder__stacks (frames
- * of (function, dso, account)), which go when the tap does. */
-void recorder__tap(struct recorder *r, struct engine *e);
-struct strtab *recorder__stacks(struct recorder *r);
+/* Feeds events to e as well, from now on, until recorder__untap (a
+ * profile of some seconds beside the main engine); up to RECORDER_TAPS
+ * at once. e gets copies of the strings (command lines only with
+ * commands), and its samples call stacks: ids of the table returned
+ * (frames of (function, dso, account)), the recorder's until untapped.
+ * NULL with errno EBUSY (as many taps as can be). */
+#define RECORDER_TAPS 4
+struct strtab *recorder__tap(struct recorder *r, struct engine *e, bool commands);
+/* e is fed no more; its stacks move to *stacks (the caller's to release). */
+void recorder__untap(struct recorder *r, struct engine *e, struct strtab *stacks);
 /* The names the engine's events refer to (functions, files, comms). */
 struct strtab *recorder__names(struct recorder *r);
 uint32_t recorder__unknown(const struct recorder *r);
@@ -125,5 +135,17 @@ int64_t recorder__realtime_start(const struct recorder *r);
 /* The cgroups' counters and the threads' run-queue waits read at the
  * start and (after recorder__finish) the end. */
 const struct cgstats *recorder__cgstats(const struct recorder *r);
+
+/* What the bounds above held back (counters, for /metrics). */
+struct recorder_bounds {
+	uint64_t names, name_slots, name_bytes;	/* pooled names now, their room */
+	uint64_t names_recycled, names_refused;	/* aged out; no room (dropped) */
+	uint64_t cgroups, cgroups_evicted;	/* cgroup ids named now; forgotten */
+	uint64_t symbol_files, symbol_files_evicted;	/* function tables */
+	uint64_t jit_entries, jit_entries_evicted;	/* perf map functions */
+	uint64_t lost_window_ns;	/* from each CPU's last record to its lost ones */
+	uint64_t cgroup_bytes, symbol_bytes, jit_bytes;	/* what those tables hold */
+};
+void recorder__bounds(const struct recorder *r, struct recorder_bounds *b);
 
 #endif

@@ -28,11 +28,34 @@ static bool id_eq(const void *ctx, uint32_t i)
 	return k->r->cgids[i].id == k->id;
 }
 
-static uint32_t id_find(const struct recorder *r, uint64_t id)
+static uint32_t id_find(struct recorder *r, uint64_t id)
 {
 	struct { const struct recorder *r; uint64_t id; } k = { r, id };
 	uint32_t i = hindex__find(&r->cgid_index, hash_mix(id), id_eq, &k);
-	return i == HINDEX_NONE ? HINDEX_NONE : r->cgids[i].name;
+	if (i == HINDEX_NONE)
+		return HINDEX_NONE;
+	r->cgids[i].used = true;
+	return r->cgids[i].name;
+}
+
+/* With max_cgroups, the slot of the id least recently named, by the clock
+ * algorithm (a hand that spares what was named since it last passed): a
+ * true LRU's order for a constant cost, however fast groups come and go.
+ * The evicted id leaves the index; its path goes with the pool's sweep. */
+static uint32_t evict(struct recorder *r)
+{
+	for (;;) {
+		uint32_t i = r->cg_hand;
+		r->cg_hand = (r->cg_hand + 1) % r->ncgids;
+		struct recorder_cgid *c = &r->cgids[i];
+		if (c->used) {
+			c->used = false;
+			continue;
+		}
+		hindex__remove(&r->cgid_index, hash_mix(c->id), i);
+		r->cgids_evicted++;
+		return i;
+	}
 }
 
 /* Names cgroup id by path (a string id); 0 or -ENOMEM. */
@@ -44,16 +67,32 @@ static int id_add(struct recorder *r, uint64_t id, uint32_t name)
 		r->cgids[i].name = name;	/* an id given again */
 		return 0;
 	}
-	if (grow_array((void **)&r->cgids, &r->cgids_cap, r->ncgids, sizeof(*r->cgids), 64) ||
-	    hindex__insert(&r->cgid_index, hash_mix(id), r->ncgids))
+	bool full = r->o.max_cgroups && r->ncgids >= r->o.max_cgroups;
+	if (!full && grow_array((void **)&r->cgids, &r->cgids_cap, r->ncgids,
+				sizeof(*r->cgids), 64))
 		return -ENOMEM;
-	r->cgids[r->ncgids++] = (struct recorder_cgid){ id, name };
+	i = full ? evict(r) : r->ncgids;
+	if (hindex__insert(&r->cgid_index, hash_mix(id), i))
+		return -ENOMEM;
+	r->cgids[i] = (struct recorder_cgid){ id, name, true };
+	if (!full)
+		r->ncgids++;
 	return 0;
 }
 
 static uint32_t intern(struct recorder *r, const char *path)
 {
 	return strtab__intern(&r->names, path, strlen(path));
+}
+
+/* A path met while recording (an exec's, a group made): pooled. ENOSPC
+ * (no room) leaves the group unnamed, as one made before the walk. */
+static int user_path(struct recorder *r, const char *path, uint64_t time, uint32_t *name)
+{
+	*name = recorder_user_name(r, path, strlen(path), time, UN_CGROUP);
+	if (*name != HINDEX_NONE)
+		return 0;
+	return errno == ENOSPC ? -ENOSPC : -ENOMEM;
 }
 
 /* The CGSTAT text being made: one line per cgroup. */
@@ -180,7 +219,7 @@ static int cgroup_item(struct recorder *r, uint64_t time, uint32_t pid, uint32_t
 	struct rec_cgroup c = { .time_ns = time, .pid = pid, .tid = tid, .name = name };
 	if (!err && r->w)
 		err = rec_writer__add(r->w, REC_CGROUP, &c, sizeof(c), NULL, 0);
-	if (err || (!r->engine && !r->tap))
+	if (err || (!r->engine && !r->ntaps))
 		return err;
 	struct eng_event ev = { .kind = EK_CGROUP, .time = time, .pid = pid, .tid = tid,
 				.cgroup = name };
@@ -192,8 +231,9 @@ int recorder_cgroup_proc(struct recorder *r, uint32_t pid, uint64_t time)
 	char path[4096];
 	if (!r->have_cgfs || cgroup_of_pid(r->o.root, pid, path, sizeof(path)))
 		return 0;	/* gone already, or no cgroups */
-	uint32_t name = intern(r, path);
-	return name == HINDEX_NONE ? -ENOMEM : cgroup_item(r, time, pid, 0, name);
+	uint32_t name;
+	int err = user_path(r, path, time, &name);
+	return err ? (err == -ENOSPC ? 0 : err) : cgroup_item(r, time, pid, 0, name);
 }
 
 int recorder_cgroup_sample(struct recorder *r, const struct perf_ev *p)
@@ -212,8 +252,9 @@ int recorder_cgroup_new(struct recorder *r, const struct perf_ev *p)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%.*s", (int)p->name_len, p->name);
-	uint32_t name = intern(r, path);
-	return name == HINDEX_NONE ? -ENOMEM : id_add(r, p->value, name);
+	uint32_t name;
+	int err = user_path(r, path, p->time, &name);
+	return err ? (err == -ENOSPC ? 0 : err) : id_add(r, p->value, name);
 }
 
 void recorder_cgroup_release(struct recorder *r)

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "../core/grow.h"
 #include "../core/banned.h"
@@ -18,20 +20,135 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* Average room per pooled name: thread names take 16 bytes, cgroup paths
+ * of containers about 128. */
+#define POOL_BYTES_PER_NAME 256
+/* A sweep of the pool this often, or when it is full but not more often
+ * than POOL_SWEEP_FULL_NS: a name unreferenced in two sweeps in a row is
+ * recycled, so an event queued with a name has a sweep's time to reach its
+ * engine (a round of draining: under 100 ms). */
+#define POOL_SWEEP_NS 2000000000ull
+#define POOL_SWEEP_FULL_NS 250000000ull
+
+/* The bounds of recorder_opts, on the pool and the symbolizer. */
+void recorder_bounds_init(struct recorder *r)
+{
+	symbolizer__set_bounds(r->sy, r->o.max_symbol_files, r->o.max_symbol_bytes,
+			       r->o.max_jit_bytes);
+	uint64_t seed;	/* users choose the names: an unguessable hash */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = recorder_mono_ns() ^ ((uint64_t)getpid() << 32);
+	namepool__init(&r->pool, &r->names, r->o.max_names,
+		       (uint64_t)r->o.max_names * POOL_BYTES_PER_NAME, seed);
+	r->pooled = r->o.max_names > 0;
+}
+
+/* The string id of a name users choose (a thread's, a cgroup's path),
+ * named by an event at time: pooled (recycled once unused) when the
+ * recorder is bounded and writes no file (whose NAME items are given once
+ * for good); else interned for good. HINDEX_NONE with errno ENOSPC (no
+ * room: the caller drops the name) or ENOMEM. */
+uint32_t recorder_user_name(struct recorder *r, const char *s, size_t len, uint64_t time,
+			    enum user_name kind)
+{
+	/* a thread renaming itself in a loop takes at most three quarters
+	 * of the room: execs and cgroups keep the rest */
+	uint32_t limit = kind == UN_RENAME ? r->o.max_names / 4 * 3 : r->o.max_names;
+	if (r->pooled && !r->w)
+		return namepool__intern(&r->pool, s, len, time, limit);
+	return strtab__intern(&r->names, s, len);
+}
+
+static void mark_name(void *ctx, uint32_t id)
+{
+	namepool__mark(ctx, id);
+}
+
+/* Names no engine, cgroup id or queued event refers to go back to the
+ * pool: the engines have passed watermark. */
+static void pool_sweep(struct recorder *r, uint64_t watermark)
+{
+	uint64_t now = recorder_mono_ns();
+	bool full = !namepool__room(&r->pool, r->o.max_names / 4 * 3);
+	if (!r->pooled || r->w || now < r->last_sweep + (full ? POOL_SWEEP_FULL_NS : POOL_SWEEP_NS))
+		return;
+	r->last_sweep = now;
+	if (namepool__begin(&r->pool))
+		return;	/* out of memory: next time */
+	if (r->engine)
+		engine__each_name(r->engine, mark_name, &r->pool);
+	for (uint32_t i = 0; i < RECORDER_TAPS; i++)
+		if (r->taps[i].e)
+			engine__each_name(r->taps[i].e, mark_name, &r->pool);
+	for (uint32_t i = 0; i < r->ncgids; i++)
+		namepool__mark(&r->pool, r->cgids[i].name);
+	namepool__end(&r->pool, watermark);
+}
+
+void recorder__bounds(const struct recorder *r, struct recorder_bounds *b)
+{
+	const struct namepool_stats *ps = &r->pool.st;
+	struct symbolizer_bounds sb;
+	symbolizer__bounds(r->sy, &sb);
+	*b = (struct recorder_bounds){
+		.names = ps->names, .name_slots = ps->slots, .name_bytes = ps->bytes,
+		.names_recycled = ps->recycled, .names_refused = ps->refused,
+		.cgroups = r->ncgids, .cgroups_evicted = r->cgids_evicted,
+		.symbol_files = sb.files, .symbol_files_evicted = sb.files_evicted,
+		.jit_entries = sb.jit_entries, .jit_entries_evicted = sb.jit_evicted,
+		.lost_window_ns = r->lost_window_ns,
+		.cgroup_bytes = (uint64_t)r->cgids_cap * sizeof(*r->cgids) +
+				(r->cgid_index.mask + 1) * sizeof(uint64_t),
+		.symbol_bytes = sb.table_bytes, .jit_bytes = sb.jit_bytes,
+	};
+}
+
+struct strtab *recorder__tap(struct recorder *r, struct engine *e, bool commands)
+{
+	for (uint32_t i = 0; i < RECORDER_TAPS; i++) {
+		struct recorder_tap *t = &r->taps[i];
+		if (t->e)
+			continue;	/* slots stay put: their stacks are pointed at */
+		*t = (struct recorder_tap){ .e = e, .commands = commands };
+		strtab__init(&t->stacks);
+		r->ntaps++;
+		return &t->stacks;
+	}
+	errno = EBUSY;
+	return NULL;
+}
+
+void recorder__untap(struct recorder *r, struct engine *e, struct strtab *stacks)
+{
+	for (uint32_t i = 0; i < RECORDER_TAPS; i++) {
+		if (!e || r->taps[i].e != e)
+			continue;
+		*stacks = r->taps[i].stacks;	/* the strtab moves whole */
+		r->taps[i] = (struct recorder_tap){ 0 };
+		r->ntaps--;
+		return;
+	}
+	strtab__init(stacks);
+}
+
 int recorder_push(struct recorder *r, struct eng_event *ev)
 {
-	if (r->tap) {	/* its own copy of the strings */
+	for (uint32_t i = 0; i < RECORDER_TAPS && r->ntaps; i++) {	/* each its own copy */
+		struct recorder_tap *t = &r->taps[i];
+		if (!t->e)
+			continue;
 		struct eng_event copy = *ev;
-		copy.text = dup_or_null(ev->text);
+		bool text = ev->text && (t->commands || ev->kind != EK_PROC);
+		copy.text = text ? strdup(ev->text) : NULL;
 		copy.exe = dup_or_null(ev->exe);
-		if ((ev->text && !copy.text) || (ev->exe && !copy.exe)) {
+		if ((text && !copy.text) || (ev->exe && !copy.exe)) {
 			free(copy.text);
 			free(copy.exe);
 			return -ENOMEM;
 		}
 		if (copy.kind == EK_SAMPLE)
-			copy.stack = r->tap_stack;	/* stacks are the tap's alone */
-		int err = engine__push(r->tap, &copy);
+			copy.stack = t->stack;	/* stacks are the tap's alone */
+		int err = engine__push(t->e, &copy);
 		if (err && err != -EINVAL)
 			return err;
 	}
@@ -45,8 +162,8 @@ int recorder_push(struct recorder *r, struct eng_event *ev)
 }
 
 /* A sample's call stack: (function, dso, account) of each frame, leaf
- * first, as an id of r->stacks. */
-static uint32_t stack_id(struct recorder *r, const struct resolved *res)
+ * first, as an id of each tap's stacks. */
+static void stack_ids(struct recorder *r, const struct resolved *res)
 {
 	static __thread uint32_t key[3 * RES_MAX_FRAMES];
 	for (uint32_t i = 0; i < res->nframes; i++) {
@@ -55,11 +172,15 @@ static uint32_t stack_id(struct recorder *r, const struct resolved *res)
 		key[3 * i + 1] = f->dso;
 		key[3 * i + 2] = resolver__account(r->res, f->dso, f->function, f->ip, f->flags);
 		if (key[3 * i + 2] == UINT32_MAX)
-			return ENGINE_NONE;
+			return;
 	}
-	uint32_t id = strtab__intern(&r->stacks, (const char *)key,
-				     3 * res->nframes * sizeof(*key));
-	return id == HINDEX_NONE ? ENGINE_NONE : id;
+	for (uint32_t i = 0; i < RECORDER_TAPS; i++) {
+		if (!r->taps[i].e)
+			continue;
+		uint32_t id = strtab__intern(&r->taps[i].stacks, (const char *)key,
+					     3 * res->nframes * sizeof(*key));
+		r->taps[i].stack = id == HINDEX_NONE ? ENGINE_NONE : id;
+	}
 }
 
 /* NAME items for every name up to id upto. */
@@ -137,7 +258,10 @@ static int on_sample(struct recorder *r, uint32_t cpu, const struct perf_ev *p)
 		return err;
 	struct eng_event ev = { .kind = EK_SAMPLE, .time = p->time, .cpu = cpu,
 				.pid = p->pid, .tid = p->tid, .stack = ENGINE_NONE };
-	r->tap_stack = res.nframes && r->tap ? stack_id(r, &res) : ENGINE_NONE;
+	for (uint32_t i = 0; i < RECORDER_TAPS; i++)
+		r->taps[i].stack = ENGINE_NONE;
+	if (res.nframes && r->ntaps)
+		stack_ids(r, &res);
 	if (res.nframes) {
 		const struct res_frame *f = &res.frames[0];
 		ev.function = f->function;
@@ -197,9 +321,15 @@ static int on_task(struct recorder *r, uint32_t cpu, const struct perf_ev *p,
 	if (!err)
 		err = scope_of(r, p);
 	if (!err && p->kind == PD_COMM) {
-		t.comm = strtab__intern(&r->names, p->name, p->name_len);
+		t.comm = recorder_user_name(r, p->name, p->name_len, p->time,
+					    p->exec ? UN_EXEC : UN_RENAME);
 		t.flags = p->exec ? REC_TASK_EXEC : 0;
-		err = t.comm == HINDEX_NONE ? -ENOMEM : recorder_names_out(r, t.comm);
+		if (t.comm == HINDEX_NONE && errno == ENOSPC && !p->exec)
+			return 0;	/* no room: the thread keeps its name (counted) */
+		if (t.comm == HINDEX_NONE && errno == ENOSPC)
+			t.comm = REC_NO_NAME;	/* an exec still tells the engine */
+		else
+			err = t.comm == HINDEX_NONE ? -ENOMEM : recorder_names_out(r, t.comm);
 	}
 	t.kind = p->kind == PD_FORK ? REC_TASK_FORK : p->kind == PD_COMM ? REC_TASK_COMM :
 		 REC_TASK_EXIT;
@@ -227,6 +357,8 @@ static int on_lost(struct recorder *r, uint32_t cpu, const struct perf_ev *p)
 	int err = add(r, REC_LOSTWIN, &w, sizeof(w), NULL, 0);
 	struct eng_event ev = { .kind = EK_LOST, .time = p->time, .cpu = cpu,
 				.value = r->last_time[cpu] };
+	if (p->time > r->last_time[cpu] && r->last_time[cpu])
+		r->lost_window_ns += p->time - r->last_time[cpu];
 	return err || !p->time ? err : recorder_push(r, &ev);
 }
 
@@ -283,8 +415,9 @@ int recorder_round(struct recorder *r)
 	int err = add(r, REC_ROUND, &watermark, sizeof(watermark), NULL, 0);
 	if (!err && r->engine)
 		err = engine__advance(r->engine, watermark);
-	if (!err && r->tap)
-		err = engine__advance(r->tap, watermark);
+	for (uint32_t i = 0; i < RECORDER_TAPS && !err; i++)
+		if (r->taps[i].e)
+			err = engine__advance(r->taps[i].e, watermark);
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < r->nforget; i++) {
 		if (r->forget[i].time <= watermark) {
@@ -295,5 +428,7 @@ int recorder_round(struct recorder *r)
 			r->forget[kept++] = r->forget[i];
 	}
 	r->nforget = kept;
+	if (!err)
+		pool_sweep(r, watermark);
 	return err;
 }

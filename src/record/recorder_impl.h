@@ -14,6 +14,7 @@
 #include "../collect/kernel_acct.h"
 #include "../collect/perf.h"
 #include "../core/hindex.h"
+#include "../core/namepool.h"
 #include "../format/perf_decode.h"
 #include "../format/recording.h"
 #include "../resolve/resolve.h"
@@ -28,10 +29,12 @@ struct rscope {
 	struct hindex index;
 };
 
-/* A cgroup id the kernel gives, and its path (a string id). */
+/* A cgroup id the kernel gives, and its path (a string id); used: named
+ * since the clock hand last passed (with max_cgroups). */
 struct recorder_cgid {
 	uint64_t id;
 	uint32_t name;
+	bool used;
 };
 
 /* The cgroup last written for a thread, by tid modulo the size: a thread
@@ -40,6 +43,15 @@ struct recorder_cgid {
 struct recorder_cgcache {
 	uint32_t tid;
 	uint64_t id;
+};
+
+/* An engine fed the same events for a while (a profile), with its own
+ * call stacks. */
+struct recorder_tap {
+	struct engine *e;
+	struct strtab stacks;
+	bool commands;		/* given command lines */
+	uint32_t stack;		/* the stack of the sample being pushed */
 };
 
 struct recorder {
@@ -56,9 +68,8 @@ struct recorder {
 	struct rscope scope;
 	struct rec_writer *w;		/* NULL: no recording file */
 	struct engine *engine;		/* NULL: none attached */
-	struct engine *tap;		/* a second, for a while (a profile) */
-	struct strtab stacks;		/* the tap's call stacks */
-	uint32_t tap_stack;		/* the stack of the sample being pushed */
+	struct recorder_tap taps[RECORDER_TAPS];	/* others, for a while (profiles) */
+	uint32_t ntaps;
 	uint32_t unknown;
 	uint32_t ncpus;			/* highest CPU + 1 */
 	uint64_t *steal0;		/* /proc/stat at the start, ns per CPU */
@@ -78,6 +89,13 @@ struct recorder {
 	struct recorder_cgid *cgids;
 	uint32_t ncgids, cgids_cap;
 	struct hindex cgid_index;
+	uint32_t cg_hand;		/* the clock's hand over cgids */
+	uint64_t cgids_evicted;
+	/* recorder_events.c: users' names, bounded (max_names, no file) */
+	struct namepool pool;
+	bool pooled;
+	uint64_t last_sweep;
+	uint64_t lost_window_ns;	/* the time of lost records, every CPU */
 	struct recorder_cgcache cgcache[RECORDER_CGCACHE];
 	struct cgstats cg;
 };
@@ -111,5 +129,9 @@ int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h);
 int recorder_round(struct recorder *r);
 int recorder_names_out(struct recorder *r, uint32_t upto);
 int recorder_push(struct recorder *r, struct eng_event *ev);
+void recorder_bounds_init(struct recorder *r);
+enum user_name { UN_RENAME, UN_EXEC, UN_CGROUP };
+uint32_t recorder_user_name(struct recorder *r, const char *s, size_t len, uint64_t time,
+			    enum user_name kind);
 
 #endif

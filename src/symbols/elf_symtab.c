@@ -215,21 +215,25 @@ static int cmp_cand(const void *a, const void *b)
 	return (x->f.name > y->f.name) - (x->f.name < y->f.name);	/* stable */
 }
 
-int elf_symtab__read(struct elf_symtab *t, Dwfl_Module *mod, struct strtab *names)
+int elf_symtab__read(struct elf_symtab *t, Dwfl_Module *mod)
 {
 	*t = (struct elf_symtab){ 0 };
-	struct reading r = { .names = names };
+	strtab__init(&t->names);
+	struct reading r = { .names = &t->names };
 	int err = read_symbols(&r, mod);
 	if (!err)
 		err = read_plt(&r, mod);
 	if (err || !r.n) {
 		free(r.v);
+		if (err)
+			strtab__release(&t->names);
 		return err;
 	}
 	qsort(r.v, r.n, sizeof(*r.v), cmp_cand);
 	t->v = malloc(r.n * sizeof(*t->v));
 	if (!t->v) {
 		free(r.v);
+		strtab__release(&t->names);
 		return -ENOMEM;
 	}
 	/* one function an address: the first of each start; a size of 0, or
@@ -245,7 +249,8 @@ int elf_symtab__read(struct elf_symtab *t, Dwfl_Module *mod, struct strtab *name
 		if (f->end == f->start || f->end > next)
 			f->end = next;
 	}
-	t->bytes = t->n * sizeof(*t->v);
+	t->bytes = t->n * sizeof(*t->v) + t->names.cap + t->names.slots * 8 +
+		   t->names.index.mask * 8;
 	free(r.v);
 	return 0;
 }
@@ -266,5 +271,6 @@ const struct elf_func *elf_symtab__find(const struct elf_symtab *t, uint64_t add
 void elf_symtab__release(struct elf_symtab *t)
 {
 	free(t->v);
+	strtab__release(&t->names);
 	*t = (struct elf_symtab){ 0 };
 }

@@ -18,18 +18,19 @@
 
 struct elf_func {
 	uint64_t start, end;	/* module addresses */
-	uint32_t name;		/* in the caller's strtab */
+	uint32_t name;		/* in the table's names */
 };
 
 struct elf_symtab {
 	struct elf_func *v;	/* sorted by start, not overlapping */
 	uint32_t n;
+	struct strtab names;	/* its own: they go with it */
 	size_t bytes;		/* what it holds, for a bound on memory */
 };
 
-/* Reads mod's functions, their names interned in names. 0 or -ENOMEM
- * (a module without symbols gives an empty table). */
-int elf_symtab__read(struct elf_symtab *t, Dwfl_Module *mod, struct strtab *names);
+/* Reads mod's functions. 0 or -ENOMEM (a module without symbols gives an
+ * empty table). */
+int elf_symtab__read(struct elf_symtab *t, Dwfl_Module *mod);
 /* The function holding module address addr, or NULL. */
 const struct elf_func *elf_symtab__find(const struct elf_symtab *t, uint64_t addr);
 void elf_symtab__release(struct elf_symtab *t);

@@ -24,6 +24,9 @@ struct perf_map {
 	bool checked;
 	struct jit_func *v;	/* sorted by start, not overlapping */
 	uint32_t n;
+	char *text;		/* the names, back to back */
+	size_t bytes;		/* v and text, counted in perf_maps' bytes */
+	uint64_t last_use;
 };
 
 static uint64_t monotonic_ns(void)
@@ -33,12 +36,43 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A table read, or let go: its memory out of the count. */
+static void drop(struct perf_maps *m, struct perf_map *map)
+{
+	m->bytes -= map->bytes;
+	m->entries -= map->n;
+	free(map->v);
+	free(map->text);
+	map->v = NULL;
+	map->text = NULL;
+	map->n = 0;
+	map->bytes = 0;
+	map->size = -1;
+}
+
+/* Within max_bytes again: the least recently used tables go, but keep. */
+static void bound(struct perf_maps *m, const struct perf_map *keep)
+{
+	while (m->max_bytes && m->bytes > m->max_bytes) {
+		struct perf_map *lru = NULL;
+		for (uint32_t i = 0; i < m->n; i++) {
+			struct perf_map *x = &m->v[i];
+			if (x->used && x != keep && x->v && (!lru || x->last_use < lru->last_use))
+				lru = x;
+		}
+		if (!lru)
+			return;
+		drop(m, lru);
+		m->evicted++;
+	}
+}
+
 void perf_maps__init(struct perf_maps *m, const char *root)
 {
 	memset(m, 0, sizeof(*m));
 	snprintf(m->root, sizeof(m->root), "%s", strcmp(root, "/") ? root : "");
 	hindex__init(&m->index);
-	m->max_bytes = PERF_MAP_MAX_BYTES;
+	m->max_file_bytes = PERF_MAP_MAX_BYTES;
 	m->recheck_ns = PERF_MAP_RECHECK_NS;
 	m->rate = PERF_MAP_RATE;
 	m->clock_ns = monotonic_ns;
@@ -47,8 +81,10 @@ void perf_maps__init(struct perf_maps *m, const char *root)
 
 void perf_maps__release(struct perf_maps *m)
 {
-	for (uint32_t i = 0; i < m->n; i++)
+	for (uint32_t i = 0; i < m->n; i++) {
 		free(m->v[i].v);
+		free(m->v[i].text);
+	}
 	free(m->v);
 	free(m->free_slots);
 	hindex__release(&m->index);
@@ -68,6 +104,7 @@ static bool map_eq(const void *ctx, uint32_t id)
 
 struct line {
 	struct jit_func f;
+	size_t name;		/* offset in the text */
 	uint32_t order;		/* later lines win */
 };
 
@@ -82,7 +119,7 @@ static int cmp_line(const void *a, const void *b)
 /* Reads the map file (fd, which it closes) into map; a line that is not
  * "START SIZE NAME" is skipped (a JIT that is writing it). No more than
  * size bytes are read: the file may grow as it is read. */
-static int load(struct perf_map *map, int fd, const struct stat *st, struct strtab *names)
+static int load(struct perf_maps *m, struct perf_map *map, int fd, const struct stat *st)
 {
 	FILE *f = fdopen(fd, "r");
 	if (!f) {
@@ -92,8 +129,8 @@ static int load(struct perf_map *map, int fd, const struct stat *st, struct strt
 	off_t size = st->st_size, done = 0;
 	struct line *v = NULL;
 	uint32_t n = 0, cap = 0;
-	char *buf = NULL;
-	size_t bcap = 0;
+	char *buf = NULL, *text = NULL;
+	size_t bcap = 0, tlen = 0, tcap = 0;
 	ssize_t len;
 	int err = 0;
 	while (!err && done < size && (len = getline(&buf, &bcap, f)) > 0) {
@@ -107,24 +144,29 @@ static int load(struct perf_map *map, int fd, const struct stat *st, struct strt
 			continue;
 		char *name = end + 1;
 		size_t nl = strcspn(name, "\n");
-		uint32_t id = strtab__intern(names, name, nl);
-		if (id == HINDEX_NONE || grow_array((void **)&v, &cap, n, sizeof(*v), 256)) {
+		if (grow_bytes(&text, &tcap, tlen + nl + 1, 4096) ||
+		    grow_array((void **)&v, &cap, n, sizeof(*v), 256)) {
 			err = -ENOMEM;
 			break;
 		}
-		v[n] = (struct line){ { start, start + sz, id }, n };
+		memcpy(text + tlen, name, nl);
+		text[tlen + nl] = '\0';
+		v[n] = (struct line){ { start, start + sz, NULL }, tlen, n };
+		tlen += nl + 1;
 		n++;
 	}
 	free(buf);
 	fclose(f);
 	if (err) {
 		free(v);
+		free(text);
 		return err;
 	}
 	qsort(v, n, sizeof(*v), cmp_line);
 	struct jit_func *out = malloc((n ? n : 1) * sizeof(*out));
 	if (!out) {
 		free(v);
+		free(text);
 		return -ENOMEM;
 	}
 	uint32_t k = 0;
@@ -133,14 +175,20 @@ static int load(struct perf_map *map, int fd, const struct stat *st, struct strt
 			continue;	/* the later of one start */
 		if (k && out[k - 1].end > v[i].f.start)
 			out[k - 1].end = v[i].f.start;
-		out[k++] = v[i].f;
+		out[k] = v[i].f;
+		out[k++].name = text + v[i].name;
 	}
 	free(v);
-	free(map->v);
+	drop(m, map);
 	map->v = out;
 	map->n = k;
+	map->text = text;
 	map->size = size;
 	map->mtime = st->st_mtim;
+	map->bytes = (n ? n : 1) * sizeof(*out) + tcap;
+	m->bytes += map->bytes;
+	m->entries += k;
+	bound(m, map);
 	return 0;
 }
 
@@ -199,7 +247,7 @@ static int open_map(struct perf_maps *m, struct perf_map *map, uint32_t pid, str
 	bool ok = !fstat(fd, st) && S_ISREG(st->st_mode);
 	if (ok && st->st_uid != 0)
 		ok = (uid = process_uid(m, pid)) >= 0 && (uint64_t)uid == st->st_uid;
-	ok = ok && (uint64_t)st->st_size <= m->max_bytes;
+	ok = ok && (uint64_t)st->st_size <= m->max_file_bytes;
 	if (!ok) {
 		m->refused++;
 		close(fd);
@@ -215,8 +263,7 @@ static int open_map(struct perf_maps *m, struct perf_map *map, uint32_t pid, str
 
 /* The map of pid as it may be read now: looked at again at most every
  * m->recheck_ns, read again when changed and the rate allows. */
-static void refresh(struct perf_maps *m, struct perf_map *map, uint32_t pid,
-		    struct strtab *names)
+static void refresh(struct perf_maps *m, struct perf_map *map, uint32_t pid)
 {
 	uint64_t now = m->clock_ns();
 	if (map->checked && now - map->checked_ns < m->recheck_ns)
@@ -239,12 +286,11 @@ static void refresh(struct perf_maps *m, struct perf_map *map, uint32_t pid,
 	}
 	map->checked = true;
 	map->checked_ns = now;
-	if (load(map, fd, &st, names))
+	if (load(m, map, fd, &st))
 		map->size = -1;	/* read again at the next recheck */
 }
 
-const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64_t addr,
-				       struct strtab *names)
+const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64_t addr)
 {
 	struct key k = { m, pid };
 	uint64_t h = hash_mix(pid ^ 0x9e3779b97f4a7c15ULL);
@@ -264,7 +310,8 @@ const struct jit_func *perf_maps__find(struct perf_maps *m, uint32_t pid, uint64
 		m->v[id] = (struct perf_map){ .pid = pid, .used = true, .size = -1 };
 	}
 	struct perf_map *map = &m->v[id];
-	refresh(m, map, pid, names);
+	map->last_use = ++m->tick;
+	refresh(m, map, pid);
 	uint32_t lo = 0, hi = map->n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -284,7 +331,7 @@ void perf_maps__forget(struct perf_maps *m, uint32_t pid)
 	if (id == HINDEX_NONE)
 		return;
 	hindex__remove(&m->index, h, id);
-	free(m->v[id].v);
+	drop(m, &m->v[id]);
 	m->v[id] = (struct perf_map){ 0 };
 	if (!grow_array((void **)&m->free_slots, &m->free_cap, m->nfree,
 			sizeof(*m->free_slots), 16))

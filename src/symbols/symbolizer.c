@@ -32,7 +32,9 @@ struct dso {
 	struct elf_symtab *tab;	/* its functions, read on first lookup;
 				 * shared with files of its build-id */
 	bool owns_tab;
+	bool opened;		/* tried: dwfl says what came of it */
 	uint32_t shares;	/* 1 + the dso whose module it uses, or 0 */
+	uint64_t last_use;	/* the symbolizer's tick at its last lookup */
 };
 
 struct symbolizer {
@@ -47,6 +49,12 @@ struct symbolizer {
 	uint32_t nksyms;
 	int kallsyms;		/* 0 not read yet, 1 read, -1 unusable */
 	int vdso_fd;		/* 0 not made yet, -1 unusable */
+	/* bounds (0: none): files held open, and their tables' bytes */
+	uint32_t max_files;
+	size_t max_bytes;
+	uint32_t open_files;
+	size_t tab_bytes;
+	uint64_t tick, evicted;
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -75,7 +83,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (uint32_t i = 0; i < s->ndsos; i++) {
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);
-		if (s->dsos[i].owns_tab) {
+		if (s->dsos[i].owns_tab && s->dsos[i].tab) {
 			elf_symtab__release(s->dsos[i].tab);
 			free(s->dsos[i].tab);
 		}
@@ -180,6 +188,8 @@ static bool dso_eq(const void *ctx, uint32_t id)
 }
 
 static struct dso *open_dso(struct symbolizer *s, const char *path);
+static void open_file(struct symbolizer *s, struct dso *d);
+static void bound(struct symbolizer *s, const struct dso *keep);
 
 struct bid_key {
 	const struct symbolizer *s;
@@ -228,6 +238,11 @@ int symbolizer__build_id(struct symbolizer *s, const char *dso, char *buf,
 			 size_t size)
 {
 	struct dso *d = open_dso(s, dso);
+	if (d && !d->opened) {
+		open_file(s, d);
+		d->last_use = ++s->tick;
+		bound(s, d);
+	}
 	if (!d || d->build_id == HINDEX_NONE)
 		return -ENOENT;
 	snprintf(buf, size, "%s", strtab__str(&s->names, d->build_id));
@@ -287,28 +302,97 @@ static struct dso *open_dso(struct symbolizer *s, const char *path)
 		return NULL;
 	struct dso *d = &s->dsos[s->ndsos++];
 	*d = (struct dso){ .path = pid, .build_id = HINDEX_NONE };
+	return d;
+}
+
+/* Opens d's file (once, and again after it was let go). */
+static void open_file(struct symbolizer *s, struct dso *d)
+{
+	const char *path = strtab__str(&s->names, d->path);
+	d->opened = true;
 	char full[4096];
 	if (!strcmp(path, "[vdso]")) {
 		/* every process has the kernel's one image: ours, copied */
 		if (vdso_file(s, full, sizeof(full)))
-			return d;
+			return;
 	} else if (path[0] != '/') {
-		return d;	/* [anon], [heap]...: no file to read */
+		return;	/* [anon], [heap]...: no file to read */
 	} else {
 		snprintf(full, sizeof(full), "%s%s", s->root, path);
 	}
 	d->dwfl = dwfl_begin(&callbacks);
 	if (!d->dwfl)
-		return d;
+		return;
 	d->mod = dwfl_report_offline(d->dwfl, path, full, -1);
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!d->mod) {
 		dwfl_end(d->dwfl);
 		d->dwfl = NULL;
-		return d;
+		return;
 	}
+	s->open_files++;
 	share_by_build_id(s, d);
-	return d;
+	if (!d->dwfl)
+		s->open_files--;	/* its twin's module serves */
+}
+
+/* Lets d's file and table go (it opens again when next looked up), with
+ * the files that shared its module. */
+static void let_go(struct symbolizer *s, struct dso *d)
+{
+	uint32_t self = (uint32_t)(d - s->dsos);
+	if (d->dwfl && d->build_id != HINDEX_NONE)
+		hindex__remove(&s->by_build_id, hash_mix(d->build_id ^ 0x2127599bf4325c37ULL),
+			       self);
+	for (uint32_t i = 0; i < s->ndsos; i++)
+		if (s->dsos[i].shares == self + 1)
+			s->dsos[i] = (struct dso){ .path = s->dsos[i].path,
+						   .build_id = HINDEX_NONE };
+	if (d->owns_tab) {
+		s->tab_bytes -= d->tab->bytes;
+		elf_symtab__release(d->tab);
+		free(d->tab);
+	}
+	if (d->dwfl) {
+		dwfl_end(d->dwfl);
+		s->open_files--;
+	}
+	*d = (struct dso){ .path = d->path, .build_id = HINDEX_NONE };
+	s->evicted++;
+}
+
+/* Within the bounds again, by letting the least recently used files go
+ * (never keep, the one being looked up). */
+static void bound(struct symbolizer *s, const struct dso *keep)
+{
+	while ((s->max_files && s->open_files > s->max_files) ||
+	       (s->max_bytes && s->tab_bytes > s->max_bytes)) {
+		struct dso *lru = NULL;
+		for (uint32_t i = 0; i < s->ndsos; i++) {
+			struct dso *d = &s->dsos[i];
+			if (d != keep && d->dwfl && (!lru || d->last_use < lru->last_use))
+				lru = d;
+		}
+		if (!lru)
+			return;
+		let_go(s, lru);
+	}
+}
+
+void symbolizer__set_bounds(struct symbolizer *s, uint32_t max_files, size_t max_bytes,
+			    size_t max_jit_bytes)
+{
+	s->max_files = max_files;
+	s->max_bytes = max_bytes;
+	s->jit.max_bytes = max_jit_bytes;
+}
+
+void symbolizer__bounds(const struct symbolizer *s, struct symbolizer_bounds *b)
+{
+	*b = (struct symbolizer_bounds){ .files = s->open_files, .files_evicted = s->evicted,
+					 .table_bytes = s->tab_bytes,
+					 .jit_entries = s->jit.entries, .jit_bytes = s->jit.bytes,
+					 .jit_evicted = s->jit.evicted };
 }
 
 /* The module address of a file offset, through its loadable segments. */
@@ -338,12 +422,13 @@ static struct elf_symtab *symtab_of(struct symbolizer *s, struct dso *d)
 	struct dso *owner = d->shares ? &s->dsos[d->shares - 1] : d;
 	if (!owner->tab) {
 		struct elf_symtab *t = malloc(sizeof(*t));
-		if (!t || elf_symtab__read(t, owner->mod, &s->names)) {
+		if (!t || elf_symtab__read(t, owner->mod)) {
 			free(t);
 			return NULL;
 		}
 		owner->tab = t;
 		owner->owns_tab = true;
+		s->tab_bytes += t->bytes;
 	}
 	d->tab = owner->tab;
 	return d->tab;
@@ -357,16 +442,21 @@ int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
 	struct dso *d = open_dso(s, dso);
 	if (!d)
 		return -ENOMEM;
+	if (!d->opened)
+		open_file(s, d);
+	struct dso *owner = d->shares ? &s->dsos[d->shares - 1] : d;
+	owner->last_use = d->last_use = ++s->tick;
 	GElf_Addr addr;
 	if (!d->mod || !offset_to_addr(d->mod, offset, &addr))
 		return -ENOENT;
 	struct elf_symtab *t = symtab_of(s, d);
 	if (!t)
 		return -ENOMEM;
+	bound(s, owner);
 	const struct elf_func *f = elf_symtab__find(t, addr);
 	if (!f)
 		return -ENOENT;
-	out->name = strtab__str(&s->names, f->name);
+	out->name = strtab__str(&t->names, f->name);
 	out->start = offset - (addr - f->start);
 	out->end = out->start + (f->end - f->start);
 	return 0;
@@ -374,10 +464,10 @@ int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
 
 int symbolizer__jit(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym *out)
 {
-	const struct jit_func *f = perf_maps__find(&s->jit, pid, addr, &s->names);
+	const struct jit_func *f = perf_maps__find(&s->jit, pid, addr);
 	if (!f)
 		return -ENOENT;
-	*out = (struct sym){ strtab__str(&s->names, f->name), f->start, f->end };
+	*out = (struct sym){ f->name, f->start, f->end };
 	return 0;
 }
 

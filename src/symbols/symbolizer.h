@@ -39,6 +39,17 @@ int symbolizer__lookup(struct symbolizer *s, const char *dso, uint64_t offset,
 /* The function of process pid at addr in code a JIT made, from its
  * /tmp/perf-PID.map (start and end are addresses); 0 or -ENOENT. */
 int symbolizer__jit(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym *out);
+/* Bounds on what is kept (0: none): files held open with their function
+ * tables, the tables' bytes, and JIT maps' bytes; the least recently used
+ * go first, and are read again when next needed. */
+void symbolizer__set_bounds(struct symbolizer *s, uint32_t max_files, size_t max_bytes,
+			    size_t max_jit_bytes);
+struct symbolizer_bounds {
+	uint64_t files, files_evicted, table_bytes;
+	uint64_t jit_entries, jit_bytes, jit_evicted;
+};
+void symbolizer__bounds(const struct symbolizer *s, struct symbolizer_bounds *b);
+
 /* pid has gone: what was kept for it goes. */
 void symbolizer__forget(struct symbolizer *s, uint32_t pid);
 
