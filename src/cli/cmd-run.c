@@ -129,8 +129,15 @@ static void print_summary(const struct analysis *a, char **command,
 			a->x.steal_source);
 		fprintf(stderr, "  apparent      unknown\n");
 	}
-	fprintf(stderr, "  steal source: %s; %llu records lost\n", a->x.steal_source,
-		(unsigned long long)a->x.lost);
+	const struct report_extras *x = &a->x;
+	bool how = x->steal_method && *x->steal_method;
+	fprintf(stderr, "  steal source: %s%s%s%s%s%s; %llu records lost\n", x->steal_source,
+		how ? ", " : "", how ? (strcmp(x->steal_method, "residual") ?
+					"sample gaps" : "the residual of each stint") : "",
+		how && x->kernel_accounting && *x->kernel_accounting ? " (" : "",
+		how && x->kernel_accounting ? x->kernel_accounting : "",
+		how && x->kernel_accounting && *x->kernel_accounting ? ")" : "",
+		(unsigned long long)x->lost);
 	print_threads(t, known);
 }
 
