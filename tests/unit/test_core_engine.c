@@ -85,15 +85,6 @@ static struct engine *start_acct(enum steal_accounting acct, bool scale)
 	return e;
 }
 
-static uint64_t thread_steal(uint32_t tid)
-{
-	uint64_t ns = 0;
-	for (uint32_t i = 0; i < ngot; i++)
-		if (got[i].tid == tid)
-			ns += got[i].steal_ns;
-	return ns;
-}
-
 static void add(struct eng_event ev)
 {
 	assert_true(nevs < 32768);
@@ -141,13 +132,24 @@ static const struct got *prog(uint32_t tid, uint32_t fn)
 	return NULL;
 }
 
-static uint64_t thread_cpu(uint32_t tid)
+/* A thread's cpu (steal false) or steal, summed over its programs. */
+static uint64_t thread_sum(uint32_t tid, bool steal)
 {
 	uint64_t ns = 0;
 	for (uint32_t i = 0; i < ngot; i++)
 		if (got[i].tid == tid)
-			ns += got[i].run_ns;
+			ns += steal ? got[i].steal_ns : got[i].run_ns;
 	return ns;
+}
+
+static uint64_t thread_cpu(uint32_t tid)
+{
+	return thread_sum(tid, false);
+}
+
+static uint64_t thread_steal(uint32_t tid)
+{
+	return thread_sum(tid, true);
 }
 
 /*
