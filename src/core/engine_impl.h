@@ -75,6 +75,7 @@ struct eng_cpu {
 	uint64_t gap_ns;	/* STEAL_GAPS: every gap seen on it */
 	bool kernel_known;	/* its kernel steal was given */
 	uint64_t kernel_placed_ns;	/* of it, shared out by settling */
+	uint64_t lost_from, lost_to;	/* its last loss of records */
 };
 
 /* One CPU's queued events, oldest first, as ids of the engine's slots:
@@ -143,6 +144,9 @@ struct engine {
 
 /* engine_series.c */
 int eng_series_add(struct engine *e, uint32_t cpu, uint64_t t, uint64_t run, uint64_t steal);
+/* Takes run time back from cpu's latest buckets (steal found later in a
+ * runtime that held it). */
+void eng_series_take(struct engine *e, uint32_t cpu, uint64_t run);
 
 /* engine_tasks.c */
 uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid);

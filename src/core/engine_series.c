@@ -83,6 +83,17 @@ int eng_series_add(struct engine *e, uint32_t cpu, uint64_t t, uint64_t run, uin
 	return 0;
 }
 
+void eng_series_take(struct engine *e, uint32_t cpu, uint64_t run)
+{
+	struct eng_series *s = &e->series;
+	for (uint32_t b = s->nbuckets; cpu < s->ncpus && run && b-- > 0;) {
+		uint64_t *v = &s->run_ns[(uint64_t)b * s->ncpus + cpu];
+		uint64_t take = *v < run ? *v : run;
+		*v -= take;
+		run -= take;
+	}
+}
+
 const struct eng_series *engine__series(const struct engine *e)
 {
 	return &e->series;

@@ -167,7 +167,7 @@ static int gap(struct engine *e, struct eng_cpu *c, uint64_t from, uint64_t to,
 	uint64_t excess = to - from - e->c.interval_ns;
 	struct eng_stint *s = &e->stints.v[c->stint];
 	s->evidence += excess;
-	if (gaps_summed(e) && !e->c.scope_all) {
+	if (gaps_summed(e) && !e->c.scope_all && !s->lossy) {
 		/* sampled per task: its clock stops off the CPU, so only gaps
 		 * inside a stint show steal */
 		uint32_t to_prog = owner != ENGINE_NONE ? owner : eng_unknown_prog(e, s->thread);
@@ -319,6 +319,9 @@ int eng_on_switch(struct engine *e, const struct eng_event *ev)
 	}
 	if (err)
 		return err;
+	if (!ev->tid)
+		c->grid_next = 0;	/* idle may stop the sample timer: no grid
+					 * to judge the next sample by */
 	if (c->known && c->tid) {
 		c->ck_time = ev->time;	/* the switch closes it */
 		c->ck_runtime = c->runtime;
@@ -350,12 +353,17 @@ static void place_inferred(struct engine *e, struct eng_cpu *c, uint64_t began)
 	c->since = began;
 }
 
-/* A thread's cpu_ns: its runtime less the steal taken out of it. */
-static void set_cpu(struct engine *e, struct eng_thread *th)
+/* A thread's cpu_ns: its runtime less the steal taken out of it; the
+ * change counted in the totals and on CPU on's series at t. */
+static int set_cpu(struct engine *e, struct eng_thread *th, uint32_t on, uint64_t t)
 {
 	uint64_t cpu = th->runtime_ns > th->steal_taken ? th->runtime_ns - th->steal_taken : 0;
-	e->st.run_ns += cpu - th->cpu_ns;	/* modulo 2^64: a fall is taken off */
+	uint64_t was = th->cpu_ns;
+	e->st.run_ns += cpu - was;	/* modulo 2^64: a fall is taken off */
 	th->cpu_ns = cpu;
+	if (cpu < was)
+		eng_series_take(e, on, was - cpu);
+	return cpu > was ? eng_series_add(e, on, t, cpu - was, 0) : 0;
 }
 
 static void seen(struct eng_thread *th, uint64_t t)
@@ -376,10 +384,9 @@ int eng_on_runtime(struct engine *e, const struct eng_event *ev)
 	c->st.seen = true;
 	seen(th, ev->time);
 	th->runtime_ns += ev->value;
-	set_cpu(e, th);
 	/* on the CPU it runs on (its event may come from another's ring) */
 	uint32_t on = th->oncpu != ENGINE_NONE ? th->oncpu : ev->cpu;
-	if (eng_series_add(e, on, ev->time, ev->value, 0))
+	if (set_cpu(e, th, on, ev->time))
 		return -ENOMEM;
 	if (th->oncpu == ENGINE_NONE && !c->known) {
 		/* Recording began mid-stint: measure from here on (this
@@ -448,7 +455,9 @@ static uint64_t grid_gap(struct engine *e, struct eng_cpu *c, uint64_t t, uint32
 	uint64_t due = c->grid_next;
 	*before = c->last_any_prog;
 	c->last_any_prog = p;
-	if (!due || t < due + e->gap_min_ns) {
+	/* records lost in the gap: samples, not steal, may be missing */
+	bool lost = c->lost_to && c->lost_to + e->c.interval_ns >= due && c->lost_from <= t;
+	if (!due || lost || t < due + e->gap_min_ns) {
 		/* on time (or the first): the grid follows it */
 		c->grid_next = t + e->c.interval_ns;
 		return 0;
@@ -574,6 +583,8 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev)
 void eng_on_lost(struct engine *e, const struct eng_event *ev)
 {
 	struct eng_cpu *c = &e->cpus[ev->cpu];
+	c->lost_from = ev->value;
+	c->lost_to = ev->time;
 	if (c->stint != ENGINE_NONE)
 		e->stints.v[c->stint].lossy = true;	/* open over it */
 	for (uint32_t i = c->newest; i != ENGINE_NONE; i = e->stints.v[i].older) {
@@ -770,7 +781,9 @@ static int give(struct engine *e, uint32_t cpu, uint32_t p, uint64_t ns, uint64_
 static int place(struct engine *e, struct eng_stint *s, uint64_t steal)
 {
 	uint64_t given = 0;
-	int err = eng_series_add(e, s->cpu, s->end, 0, steal);
+	/* steal weighed to be scaled goes on the series when settled */
+	int err = e->c.scale_to_kernel && e->st.accounting != ACCT_JUDGE ? 0 :
+		  eng_series_add(e, s->cpu, s->end, 0, steal);
 	for (uint32_t g = s->gaps; !err && g != ENGINE_NONE; g = e->gaps.v[g].next) {
 		const struct eng_gap *gp = &e->gaps.v[g];
 		uint64_t part = (uint64_t)((unsigned __int128)steal * gp->ns / s->evidence);
@@ -889,10 +902,12 @@ int eng_settle(struct engine *e)
 		struct eng_prog *pr = &e->progs.v[g->prog];
 		uint32_t thread = pr->thread;
 		struct eng_thread *th = &e->threads.v[thread];
-		if (included) {	/* taken out of its runtime, however late */
+		if (included && !err) {	/* taken out of its runtime, however late */
 			th->steal_taken += part;
-			set_cpu(e, th);
+			err = set_cpu(e, th, g->cpu, e->processed);
 		}
+		if (!err)
+			err = eng_series_add(e, g->cpu, e->processed, 0, part);
 		pr->steal_ns += part;
 		pr->steal_samples += g->count;
 		c->st.steal_ns += part;

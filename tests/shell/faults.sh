@@ -32,8 +32,15 @@ exec 3>&-
 echo "SIGINT during import: exit 130, nothing left behind"
 
 # --- damaged recordings: a recording of several blocks, from the fixture
-# repeated (every block holds 1 MiB of items)
-for i in $(seq 60); do cat "$S"; echo; done >"$TMP/big.txt"
+# repeated, each copy 1000 s after the one before (times that go back are
+# refused: docs/import.md), every block holding 1 MiB of items
+for i in $(seq 60); do
+	awk -v off=$((i * 1000)) '{ if (match($0, / [0-9]+\.[0-9]+: /)) {
+		t = substr($0, RSTART + 1, RLENGTH - 3); split(t, p, ".")
+		$0 = substr($0, 1, RSTART) (p[1] + off) "." p[2] substr($0, RSTART + RLENGTH - 2) }
+		print }' "$S"
+	echo
+done >"$TMP/big.txt"
 "$CL" import perf-script "$TMP/big.txt" -o "$TMP/big.rec" 2>/dev/null
 "$CL" report -i "$TMP/big.rec" --format json >"$TMP/full.json"
 size=$(stat -c %s "$TMP/big.rec")

@@ -94,8 +94,11 @@ assert d["lost"] > 0 and d["lossy_stints"] > 0, "no losses to test with"
 spin = sorted((r for r in d["rows"] if "workload threads" in (r["command"] or "")),
               key=lambda r: -r["cpu_ns"])[:2]
 assert len(spin) == 2 and min(r["cpu_ns"] for r in spin) > 1e9, spin
+# Where runtime holds steal (kernel_accounting plain, as on a host with no
+# steal clock) the sample gaps find real hypervisor time too, some
+# tenths of a percent here: the bound allows 2 % of the thread time.
 for r in spin:
-    assert r["steal_ns"] <= 20e6, r
+    assert r["steal_ns"] <= 20e6 + 0.02 * r["cpu_ns"], r
 ' || fail "a starved recorder's losses were taken for steal"
 "$CL" report -i "$TMP/starved.rec" | grep -q "steal not measured in [0-9]* stints" ||
 	fail "the text report does not say which stints went unmeasured"

@@ -107,11 +107,16 @@ PY
 prog="$TMP/$(printf 'c1\xc2\x9b31m\x9b2Jx')"
 cp "$(command -v sh)" "$prog"
 arg=$(printf 'C1ARG\xc2\x9b1;31m\x9b2J\033[2J')
-"$prog" -c 'i=0; while [ $i -lt 1500000 ]; do i=$((i+1)); done' "$arg" &
+# (it spins until killed: a loop of a fixed count ended before the
+# recorder began on a quiet machine)
+"$prog" -c 'i=0; while :; do i=$((i+1)); done' "$arg" &
 c1=$!
+trap 'kill $c1 2>/dev/null || true; rm -rf "$TMP"' EXIT
 sleep 0.3
 "$CL" top --batch -n 2 -d 0.5 -p $c1 >c1.top 2>c1.top.err || fail "top --batch: $(cat c1.top.err)"
-"$CL" record -g -p $c1 -o c1.rec --ledger c1.db 2>c1.rec.err || fail "record: $(cat c1.rec.err)"
+"$CL" record -g -p $c1 --duration 2 -o c1.rec --ledger c1.db 2>c1.rec.err ||
+	fail "record: $(cat c1.rec.err)"
+kill $c1 2>/dev/null || true
 "$CL" report -i c1.rec --by process --wide -o c1.txt
 "$CL" report -i c1.rec --by comm -o c1.comm.txt
 "$CL" report -i c1.rec --format folded -o c1.folded
