@@ -165,9 +165,13 @@ for tid in work:
     t, s = threads.get(tid), sums.get(tid)
     want = t and [t["stints"], t["runtime_ns"], t["on_ns"], t["steal_ns"] or 0]
     check("stints of %d: %s, threads map %s" % (tid, s, want), s is not None and s == want)
-    # wall time on CPU holds the run time of the same stints (and steal)
+    # wall time on CPU holds the run time of the same stints (and steal);
+    # stints of microseconds (the ping-pong pair's) are judged no finer
+    # than the switch path, whose time the kernel counts on either side
     ratio = s[2] / seen_run[tid] if s and seen_run.get(tid) else 0
-    check("stints of %d: on CPU / run time %.4f" % (tid, ratio), 0.99 <= ratio <= 1.5)
+    short = s and s[0] and s[1] / s[0] < 100e3
+    check("stints of %d: on CPU / run time %.4f%s" % (tid, ratio, " (short stints)" if short
+          else ""), (0.85 if short else 0.99) <= ratio <= 1.5)
 print("switches out whose switch in was not seen: %d of %d" % (r["unseen"], r["switches"]))
 
 for c in r["cpus"]:

@@ -19,7 +19,7 @@ cp -r "$ROOT/Makefile" "$ROOT/src" "$ROOT/scripts" "$TMP/tree/"
 ( while [ ! -e "$TMP/stop" ]; do make -s -C "$TMP/tree" BUILD=b clean >/dev/null 2>&1 || true
 	make -s -C "$TMP/tree" -j2 BUILD=b b/cpuledger >/dev/null 2>&1 || true; done ) &
 load=$!
-trap 'touch "$TMP/stop"; kill $load 2>/dev/null || true; wait $load 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'touch "$TMP/stop"; kill $load 2>/dev/null || true; wait $load 2>/dev/null || true; rm -rf "$TMP"' EXIT
 sleep 1
 perf record -q -a -g -F 1000 -e cpu-clock -o "$TMP/p.data" -- sleep $((SECS + 1)) 2>/dev/null &
 pf=$!
