@@ -76,6 +76,8 @@ struct eng_cpu {
 	bool kernel_known;	/* its kernel steal was given */
 	uint64_t kernel_placed_ns;	/* of it, shared out by settling */
 	uint64_t lost_from, lost_to;	/* its last loss of records */
+	bool idle_quiet;		/* idle since idle_from, unsampled */
+	uint64_t idle_from;
 };
 
 /* One CPU's queued events, oldest first, as ids of the engine's slots:

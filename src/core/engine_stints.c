@@ -106,6 +106,12 @@ static int open_stint(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
 	c->last_sample = t;
 	c->last_prog = ENGINE_NONE;
 	c->stint = c->thread = ENGINE_NONE;
+	/* idle may stop the sample timer: idle for an interval or more with
+	 * no idle sample leaves no grid to judge the next sample by */
+	if (tid && c->idle_quiet && t >= c->idle_from + e->c.interval_ns)
+		c->grid_next = 0;
+	c->idle_quiet = !tid;	/* idle: until an idle sample shows the timer on */
+	c->idle_from = t;
 	if (!tid)
 		return 0;	/* idle: the kernel keeps no runtime for it */
 	uint32_t th = eng_thread(e, tid, ENGINE_NONE);
@@ -319,9 +325,6 @@ int eng_on_switch(struct engine *e, const struct eng_event *ev)
 	}
 	if (err)
 		return err;
-	if (!ev->tid)
-		c->grid_next = 0;	/* idle may stop the sample timer: no grid
-					 * to judge the next sample by */
 	if (c->known && c->tid) {
 		c->ck_time = ev->time;	/* the switch closes it */
 		c->ck_runtime = c->runtime;
@@ -452,6 +455,8 @@ static int gap_sum_add(struct engine *e, uint32_t cpu, uint32_t owner, uint64_t 
 static uint64_t grid_gap(struct engine *e, struct eng_cpu *c, uint64_t t, uint32_t p,
 			 uint32_t *before)
 {
+	if (p == ENGINE_NONE)
+		c->idle_quiet = false;	/* the timer runs in idle */
 	uint64_t due = c->grid_next;
 	*before = c->last_any_prog;
 	c->last_any_prog = p;
