@@ -334,6 +334,14 @@ static void per_cpu(FILE *f, const struct metrics_extra *x, bool kernel, bool om
 	}
 }
 
+/* One sample of family name per bounded table. */
+static void per_cache(FILE *f, const char *name, const char *const cache[4],
+		      const uint64_t v[4])
+{
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "%s{cache=\"%s\"} %" PRIu64 "\n", name, cache[i], v[i]);
+}
+
 /* Lost records as the figures' error, and the bounded tables. */
 static void bounds(FILE *f, const struct metrics_extra *x, bool om)
 {
@@ -349,20 +357,14 @@ static void bounds(FILE *f, const struct metrics_extra *x, bool om)
 	       "(names: thread names and cgroup paths; cgroups: cgroup ids named; "
 	       "symbol_files: files open with their functions; jit_entries: perf map "
 	       "functions).", om);
-	for (int i = 0; i < 4; i++)
-		fprintf(f, "cpuledger_cache_entries{cache=\"%s\"} %" PRIu64 "\n", cache[i],
-			x->cache_entries[i]);
+	per_cache(f, "cpuledger_cache_entries", cache, x->cache_entries);
 	family(f, "cpuledger_cache_bytes", "gauge", "Memory each bounded table holds (names: "
 	       "their slots; cgroups: the ids' entries; symbol_files: the function tables; "
 	       "jit_entries: the maps' tables).", om);
-	for (int i = 0; i < 4; i++)
-		fprintf(f, "cpuledger_cache_bytes{cache=\"%s\"} %" PRIu64 "\n", cache[i],
-			x->cache_bytes[i]);
+	per_cache(f, "cpuledger_cache_bytes", cache, x->cache_bytes);
 	family(f, "cpuledger_cache_evictions_total", "counter", "Entries a bounded table "
 	       "let go (names recycled once unused; the rest least recently used first).", om);
-	for (int i = 0; i < 4; i++)
-		fprintf(f, "cpuledger_cache_evictions_total{cache=\"%s\"} %" PRIu64 "\n",
-			cache[i], x->cache_evicted[i]);
+	per_cache(f, "cpuledger_cache_evictions_total", cache, x->cache_evicted);
 	family(f, "cpuledger_names_dropped_total", "counter", "Thread names and cgroup paths "
 	       "not kept: the name table was full of names in use (the thread kept its "
 	       "name before; the cgroup is unnamed).", om);
