@@ -4,11 +4,13 @@
 # - `report --by cgroup` names both cgroups by the paths made here, with
 #   each one's runtime (CPU, and steal where runtime holds it) within 2 %
 #   of the cgroup's own usage counter;
-# - the quota'd cgroup's throttled time is within 5 % of what its cpu.stat
-#   says over the same time (read here, before and after the recording);
+# - the quota'd cgroup's throttled time lies within what its cpu.stat says
+#   over the record command (read here, before and after it), less what
+#   the command's time outside the recording may hold, 3 % either way;
 # - `bill --by cgroup` of the recording equals the report, and the agent's
 #   metrics by cgroup equal its own ledger's bill within two collections
-#   (the scrape lags the engine by up to one; SIGTERM adds the open one).
+#   and the time from the scrape to SIGTERM (the scrape lags the engine by
+#   up to one; SIGTERM adds the open one).
 # Both layouts: pure v2 (the cpu controller enabled for the new groups)
 # and hybrid (v1 cpu and cpuacct hierarchies beside a v2 mount without
 # controllers, as on this project's machines: the groups are made in each,
@@ -110,11 +112,16 @@ for name in (q, f):
           f"({100 * off:.2f} % apart); throttled {r['throttled_ns']}, wait {r['wait_ns']}")
     if off > 0.02:
         bad.append(f"{name}: runtime {runtime(r)} vs usage {usage}: {100 * off:.2f} % apart")
-# the counters the report read lie within what was read here around it
+# the counters the report read lie within what was read here around it:
+# no more than the change over the record command, no less than it less
+# what the quota lets the group use in the command's time outside the
+# recording (20 ms per 100 ms period, and one period's burst)
 around = qu1 - qu0
-if not 0.9 * around <= groups[q]["usage_ns"] <= around:
+outside = max(0, int(sys.argv[7]) - d["duration_ns"])
+if not around - 0.2 * outside - 0.02e9 <= groups[q]["usage_ns"] <= around:
     bad.append(f"{q}: the report's usage {groups[q]['usage_ns']} is not within the "
-               f"counter's change around the recording ({around})")
+               f"counter's change around the recording ({around}, of which up to "
+               f"{0.2 * outside:.0f} in the {outside} ns outside it)")
 thr = rows[q]["throttled_ns"]
 want = qt1 - qt0
 # cpu.stat was read around the record command, which runs longer than
@@ -149,14 +156,16 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 "$CL" agent --ledger a.db --interval 1 --listen "127.0.0.1:$port" 2>agent.err &
 agent=$!
 sleep 5
+s0=$(date +%s%N)
 python3 - "$port" >metrics.txt <<'PY' || fail "scraping the agent"
 import sys, urllib.request
 print(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=20).read().decode())
 PY
 kill -TERM $agent
+s1=$(date +%s%N)
 wait $agent || fail "the agent: $(cat agent.err)"
 "$CL" bill --ledger a.db --by cgroup --format json >abill.json || fail "bill of the agent's ledger"
-python3 - "/$Q" "/$F" <<'PY' || fail "metrics by cgroup against the bill (above)"
+python3 - "/$Q" "/$F" "$((s1 - s0))" <<'PY' || fail "metrics by cgroup against the bill (above)"
 import json, re, sys
 cpu = {}
 for line in open("metrics.txt"):
@@ -166,12 +175,15 @@ for line in open("metrics.txt"):
         cpu[g] = cpu.get(g, 0) + float(m.group(2))
 bill = {r["cgroup"]: r["cpu_ns"] / 1e9 for r in json.load(open("abill.json"))["rows"]}
 bad = []
+# the scrape was taken before the last collections: the bill holds more,
+# at most the group's rate over two intervals (2 s: the snapshot lags a
+# collection, which takes time) and the time from the scrape to SIGTERM
+# (the agent's last collection ends there; slow when the machine is busy)
+lag = 2 + int(sys.argv[3]) / 1e9
 for g, rate in ((sys.argv[1], 0.2), (sys.argv[2], 1.0)):
-    # the scrape was taken before the last collections: at most two
-    # intervals (2 s) at the group's rate apart
     m, b = cpu.get(g), bill.get(g)
-    print(f"{g}: metrics {m} s, bill {b} s")
-    if m is None or b is None or not 0 <= b - m <= 2 * rate + 0.05:
+    print(f"{g}: metrics {m} s, bill {b} s ({lag:.2f} s at {rate} CPU allowed between)")
+    if m is None or b is None or not 0 <= b - m <= lag * rate + 0.05:
         bad.append(f"{g}: metrics {m} vs bill {b}")
 if bad:
     sys.exit("\n".join(bad))
