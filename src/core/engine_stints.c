@@ -142,7 +142,8 @@ static bool gaps_summed(const struct engine *e)
 	       (e->st.accounting == ACCT_JUDGE || eng_steal_from_gaps(e));
 }
 
-static int gap_sum_add(struct engine *e, uint32_t cpu, uint32_t owner, uint64_t excess);
+static int gap_sum_add(struct engine *e, uint32_t cpu, uint32_t owner, uint64_t excess,
+		       uint64_t t);
 
 /*
  * The steal a late sample stands for: the grid points its gap covered
@@ -178,7 +179,7 @@ static int gap(struct engine *e, struct eng_cpu *c, uint64_t from, uint64_t to,
 		 * inside a stint show steal */
 		uint32_t to_prog = owner != ENGINE_NONE ? owner : eng_unknown_prog(e, s->thread);
 		int err = to_prog == ENGINE_NONE ? -ENOMEM :
-			  gap_sum_add(e, s->cpu, to_prog, grid_points(e, c, excess));
+			  gap_sum_add(e, s->cpu, to_prog, grid_points(e, c, excess), to);
 		if (err)
 			return err;
 		s = &e->stints.v[c->stint];
@@ -426,10 +427,44 @@ static bool sum_eq(const void *ctx, uint32_t i)
 	return k->e->gap_sums[i].prog == k->prog && k->e->gap_sums[i].cpu == k->cpu;
 }
 
+/* Steal found for prog on cpu, counted at t: in its figures, the CPU's,
+ * the totals and the series; where runtime holds steal, taken out of its
+ * thread's runtime. */
+static int place_steal(struct engine *e, uint32_t cpu, uint32_t prog, uint64_t ns,
+		       uint32_t count, uint64_t t)
+{
+	struct eng_prog *pr = &e->progs.v[prog];
+	struct eng_thread *th = &e->threads.v[pr->thread];
+	int err = 0;
+	if (e->c.mode == STEAL_STINTS && e->st.accounting == ACCT_INCLUDED) {
+		th->steal_taken += ns;	/* however late */
+		err = set_cpu(e, th, cpu, t);
+	}
+	if (!err)
+		err = eng_series_add(e, cpu, t, 0, ns);
+	pr->steal_ns += ns;
+	pr->steal_samples += count;
+	e->cpus[cpu].st.steal_ns += ns;
+	e->st.steal_ns += ns;
+	return err;
+}
+
+/* Whether a gap's steal counts as found, known when it is found: the
+ * accounting says gaps are the source and no kernel figure will scale
+ * them (no steal clock). It is then placed at once, at its time (the
+ * series shows it where it fell, not all at the settling). */
+static bool gaps_placed_now(const struct engine *e)
+{
+	return eng_steal_from_gaps(e) && !e->c.scale_to_kernel;
+}
+
 /* Adds a gap's excess to what owner (a program) has on cpu. A program of
  * STEAL_STINTS holds its thread until the sums are placed. */
-static int gap_sum_add(struct engine *e, uint32_t cpu, uint32_t owner, uint64_t excess)
+static int gap_sum_add(struct engine *e, uint32_t cpu, uint32_t owner, uint64_t excess,
+		       uint64_t t)
 {
+	if (gaps_placed_now(e))
+		return place_steal(e, cpu, owner, excess, 1, t);
 	struct sum_key k = { e, owner, cpu };
 	uint64_t h = hash_mix((uint64_t)owner << 32 | cpu);
 	uint32_t i = hindex__find(&e->gap_sum_index, h, sum_eq, &k);
@@ -488,7 +523,7 @@ static int cpu_gap(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t
 		return 0;
 	if (e->c.method == METHOD_BRACKETED && owner != p)
 		owner = ENGINE_NONE;
-	return owner == ENGINE_NONE ? 0 : gap_sum_add(e, cpu, owner, excess);
+	return owner == ENGINE_NONE ? 0 : gap_sum_add(e, cpu, owner, excess, t);
 }
 
 /*
@@ -510,7 +545,7 @@ static int stint_grid_gap(struct engine *e, struct eng_cpu *c, uint32_t cpu, uin
 		owner = before;
 	if (e->c.method == METHOD_BRACKETED && owner != p)
 		owner = eng_unknown_prog(e, thread);
-	return owner == ENGINE_NONE ? -ENOMEM : gap_sum_add(e, cpu, owner, excess);
+	return owner == ENGINE_NONE ? -ENOMEM : gap_sum_add(e, cpu, owner, excess, t);
 }
 
 static int idle_sample(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64_t t)
@@ -768,7 +803,7 @@ static int give(struct engine *e, uint32_t cpu, uint32_t p, uint64_t ns, uint64_
 	 * sample gaps, which may turn out not to count) */
 	if (e->c.scale_to_kernel && e->st.accounting != ACCT_JUDGE) {
 		e->cpus[cpu].gap_ns += ns;
-		return gap_sum_add(e, cpu, p, ns);
+		return gap_sum_add(e, cpu, p, ns, e->processed);
 	}
 	e->progs.v[p].steal_ns += ns;
 	e->progs.v[p].steal_samples += samples;
@@ -889,7 +924,6 @@ int eng_close_all(struct engine *e, uint64_t end_ns)
 int eng_settle(struct engine *e)
 {
 	bool stints = e->c.mode == STEAL_STINTS;
-	bool included = stints && e->st.accounting == ACCT_INCLUDED;
 	int err = 0;
 	e->st.steal_from_gaps = eng_steal_from_gaps(e);
 	if (stints && e->st.accounting == ACCT_JUDGE) {
@@ -904,20 +938,10 @@ int eng_settle(struct engine *e)
 				  c->st.kernel_steal_ns - c->kernel_placed_ns : 0;
 		uint64_t part = !scale ? g->ns :
 				(uint64_t)((unsigned __int128)kernel * g->ns / c->gap_ns);
-		struct eng_prog *pr = &e->progs.v[g->prog];
-		uint32_t thread = pr->thread;
-		struct eng_thread *th = &e->threads.v[thread];
-		if (included && !err) {	/* taken out of its runtime, however late */
-			th->steal_taken += part;
-			err = set_cpu(e, th, g->cpu, e->processed);
-		}
-		if (!err)
-			err = eng_series_add(e, g->cpu, e->processed, 0, part);
-		pr->steal_ns += part;
-		pr->steal_samples += g->count;
-		c->st.steal_ns += part;
-		e->st.steal_ns += part;
-		if (g->ref && !--th->refs && !err)
+		uint32_t thread = e->progs.v[g->prog].thread;
+		int placed = place_steal(e, g->cpu, g->prog, part, g->count, e->processed);
+		err = err ? err : placed;
+		if (g->ref && !--e->threads.v[thread].refs && !err)
 			err = eng_maybe_gone(e, thread);
 	}
 	for (uint32_t cpu = 0; cpu < e->c.ncpus; cpu++) {

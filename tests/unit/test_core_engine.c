@@ -881,6 +881,39 @@ static void steal_in_runtime_from_gaps(void **state)
 	engine__free(e);
 }
 
+/*
+ * Where gaps are counted as found (runtime holds steal, no steal clock to
+ * scale them by), the series shows their steal where it fell: a 2.5 s
+ * stint from t = 1 s whose sample due at 1.4 s fires 2.8 ms late, in
+ * second 0 of the series (it was all put in the last second, at the
+ * settling, once), and the CPU time taken out of that second too.
+ */
+static void gap_steal_in_series_where_it_fell(void **state)
+{
+	(void)state;
+	const uint64_t t0 = 1000 * MS;
+	struct engine *e = start_acct(ACCT_INCLUDED, false);
+	sw(0, t0, 0, 10);
+	for (uint64_t p = 1; p < 2500; p++)
+		if (p < 400 || p > 402)
+			smp(0, t0 + p * MS + 10 * US, 10, 10, FN_F);
+	smp(0, t0 + 402 * MS + 800 * US, 10, 10, FN_F);	/* points 400-402 */
+	rt(0, t0 + 2500 * MS, 10, 2500 * MS - 3 * US);
+	sw(0, t0 + 2500 * MS, 10, 0);
+	run_all(e, t0 + 2500 * MS);
+	assert_int_equal(thread_steal(10), 3 * MS);
+	const struct eng_series *s = engine__series(e);
+	assert_true(s->nbuckets >= 3);
+	uint64_t b = 402 * MS / s->bucket_ns;	/* where the late sample is */
+	for (uint32_t i = 0; i < s->nbuckets; i++)
+		assert_int_equal(s->steal_ns[(uint64_t)i * s->ncpus], i == b ? 3 * MS : 0);
+	uint64_t run = 0;
+	for (uint32_t i = 0; i < s->nbuckets; i++)
+		run += s->run_ns[(uint64_t)i * s->ncpus];
+	assert_int_equal(run, thread_cpu(10));
+	engine__free(e);
+}
+
 /* The kernel's steal as the reference: two stints' residuals (1 ms and
  * 3 ms) share the CPU's /proc/stat steal (8 ms) as 1 to 3. */
 static void residuals_scaled_to_kernel(void **state)
@@ -938,6 +971,7 @@ int main(void)
 		cmocka_unit_test(steal_between_samples_counts),
 		cmocka_unit_test(heavy_steal_bias),
 		cmocka_unit_test(steal_in_runtime_from_gaps),
+		cmocka_unit_test(gap_steal_in_series_where_it_fell),
 		cmocka_unit_test(residuals_scaled_to_kernel),
 		cmocka_unit_test(accounting_judged),
 		cmocka_unit_test(noise_is_not_steal),
