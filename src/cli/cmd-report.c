@@ -41,7 +41,7 @@ static const struct cli_option report_options[] = {
 	  "auto paravirt plain paravirt+irq" },
 	{ "accounts", 0, "FILE", O_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)\n"
 	  "instead of those recorded, or the defaults" },
-	{ "control", 0, "LIST", O_CONTROL, "accounts that count as control program\n"
+	{ "control", 0, "LIST", O_CONTROL, "accounts that count as system code (SYSTEM_CODE_S)\n"
 	  "(comma-separated; default kernel)" },
 	{ "format", 0, "FORMAT", O_FORMAT, "text|csv|json|openmetrics|pprof|folded|html\n"
 	  "(default text); folded of perf-script:FILE\nas the reference collapser folds it; "
