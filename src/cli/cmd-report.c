@@ -181,10 +181,10 @@ static int check(struct report_opts *o)
 	if (html)
 		o->a.stacks = true;	/* its flame graph */
 	if (!o->by_given) {
-		/* counters by account; profiles by function; a page by program;
-		 * else by thread */
+		/* counters by account; profiles by function; else (the page
+		 * too, as text and JSON) by thread */
 		const char *keys = o->writer == &report_openmetrics ? "vm,account" :
-				   html ? "comm" :
+				   html ? "thread" :
 				   o->a.stacks ? "thread,function,account" : "thread";
 		size_t bad;
 		row_keys__parse(&o->a.keys, keys, &bad);
