@@ -300,10 +300,19 @@ static void text_header(FILE *f, const struct bill *b, const char *by, const cha
 		b->span.collections == 1 ? "" : "s");
 	if (b->span.undated)
 		fprintf(f, " (%lld imported, of unknown time)", (long long)b->span.undated);
+	/* an import names no host: the ledger keeps "unknown", said here in
+	 * words, not as a host's name */
+	size_t known = 0, shown = 0;
+	for (size_t i = 0; i < b->span.nhosts; i++)
+		known += *b->span.hosts[i] && strcmp(b->span.hosts[i], "unknown");
 	for (size_t i = 0; i < b->span.nhosts; i++) {
-		fputs(i ? ", " : b->span.nhosts > 1 ? " on hosts " : " on host ", f);
+		if (!*b->span.hosts[i] || !strcmp(b->span.hosts[i], "unknown"))
+			continue;
+		fputs(shown++ ? ", " : known > 1 ? " on hosts " : " on host ", f);
 		text_put(f, b->span.hosts[i], 64, 0);
 	}
+	if (known < b->span.nhosts)
+		fputs(known ? " and a host not recorded" : ", host not recorded", f);
 	fputs("\n\n", f);
 }
 

@@ -283,10 +283,11 @@ static void write_cpus(FILE *out, const struct report_extras *x)
 }
 
 /* Where each cgroup's time went (docs/cgroups.md): shown when there is
- * more to say than "everything ran in the root". */
-static void write_cgroups(FILE *out, const struct report_extras *x)
+ * more to say than "everything ran in the root", or when asked for by
+ * cgroup (throttling and wait are only here, whatever the cgroups). */
+static void write_cgroups(FILE *out, const struct table *t, const struct report_extras *x)
 {
-	bool worth = x->ncgroups > 1;
+	bool worth = x->ncgroups > 1 || (x->ncgroups && row_keys__has(&t->keys, RF_CGROUP));
 	for (uint32_t i = 0; i < x->ncgroups && !worth; i++)
 		worth = strcmp(x->cgroups[i].path, "/") ||
 			(x->cgroups[i].throttled_known && x->cgroups[i].throttled_ns);
@@ -424,7 +425,7 @@ static int write_text(FILE *out, const struct table *t, const struct report_extr
 	if (x)
 		write_cpus(out, x);
 	if (x)
-		write_cgroups(out, x);
+		write_cgroups(out, t, x);
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -5,7 +5,9 @@
 # the built-in workload recorded live, a perf script text imported, and a
 # ledger of both. A name added to any of them without a line in the
 # vocabulary fails here. Also: no output names the sources the project
-# implements (seed, FIG., patent numbers): those are for docs only.
+# implements (seed, FIG., patent numbers): those are for docs only; an
+# import's report and bill do not call the host "unknown"; --by cgroup
+# shows the cgroups table (throttling, wait) even with the root alone.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
@@ -85,3 +87,17 @@ if grep -EiHn '\bseed\b|FIG\. ?[0-9]|JP[0-9]{7}' text/* csv/* page.html; then
 fi
 "$CL" analyze --help >help.txt 2>&1 || true
 ! grep -Ei '\bseed [0-9]|FIG\.|JP[0-9]{7}' help.txt || fail "analyze --help cites a source"
+
+# an import records no host: not printed as one
+"$CL" report -i imp.rec >imp.txt
+! grep -q "on unknown" imp.txt || fail "an import's report: $(head -1 imp.txt)"
+"$CL" ledger add --ledger imp.db imp.rec 2>/dev/null
+"$CL" bill --ledger imp.db >imp-bill.txt
+grep -q "host not recorded" imp-bill.txt && ! grep -q "host unknown" imp-bill.txt ||
+	fail "an import's bill: $(sed -n 3p imp-bill.txt)"
+# by cgroup: the section with throttling and wait whenever JSON has cgroups
+"$CL" report -i live.rec --by cgroup >cg.txt
+"$CL" report -i live.rec --by cgroup --format json >cg.json
+python3 -c 'import json,sys; sys.exit(0 if json.load(open("cg.json"))["cgroups"] else 1)' &&
+	{ grep -q "THROTTLED_S" cg.txt || fail "--by cgroup hides the cgroups section: $(tail -4 cg.txt)"; }
+echo "vocabulary: no source cited, no host called unknown, the cgroups section by cgroup"
