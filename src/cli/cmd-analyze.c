@@ -37,7 +37,8 @@ const struct cli_command analyze_command = {
 	"analyze", "[options] FILE",
 	"Reads sampling data (CSV: vm,vcpu,time_ns,pid,tid,function,state; FILE -\n"
 	"is standard input) and reports CPU time with the hypervisor's steal taken\n"
-	"out, per process, thread or function (seed 001's methods).",
+	"out, per process, thread or function (--method: how steal samples are\n"
+	"charged to the programs around them).",
 	analyze_tables, NULL, false,
 };
 

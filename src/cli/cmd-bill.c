@@ -38,7 +38,7 @@ static const struct cli_option bill_options[] = {
 	{ "until", 0, "T", B_UNTIL, "collections ending before T (T: YYYY-MM-DD,\n"
 	  "YYYY-MM-DDTHH:MM[:SS] in UTC, @SECONDS, now, today,\n"
 	  "yesterday (midnight UTC), or -N{s,min,h,d,w} ago)" },
-	{ "control", 0, "LIST", B_CONTROL, "accounts that count as control program\n"
+	{ "control", 0, "LIST", B_CONTROL, "accounts that count as system code (SYSTEM_CODE_S)\n"
 	  "(comma-separated; default kernel)" },
 	{ "price", 0, "[ACCOUNT=]P", B_PRICE, "P per CPU-hour: a COST column and total; with\n"
 	  "ACCOUNT=, that account's price (repeat it; accounts\n"
@@ -260,7 +260,7 @@ static void text_row(FILE *f, const struct bill *b, const struct bill_row *r, in
 		text_put(f, label, w, w);
 	else
 		text_keys(f, b, r, w);
-	fprintf(f, " %12.3f %12.3f %12.3f %10.4f %12s %12s %10" PRId64, s_(r->cpu_ns - r->control_ns),
+	fprintf(f, " %12.3f %13.3f %12.3f %10.4f %12s %12s %10" PRId64, s_(r->cpu_ns - r->control_ns),
 		s_(r->control_ns), s_(r->cpu_ns), hours(r->cpu_ns), steal, apparent, r->samples);
 	if (b->nprices)
 		fprintf(f, " %12.4f", r->cost);
@@ -300,10 +300,19 @@ static void text_header(FILE *f, const struct bill *b, const char *by, const cha
 		b->span.collections == 1 ? "" : "s");
 	if (b->span.undated)
 		fprintf(f, " (%lld imported, of unknown time)", (long long)b->span.undated);
+	/* an import names no host: the ledger keeps "unknown", said here in
+	 * words, not as a host's name */
+	size_t known = 0, shown = 0;
+	for (size_t i = 0; i < b->span.nhosts; i++)
+		known += *b->span.hosts[i] && strcmp(b->span.hosts[i], "unknown");
 	for (size_t i = 0; i < b->span.nhosts; i++) {
-		fputs(i ? ", " : b->span.nhosts > 1 ? " on hosts " : " on host ", f);
+		if (!*b->span.hosts[i] || !strcmp(b->span.hosts[i], "unknown"))
+			continue;
+		fputs(shown++ ? ", " : known > 1 ? " on hosts " : " on host ", f);
 		text_put(f, b->span.hosts[i], 64, 0);
 	}
+	if (known < b->span.nhosts)
+		fputs(known ? " and a host not recorded" : ", host not recorded", f);
 	fputs("\n\n", f);
 }
 
@@ -311,14 +320,15 @@ static void write_text(FILE *f, const struct bill *b, const char *by, const char
 {
 	text_header(f, b, by, path);
 	int w = key_width(b);
-	fprintf(f, "%-*s %12s %12s %12s %10s %12s %12s %10s", w, "KEY", "TARGET_S", "CONTROL_S",
+	fprintf(f, "%-*s %12s %13s %12s %10s %12s %12s %10s", w, "KEY", "OWN_CODE_S", "SYSTEM_CODE_S",
 		"CPU_S", "CPU_H", "STEAL_S", "APPARENT_S", "SAMPLES");
 	fputs(b->nprices ? "         COST\n" : "\n", f);
 	for (size_t i = 0; i < b->n; i++)
 		text_row(f, b, &b->rows[i].r, w, NULL);
 	text_row(f, b, &b->total, w, "total");
 	fputs("\nCPU_S is CPU time really run (the corrected time), CPU_H the same in hours; "
-	      "APPARENT_S adds the steal.\n", f);
+	      "APPARENT_S adds the steal;\nOWN_CODE_S + SYSTEM_CODE_S = CPU_S (system code: the "
+	      "kernel, or --control's accounts).\n", f);
 	if (b->nprices)
 		text_prices(f, b);
 	const struct bill_row *t = &b->total;

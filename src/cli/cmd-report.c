@@ -41,7 +41,7 @@ static const struct cli_option report_options[] = {
 	  "auto paravirt plain paravirt+irq" },
 	{ "accounts", 0, "FILE", O_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)\n"
 	  "instead of those recorded, or the defaults" },
-	{ "control", 0, "LIST", O_CONTROL, "accounts that count as control program\n"
+	{ "control", 0, "LIST", O_CONTROL, "accounts that count as system code (SYSTEM_CODE_S)\n"
 	  "(comma-separated; default kernel)" },
 	{ "format", 0, "FORMAT", O_FORMAT, "text|csv|json|openmetrics|pprof|folded|html\n"
 	  "(default text); folded of perf-script:FILE\nas the reference collapser folds it; "
@@ -181,10 +181,10 @@ static int check(struct report_opts *o)
 	if (html)
 		o->a.stacks = true;	/* its flame graph */
 	if (!o->by_given) {
-		/* counters by account; profiles by function; a page by program;
-		 * else by thread */
+		/* counters by account; profiles by function; else (the page
+		 * too, as text and JSON) by thread */
 		const char *keys = o->writer == &report_openmetrics ? "vm,account" :
-				   html ? "comm" :
+				   html ? "thread" :
 				   o->a.stacks ? "thread,function,account" : "thread";
 		size_t bad;
 		row_keys__parse(&o->a.keys, keys, &bad);

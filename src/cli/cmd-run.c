@@ -131,13 +131,13 @@ static void print_summary(const struct analysis *a, char **command,
 	}
 	const struct report_extras *x = &a->x;
 	bool how = x->steal_method && *x->steal_method;
-	fprintf(stderr, "  steal source: %s%s%s%s%s%s; %llu records lost\n", x->steal_source,
+	bool acct = how && x->kernel_accounting && *x->kernel_accounting;
+	fprintf(stderr, "  steal source: %s%s%s%s%s%s%s%s; %llu records lost\n", x->steal_source,
 		how ? ", " : "", how ? (strcmp(x->steal_method, "residual") ?
 					"sample gaps" : "the residual of each stint") : "",
-		how && x->kernel_accounting && *x->kernel_accounting ? " (" : "",
-		how && x->kernel_accounting ? x->kernel_accounting : "",
-		how && x->kernel_accounting && *x->kernel_accounting ? ")" : "",
-		(unsigned long long)x->lost);
+		acct ? " (" : "", acct ? x->kernel_accounting : "", acct ? ": " : "",
+		acct ? steal_accounting__describe_name(x->kernel_accounting) : "",
+		acct ? ")" : "", (unsigned long long)x->lost);
 	print_threads(t, known);
 }
 

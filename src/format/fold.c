@@ -43,6 +43,7 @@ struct folder {
 	struct line_splitter lines;	/* folder__feed's */
 	uint64_t lineno;	/* lines handed to folder__line so far */
 	uint64_t unended;	/* samples with no blank line after them */
+	bool oneline;		/* the open "sample" is a tracepoint's record */
 	uint64_t lost_chunks;	/* as perf's "lost N chunks" lines said */
 };
 
@@ -464,6 +465,32 @@ static bool ends_in_paren(const char *s, size_t n)
 	return n && s[n - 1] == ')';
 }
 
+/*
+ * A tracepoint's record without a stack ("... 577.849: sched:sched_switch:
+ * prev_comm=..."): the event name, subsystem:name, then its fields on the
+ * same line. perf ends no such record with a blank line; it is no sample
+ * left open, so nothing to warn of when the next header comes.
+ */
+static bool tracepoint_record(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 2 < n; i++) {
+		if (s[i] != ':' || s[i + 1] != ' ')
+			continue;
+		size_t j = i + 1, a, b;
+		while (j < n && s[j] == ' ')
+			j++;
+		for (a = j; a < n && (isalnum((unsigned char)s[a]) || s[a] == '_'); a++)
+			;
+		if (a == j || a >= n || s[a] != ':')
+			continue;
+		for (b = a + 1; b < n && (isalnum((unsigned char)s[b]) || s[b] == '_'); b++)
+			;
+		if (b > a + 1 && b < n && s[b] == ':' && b + 1 < n)
+			return true;	/* fields follow the event's colon */
+	}
+	return false;
+}
+
 int folder__line(struct folder *f, const char *s, size_t n)
 {
 	f->lineno++;
@@ -500,8 +527,9 @@ int folder__line(struct folder *f, const char *s, size_t n)
 			f->lost_chunks += perf_script__lost_chunks(s, n);
 			return 0;
 		}
-		if (f->in_sample)
+		if (f->in_sample && (f->nframes || !f->oneline))
 			f->unended++;	/* dropped: see docs/folded.md */
+		f->oneline = tracepoint_record(s, n);
 		/* "comm tid" without a pid: the pid is "?" */
 		const char *p = pid, *t = tid;
 		size_t pl = pid_len, tl = tid_len;
@@ -564,7 +592,8 @@ int folder__finish(struct folder *f)
 	int err = line_splitter__finish(&f->lines, fold_line, f);
 	if (!err && f->in_sample) {
 		f->in_sample = false;	/* not counted, as by the reference */
-		f->unended++;
+		if (f->nframes || !f->oneline)
+			f->unended++;
 	}
 	return err;
 }

@@ -48,7 +48,7 @@ enum long_col { LC_COMM, LC_FUNCTION, LC_DSO, LC_ACCOUNT, LC_EXECUTABLE, LC_CGRO
 
 struct layout {
 	int vmw;		/* VM column width */
-	bool fig3;		/* TARGET_S and CONTROL_S (seed 000's FIG. 3) */
+	bool fig3;		/* CPU_S split into own and system code (target/control) */
 	enum long_col cols[12];
 	int widths[12];
 	int ncols;
@@ -175,10 +175,10 @@ static int short_keys(FILE *out, const struct table *t, const struct layout *l,
 
 static int figure_header(FILE *out, const struct table *t, const struct layout *l)
 {
-	int n = fprintf(out, "%12s %12s %12s %6s %10s %10s %14s", "APPARENT_S", "STEAL_S",
-			"CPU_S", "STEAL%", "SAMPLES", "STEAL_SMP", "SHARE (95% CI)");
+	int n = fprintf(out, "%12s %12s %12s %6s %10s %13s %14s", "APPARENT_S", "STEAL_S",
+			"CPU_S", "STEAL%", "SAMPLES", "STEAL_SAMPLES", "SHARE (95% CI)");
 	if (l->fig3)
-		n += fprintf(out, " %12s %12s", "TARGET_S", "CONTROL_S");
+		n += fprintf(out, " %12s %13s", "OWN_CODE_S", "SYSTEM_CODE_S");
 	if (t->inclusive)
 		n += fprintf(out, " %12s", "INCL_S");
 	return n;
@@ -190,16 +190,16 @@ static int figures(FILE *out, const struct table *t, const struct layout *l,
 	char a[32], b[32], c[32];
 	int n;
 	if (known)
-		n = fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %10" PRIu64,
+		n = fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %13" PRIu64,
 			    secs(a, sizeof(a), r->apparent_ns), secs(b, sizeof(b), r->steal_ns),
 			    secs(c, sizeof(c), r->cpu_ns), pct(r->steal_ns, r->apparent_ns),
 			    r->samples, r->steal_samples);
 	else
-		n = fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %10s", "unknown",
+		n = fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %13s", "unknown",
 			    "unknown", secs(c, sizeof(c), r->cpu_ns), "?", r->samples, "-");
 	n += fprintf(out, " %14s", share(a, sizeof(a), r->samples, t->totals.samples));
 	if (l->fig3)
-		n += fprintf(out, " %12s %12s", secs(a, sizeof(a), r->cpu_ns - r->control_ns),
+		n += fprintf(out, " %12s %13s", secs(a, sizeof(a), r->cpu_ns - r->control_ns),
 			     secs(b, sizeof(b), r->control_ns));
 	if (t->inclusive)
 		n += fprintf(out, " %12s", secs(a, sizeof(a), r->inclusive_ns));
@@ -259,31 +259,35 @@ static void write_cpus(FILE *out, const struct report_extras *x)
 	text_put(out, x->steal_source, 0, 0);
 	write_steal_method(out, x);
 	if (!strcmp(x->steal_source, "tracepoints") && !strcmp(x->steal_method, "residual"))
-		fprintf(out, "; per-stint bias %" PRId64 " ns", x->bias_ns);
+		fprintf(out, "; switch overhead %" PRId64 " ns a context switch, taken out",
+			x->bias_ns);
 	fprintf(out, "; %" PRIu64 " records lost%s", x->lost,
 		x->lost ? " (figures are low by what they held)" : "");
 	if (x->lossy_stints)
 		fprintf(out, "; steal not measured in %" PRIu64 " stints over them",
 			x->lossy_stints);
 	if (x->missed_switches)
-		fprintf(out, "; %" PRIu64 " switches the kernel did not report, inferred",
-			x->missed_switches);
+		fprintf(out, "; %" PRIu64 " context switches missing from the kernel's records, "
+			"placed from the events around them", x->missed_switches);
 	fputc('\n', out);
-	fprintf(out, "%5s %12s %12s %12s\n", "CPU", "STEAL_S", "KERNEL_S", "IDLE_S");
+	fprintf(out, "%5s %12s %14s %12s\n", "CPU", "STEAL_S", "KERNEL_STEAL_S", "IDLE_S");
 	for (uint32_t i = 0; i < x->ncpus; i++) {
 		const struct report_cpu *cp = &x->cpus[i];
-		fprintf(out, "%5" PRIu32 " %12s %12s %12s\n", cp->cpu,
+		fprintf(out, "%5" PRIu32 " %12s %14s %12s\n", cp->cpu,
 			x->steal_known ? secs(a, sizeof(a), cp->steal_ns) : "unknown",
 			cp->kernel_known ? secs(b, sizeof(b), cp->kernel_steal_ns) : "unknown",
 			secs(c, sizeof(c), cp->idle_ns));
 	}
+	fputs("KERNEL_STEAL_S: the steal /proc/stat counted on that CPU over the recording\n",
+	      out);
 }
 
 /* Where each cgroup's time went (docs/cgroups.md): shown when there is
- * more to say than "everything ran in the root". */
-static void write_cgroups(FILE *out, const struct report_extras *x)
+ * more to say than "everything ran in the root", or when asked for by
+ * cgroup (throttling and wait are only here, whatever the cgroups). */
+static void write_cgroups(FILE *out, const struct table *t, const struct report_extras *x)
 {
-	bool worth = x->ncgroups > 1;
+	bool worth = x->ncgroups > 1 || (x->ncgroups && row_keys__has(&t->keys, RF_CGROUP));
 	for (uint32_t i = 0; i < x->ncgroups && !worth; i++)
 		worth = strcmp(x->cgroups[i].path, "/") ||
 			(x->cgroups[i].throttled_known && x->cgroups[i].throttled_ns);
@@ -347,27 +351,54 @@ static void write_totals(FILE *out, const struct table *t, const struct report_e
 			secs(b, sizeof(b), un < 0 ? (uint64_t)-un : (uint64_t)un));
 }
 
+/* Each method in a user's words (docs/analyze.md has the details). */
+static const char *method_words(enum steal_method m)
+{
+	switch (m) {
+	case METHOD_BRACKETED:
+		return "steal charged where the same program ran just before and after it";
+	case METHOD_RATIO:
+		return "steal shared out by each program's share of steal samples";
+	default:
+		return "steal charged to the program that ran just before it";
+	}
+}
+
 static void write_title(FILE *out, const struct table *t, const struct report_extras *x)
 {
 	const struct table_totals *tot = &t->totals;
 	char a[32];
+	fprintf(out, "CPU time by %s, steal taken out", t->by);
 	if (x) {
 		/* the host and scope come from the recording: an imported
 		 * perf script's "# hostname :" line is anybody's text */
-		fprintf(out, "Steal-corrected CPU time by %s on ", t->by);
-		text_put(out, x->host, 0, 0);
-		fprintf(out, ", method %s, %.1f s recorded (", steal_method__name(t->method),
-			(double)x->duration_ns / 1e9);
+		if (x->host && *x->host && strcmp(x->host, "unknown")) {
+			fputs(", on ", out);
+			text_put(out, x->host, 0, 0);
+		}
+		fprintf(out, ": %.1f s recorded (", (double)x->duration_ns / 1e9);
 		text_put(out, x->scope, 0, 0);
 		fputs(")\n", out);
 	} else
-		fprintf(out, "Steal-corrected CPU time by %s, method %s, %s\n", t->by,
-			steal_method__name(t->method),
-			t->timestamps ? "durations from timestamps" : "fixed sample interval");
-	fprintf(out, "%" PRIu32 " streams, %" PRIu32 " programs; samples: %" PRIu64
-		" run, %" PRIu64 " steal, %" PRIu64 " idle; interval %s ms\n\n",
-		tot->streams, tot->programs, tot->samples, tot->steal_samples,
-		tot->idle_samples, secs(a, sizeof(a), t->interval_ns * 1000));
+		fprintf(out, "; each sample's time %s\n",
+			t->timestamps ? "up to the next one's timestamp" : "the fixed interval");
+	fprintf(out, "%s (--method %s); %" PRIu32 " thread-function pairs\n",
+		method_words(t->method), steal_method__name(t->method), tot->programs);
+	fprintf(out, "samples: %" PRIu64 " run, %" PRIu64 " steal, %" PRIu64
+		" idle, one every %s ms, on %" PRIu32 " CPU%s\n\n",
+		tot->samples, tot->steal_samples, tot->idle_samples,
+		secs(a, sizeof(a), t->interval_ns * 1000), tot->streams,
+		tot->streams == 1 ? "" : "s");
+}
+
+/* One line under the rows for the columns whose names cannot say it all. */
+static void write_legend(FILE *out, const struct layout *l)
+{
+	fputs("STEAL_SAMPLES: samples that put steal on the row", out);
+	if (l->fig3)
+		fputs("; OWN_CODE_S + SYSTEM_CODE_S = CPU_S (system code: the kernel, "
+		      "or --control's accounts)", out);
+	fputc('\n', out);
 }
 
 static int write_text(FILE *out, const struct table *t, const struct report_extras *x)
@@ -389,11 +420,12 @@ static int write_text(FILE *out, const struct table *t, const struct report_extr
 	}
 	if (shown < t->nrows)
 		write_rest(out, t, shown, known);
+	write_legend(out, &l);
 	write_totals(out, t, x);
 	if (x)
 		write_cpus(out, x);
 	if (x)
-		write_cgroups(out, x);
+		write_cgroups(out, t, x);
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -6,7 +6,14 @@
 #   recording: totals, per CPU steal beside the kernel's, every row shown,
 #   the accounts' target, control and total, each CPU's series in the
 #   chart, and a flame graph of the call stacks;
-# - the page fetches nothing: no src= or href= to anywhere.
+# - the page fetches nothing: no src= or href= to anywhere;
+# - issue 26: rows by thread by default (as text and JSON); the last,
+#   partial second drawn as the share of the part recorded (each point
+#   checked against the JSON's figure over its bucket's length); an x axis
+#   with ticks; the charts' titles clear of the 100 % line; no two CPUs'
+#   lines drawn alike; no table row whose every figure is 0.000; a note
+#   on the flame graph when the recording has no call stacks (no -g), and
+#   none when it has.
 . "$(dirname "$0")/../lib.sh"
 command -v chromium >/dev/null || skip "chromium is not installed"
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -15,10 +22,12 @@ case ${BUILD:-} in *asan*) skip "the page is the same; chromium under ASan's bui
 cd "$TMP"
 yes >/dev/null &
 spinner=$!
-"$CL" record -a -g --duration 3 -o r.rec 2>/dev/null || fail "record"
+"$CL" record -a -g --duration 2.5 -o r.rec 2>/dev/null || fail "record"
+"$CL" record -a --duration 1 -o flat.rec 2>/dev/null || fail "record without -g"
 kill $spinner
 "$CL" report -i r.rec --format html -o r.html || fail "report --format html"
-"$CL" report -i r.rec --by comm --format json -o r.json || fail "report --format json"
+"$CL" report -i flat.rec --format html -o flat.html || fail "report --format html (no -g)"
+"$CL" report -i r.rec --format json -o r.json || fail "report --format json"
 size=$(stat -c %s r.html)
 grep -Eq '(src|href)=' r.html && fail "the page refers to something outside it: $(grep -Eo '(src|href)=[^ >]*' r.html | head -3)"
 browse() {	# chromium, headless, no sandbox (root), a private profile
@@ -26,6 +35,7 @@ browse() {	# chromium, headless, no sandbox (root), a private profile
 		--user-data-dir="$TMP/profile" --enable-logging=stderr --v=0 "$@"
 }
 browse --dump-dom "file://$TMP/r.html" >dom.html 2>chromium.err || fail "chromium: $(tail -3 chromium.err)"
+browse --dump-dom "file://$TMP/flat.html" >flat-dom.html 2>>chromium.err || fail "chromium: $(tail -3 chromium.err)"
 if grep -q "CONSOLE" chromium.err; then
 	fail "console messages: $(grep CONSOLE chromium.err | head -5)"
 fi
@@ -43,6 +53,11 @@ class Dom(HTMLParser):
         super().__init__()
         self.ids, self.tables, self.table, self.section, self.lines, self.flame = {}, {}, None, None, {}, 0
         self.row = None
+        self.polys, self.grid, self.texts, self.text, self.svg = {}, {}, {}, None, None
+    def handle_data(self, data):
+        if self.text:
+            self.texts.setdefault(self.text[0], []).append((self.text[1], data))
+            self.text = None
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if "id" in a:
@@ -60,8 +75,13 @@ class Dom(HTMLParser):
             self.row.append(a.get("data-ns"))
         elif tag == "polyline":
             self.lines[(a.get("id"), a["data-cpu"], self.svg)] = a["data-ns"]
+            self.polys.setdefault(self.svg, []).append(a)
         elif tag == "svg":
             self.svg = a.get("id")
+        elif tag == "line" and self.svg and a.get("class") != "tick":
+            self.grid.setdefault(self.svg, []).append(float(a["y1"]))
+        elif tag == "text" and self.svg:
+            self.text = (self.svg, a)
         elif tag == "div" and a.get("class") == "f":
             self.flame += 1
     def handle_endtag(self, tag):
@@ -72,6 +92,8 @@ class Dom(HTMLParser):
 
 dom = Dom()
 dom.feed(open("dom.html").read())
+flat = Dom()
+flat.feed(open("flat-dom.html").read())
 bad = []
 def same(what, page, want):
     page = None if page in (None, "null") else int(page)
@@ -89,11 +111,52 @@ for row, c in zip(dom.tables["cpus"]["body"], d["cpus"]):
 if len(dom.tables["cpus"]["body"]) != len(d["cpus"]):
     bad.append("CPUs: %d on the page, %d in JSON" % (len(dom.tables["cpus"]["body"]), len(d["cpus"])))
 rows = dom.tables["rows"]["body"]
-if len(rows) != min(100, len(d["rows"])):
-    bad.append(f"rows: {len(rows)} on the page, {len(d['rows'])} in JSON")
-for row, r in zip(rows, d["rows"]):	# key, APPARENT_S, STEAL_S, CPU_S
-    same(f"row {r['comm']} cpu", row[3], r["cpu_ns"])
-    same(f"row {r['comm']} apparent", row[1], r["apparent_ns"])
+if d["by"] != "thread":
+    bad.append(f"the JSON's default key is {d['by']}")
+def tiny(*v):
+    return all(x is None or x < 500000 for x in v)
+big = [r for r in d["rows"] if not tiny(r["apparent_ns"], r["steal_ns"], r["cpu_ns"])]
+if len(rows) != min(100, len(big)):
+    bad.append(f"rows: {len(rows)} on the page, {len(big)} of 0.5 ms or more in JSON")
+if len(big) < len(d["rows"]) and "rows-tiny" not in dom.ids:
+    bad.append("rows left out and not said")
+for row, r in zip(rows, big):	# key, APPARENT_S, STEAL_S, CPU_S
+    same(f"row {r['tid']} cpu", row[3], r["cpu_ns"])
+    same(f"row {r['tid']} apparent", row[1], r["apparent_ns"])
+for name in ("rows", "accounts", "cgroups"):
+    for row in dom.tables.get(name, {"body": []})["body"]:
+        if all(v in (None, "null") or int(v) < 500000 for v in row):
+            bad.append(f"{name}: a row of 0.000 only: {row}")
+# the charts: ticks, titles clear of the 100 % line, CPUs told apart, and
+# the last, partial bucket as a share of its part
+S = d["series"]
+n = len(S["cpus"][0]["cpu_ns"])
+last = d["duration_ns"] - (n - 1) * S["bucket_ns"]
+if not 0 < last < S["bucket_ns"]:
+    last = S["bucket_ns"]
+for svg in ("chart-cpu",):
+    labels = [x for a, x in dom.texts.get(svg, []) if a.get("class") == "tick-label"]
+    if len(labels) < 4:
+        bad.append(f"{svg}: x axis ticks {labels}")
+    top = min(dom.grid[svg])
+    for a, x in dom.texts[svg]:
+        if a.get("class") == "chart-title" and float(a["y"]) > top - 8:
+            bad.append(f"{svg}: title '{x}' at y {a['y']} on the top line at {top}")
+    # colour alone does not do: a line drawn over another hides it
+    dash = [p.get("stroke-dasharray", "") for p in dom.polys[svg]][:3]
+    if len(set(dash)) != len(dash):
+        bad.append(f"{svg}: CPUs' lines dashed alike {dash}")
+    H, B, T = 190, 24, 24
+    for p, c in zip(dom.polys[svg], S["cpus"]):
+        y = float(p["points"].split()[-1].split(",")[1])
+        want = H - B - min(100, 100 * c["cpu_ns"][-1] / last) / 100 * (H - B - T)
+        if abs(y - want) > 0.2:
+            bad.append(f"{svg} CPU {c['cpu']}: last point at y {y}, {want:.1f} for "
+                       f"{c['cpu_ns'][-1]} ns in its last {last} ns")
+if "no-stacks" in dom.ids:
+    bad.append("a recording with -g said to have no call stacks")
+if "no-stacks" not in flat.ids:
+    bad.append("a recording without -g: no note that it has no call stacks")
 acc = {"target": 0, "control": 0}
 for a in d["accounts"]:
     acc["control" if a["control"] else "target"] += a["cpu_ns"]
@@ -110,7 +173,8 @@ if sum(sum(c["cpu_ns"]) for c in d["series"]["cpus"]) != t["run_ns"]:
     bad.append("the series does not sum to the run")
 if dom.flame < 10:
     bad.append(f"the flame graph has {dom.flame} boxes")
-print(f"page: {len(rows)} rows, {len(d['cpus'])} CPUs, {dom.flame} flame boxes, figures as the JSON's")
+print(f"page: {len(rows)} rows, {len(d['cpus'])} CPUs, {dom.flame} flame boxes, figures as the JSON's; "
+      f"last bucket {last / 1e9:.3f} s of {S['bucket_ns'] / 1e9:.0f}")
 if bad:
     raise SystemExit("\n".join(bad))
 PY

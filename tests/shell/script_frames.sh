@@ -49,4 +49,13 @@ run "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec"
 [ ! -e "$TMP/bad.rec" ] || fail "import of a non-frame wrote a recording"
 run "$CL" report -i "perf-script:$TMP/bad.txt" --format folded
 [ "$(status)" = 2 ] && grep -q "bad.txt:2:" "$TMP/err" || fail "fold of a non-frame: exit $(status), $(cat "$TMP/err")"
+
+# issue 26: the sched tracepoints' one-line records among the samples are
+# no samples left open: no warning; a sample that is left open still is
+run "$CL" report -i "perf-script:$FIX/perf-script-sched.txt" --format folded
+[ "$(status)" = 0 ] && [ -s "$TMP/out" ] || fail "fold of sched text: exit $(status), $(cat "$TMP/err")"
+! grep -q "not ended by a blank line" "$TMP/err" || fail "tracepoints said to be open samples: $(cat "$TMP/err")"
+printf 'a 1/1 [000] 1.0: 1 cpu-clock:\n\tffff f+0x1 (m)\na 1/1 [000] 1.1: 1 cpu-clock:\n\tffff g+0x1 (m)\n' >"$TMP/open.txt"
+run "$CL" report -i "perf-script:$TMP/open.txt" --format folded
+grep -q "open.txt: 2 sample(s) not ended by a blank line" "$TMP/err" || fail "open samples not said: $(cat "$TMP/err")"
 echo "script_frames: ok"
