@@ -103,19 +103,23 @@ assert d["lost"] > 0 and d["lossy_stints"] > 0, "no losses to test with"
 # The spinners ran through the loss: before the fix, its time was their
 # steal (0.6 and 0.8 s); now no more than the control recorder finds of
 # the same time, give or take one interval at each edge of the loss and
-# the noise: 5 ms and 0.5 % of the thread time. (Other threads are not
-# judged: they ran little.)
+# the count of late samples, which two grids of the same time see
+# independently: three standard deviations of a Poisson count, in
+# intervals. (Other threads are not judged: they ran little.)
 def spinners(doc):
     rows = [r for r in doc["rows"] if "workload threads" in (r["command"] or "")]
     return {r["tid"]: r for r in sorted(rows, key=lambda r: -r["cpu_ns"])[:2]}
 spin, calm = spinners(d), spinners(ctl)
-assert len(spin) == 2 and min(r["cpu_ns"] for r in spin.values()) > 1e9, spin
+# (how much they got depends on the load of the machine: some, at least)
+assert len(spin) == 2 and min(r["cpu_ns"] for r in spin.values()) > 0.2e9, spin
 assert set(spin) == set(calm), (spin, calm)
 for tid, r in spin.items():
     c = calm[tid]
     print("thread %d: steal %.1f ms starved, %.1f ms in the control" %
           (tid, r["steal_ns"] / 1e6, c["steal_ns"] / 1e6))
-    assert r["steal_ns"] <= c["steal_ns"] + 5e6 + 0.005 * r["cpu_ns"], (r, c)
+    late = max(r["steal_samples"], c["steal_samples"])
+    margin = (2 + 3 * (late + 1) ** 0.5) * d["interval_ns"]
+    assert r["steal_ns"] <= c["steal_ns"] + margin, (margin, r, c)
 ' "$TMP/control.json" || fail "a starved recorder's losses were taken for steal"
 "$CL" report -i "$TMP/starved.rec" | grep -q "steal not measured in [0-9]* stints" ||
 	fail "the text report does not say which stints went unmeasured"
