@@ -129,10 +129,48 @@ static void refreshes(void **state)
 	strtab__release(&names);
 }
 
+/*
+ * The tree (key t): rows sorted by CPU as
+ *   pid ppid       after topview__tree      depth
+ *   30  20         40  (roots in order)     0
+ *   20  10         10                       0
+ *   40  99 (none)    20                     1
+ *   10  1 (none)       30                   2
+ *   50  10           50                     1
+ *   60  70         60  (a loop 60 <-> 70:   0
+ *   70  60           70   broken at 60)     1
+ */
+static void tree(void **state)
+{
+	(void)state;
+	static const uint32_t pid[] = { 30, 20, 40, 10, 50, 60, 70 };
+	static const uint32_t ppid[] = { 20, 10, 99, 1, 10, 70, 60 };
+	static const uint32_t want_pid[] = { 40, 10, 20, 30, 50, 60, 70 };
+	static const uint32_t want_depth[] = { 0, 0, 1, 2, 1, 0, 1 };
+	struct top_row rows[7];
+	memset(&v, 0, sizeof(v));
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < 7; i++)
+		rows[i] = (struct top_row){ .pid = pid[i], .ppid = ppid[i], .depth = 9 };
+	v.rows = rows;
+	v.nrows = 7;
+	assert_int_equal(topview__tree(&v), 0);
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(rows[i].pid, want_pid[i]);
+		assert_int_equal(rows[i].depth, want_depth[i]);
+	}
+	v.nrows = 1;	/* one row: a root */
+	rows[0].depth = 3;
+	assert_int_equal(topview__tree(&v), 0);
+	assert_int_equal(rows[0].depth, 0);
+	memset(&v, 0, sizeof(v));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(refreshes),
+		cmocka_unit_test(tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
