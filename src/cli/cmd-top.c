@@ -500,14 +500,17 @@ static bool ask_take_pid(struct top *tp)
 }
 
 /* Why kill or setpriority refused, in words. */
-static const char *refusal(int err, bool nice_lower)
+static const char *refusal(int err, bool renice)
 {
 	if (err == ESRCH)
 		return "no such process (it ended)";
-	if (err == EACCES || (err == EPERM && nice_lower))
+	if (err == EACCES)
 		return "permission denied (a lower nice value needs root or CAP_SYS_NICE)";
+	if (err == EPERM && renice)
+		return "not permitted (another user's process, or one holding capabilities top "
+		       "has not, needs CAP_SYS_NICE)";
 	if (err == EPERM)
-		return "not permitted (another user's process needs root or the capability)";
+		return "not permitted (another user's process needs root or CAP_KILL)";
 	return strerror(err);
 }
 
@@ -531,7 +534,7 @@ static void do_renice(struct top *tp)
 	else
 		snprintf(tp->message, sizeof(tp->message), "cannot renice pid %u (%s) to %d: %s",
 			 tp->ask_pid, tp->ask_name, tp->ask_nice,
-			 refusal(errno, tp->ask_nice < tp->ask_old_nice));
+			 refusal(errno, true));
 }
 
 /* Enter at a question: the next question, or the message of what went
