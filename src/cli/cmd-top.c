@@ -20,6 +20,7 @@
 #include <time.h>
 #include <pwd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <curses.h>
 
@@ -308,6 +309,15 @@ static void titles(const struct top *tp, char *buf, size_t size)
 		 "COMMAND");
 }
 
+/* The owner of process pid (its /proc directory's), or -1. */
+static int64_t proc_uid(uint32_t pid)
+{
+	char path[48];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &st) ? -1 : (int64_t)st.st_uid;
+}
+
 /* What /proc/PID/stat (or a thread's) says: state, parent, nice, utime +
  * stime, RSS; a process gone since is left unknown. */
 static void proc_figures(struct top_row *r, bool thread, long ticks_per_s, long page_kb)
@@ -329,6 +339,8 @@ static void proc_figures(struct top_row *r, bool thread, long ticks_per_s, long 
 			&rss) == 6) {
 		r->state = state;
 		r->ppid = ppid;
+		if (r->uid < 0)	/* not known to the recording (there before it) */
+			r->uid = proc_uid(r->pid);
 		r->nice = (int)nice;
 		r->time_ticks = utime + stime;
 		r->rss_kb = rss * (unsigned long long)page_kb;
@@ -650,6 +662,9 @@ static const char *const help_text[] = {
 	"  H         a row per thread (again: per process)",
 	"  g         a row per program, its processes summed (again: per process)",
 	"  p         a row per process",
+	"  t V F5    processes as a tree, each under its parent (again: a list)",
+	"  k F9      send a signal: asks the pid, the signal (TERM), then y",
+	"  r         renice: asks the pid, the nice value, then y",
 	"  /         filter rows by name or pid (Enter ends, Esc clears)",
 	"  space     pause (the recording goes on; figures catch up after)",
 	"  ?         this help (any key: back)",
@@ -658,7 +673,7 @@ static const char *const help_text[] = {
 	"taken out; STEAL%: the share the hypervisor stole while it held a CPU;",
 	"APPARENT_S and CPU_S: since top started, with and without the steal.",
 	"NI, RES (KiB), S and TIME+ (CPU time since it started) as top shows",
-	"them, from /proc.",
+	"them, from /proc. ACCOUNT (--accounts): who pays for the row's time.",
 	"Per CPU: busy and steal by /proc/stat beside the steal cpuledger",
 	"attributed to the tasks on it.",
 };
