@@ -117,6 +117,9 @@ static void settle(struct topview *v)
 int topview__program(struct topview *v, const struct engine *e, const struct eng_thread *t,
 		     const struct eng_figures *f, bool final)
 {
+	const struct eng_proc *p = engine__proc(e, t->proc);
+	if (!engine__config(e)->scope_all && (!p || !p->in_scope))
+		return 0;	/* top -p: not one of those processes or their children */
 	if (v->cur != UINT32_MAX && v->t[v->cur].tid != t->tid)
 		settle(v);
 	if (v->cur == UINT32_MAX) {

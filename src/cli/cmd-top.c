@@ -82,6 +82,8 @@ struct top {
 	struct topview v;
 	bool ready, curses, batch, paused, help, filtering, accounts, tree;
 	const char *accounts_file;
+	const pid_t *pids;	/* -p: these and their children only */
+	int npids;
 	enum ask ask;
 	char input[24];		/* what is typed at the question */
 	uint32_t ask_pid;	/* the process asked about */
@@ -186,9 +188,67 @@ static void count_tasks(struct top *tp)
 		closedir(d);
 }
 
+/* A process's parent from root/proc/PID/stat, or 0. */
+static uint32_t proc_ppid(const char *pid)
+{
+	char rel[64];
+	unsigned ppid = 0;
+	snprintf(rel, sizeof(rel), "proc/%.40s/stat", pid);
+	char *text = procfs_read("/", rel, NULL);
+	const char *p = text ? strrchr(text, ')') : NULL;
+	if (p && sscanf(p + 1, " %*c %u", &ppid) != 1)
+		ppid = 0;
+	free(text);
+	return ppid;
+}
+
+/* -p PID: the processes already under those pids when top starts are in
+ * scope too (the engine follows only the forks it sees): their pids, from
+ * each process's parent in /proc, a level a pass. 0 or -ENOMEM. */
+static int scope_descendants(struct engine *e, const pid_t *pids, int npids)
+{
+	struct { uint32_t pid, ppid; bool in; } *procs = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d)) && !err) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			void *bigger = realloc(procs, (cap = cap ? 2 * cap : 512) * sizeof(*procs));
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			procs = bigger;
+		}
+		uint32_t pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		procs[n].pid = pid;
+		procs[n].ppid = proc_ppid(de->d_name);
+		procs[n].in = false;
+		for (int i = 0; i < npids; i++)
+			procs[n].in |= pid == (uint32_t)pids[i];
+		n++;
+	}
+	if (d)
+		closedir(d);
+	for (bool more = !err; more;) {	/* until a pass adds none */
+		more = false;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n && !procs[i].in; j++)
+				if (procs[j].in && procs[j].pid == procs[i].ppid)
+					procs[i].in = more = true;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		if (procs[i].in)
+			err = engine__scope(e, procs[i].pid);
+	free(procs);
+	return err;
+}
+
 static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 {
-	(void)e;
 	struct top *tp = ctx;
 	uint32_t n = recorder__ncpus(r) ? recorder__ncpus(r) : 1;
 	tp->rec = r;
@@ -198,6 +258,10 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	tp->steal0 = calloc(n, sizeof(*tp->steal0));
 	if (!tp->stat0 || !tp->stat1 || !tp->steal0 ||
 	    topview__init(&tp->v, recorder__names(r))) {
+		cli_error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	if (tp->npids && scope_descendants(e, tp->pids, tp->npids)) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
 	}
@@ -289,7 +353,7 @@ static int header(struct top *tp, struct engine *e, uint64_t interval, char line
 	snprintf(lines[n++], HEADER_LINE, "%s: %u; sort %s;%s top's own CPU %.1f%% (its row's "
 		 "CPU%%%s)%s%s%s", tp->mode == TOP_THREADS ? "threads" :
 		 tp->mode == TOP_PROGRAMS ? "programs" : "processes", tp->v.nrows,
-		 sort_names[tp->sort], tp->tree ? " tree;" : "", tp->own_pct,
+		 sort_names[tp->sort], tp->tree && tp->mode == TOP_PROCESSES ? " tree;" : "", tp->own_pct,
 		 clock_has_steal ? " + STEAL%" : "", tp->paused ? " [paused]" : "",
 		 tp->filter[0] ? " filter: " : "", tp->filter);
 	return n;
@@ -484,11 +548,12 @@ static uint32_t default_pid(const struct top *tp)
 	return tp->mode == TOP_THREADS ? tp->v.rows[0].tid : tp->v.rows[0].pid;
 }
 
-/* The pid typed (or the default), its comm kept: false, said in the
- * message, when it is not one or there is no such process. */
+/* The pid typed (or the default offered, tp->ask_pid), its comm kept:
+ * false, said in the message, when it is not one or there is no such
+ * process. */
 static bool ask_take_pid(struct top *tp)
 {
-	long v = default_pid(tp);
+	long v = tp->ask_pid;
 	if (tp->input[0] && !whole_number(tp->input, 1, INT_MAX, &v)) {
 		snprintf(tp->message, sizeof(tp->message), "'%.20s' is not a pid", tp->input);
 		return false;
@@ -620,9 +685,8 @@ static void ask_key(struct top *tp, int ch)
 static void ask_line(const struct top *tp, char *buf, size_t size)
 {
 	char sig[24], def[32] = "";
-	uint32_t d = default_pid(tp);
-	if (d)
-		snprintf(def, sizeof(def), " [default pid = %u]", d);
+	if (tp->ask_pid)
+		snprintf(def, sizeof(def), " [default pid = %u]", tp->ask_pid);
 	switch (tp->ask) {
 	case ASK_KILL_PID:
 		snprintf(buf, size, "PID to signal/kill%s: %s_", def, tp->input);
@@ -824,8 +888,15 @@ static int keys(struct top *tp)
 			tp->mode = TOP_PROCESSES;
 			break;
 		case 'k':
-		case KEY_F(9): tp->ask = ASK_KILL_PID; again = KEYS_DRAW; break;
-		case 'r': tp->ask = ASK_NICE_PID; again = KEYS_DRAW; break;
+		case KEY_F(9):
+		case 'r':
+			/* the default offered is fixed now: a refresh while the
+			 * question is open must not change what Enter picks */
+			tp->ask = ch == 'r' ? ASK_NICE_PID : ASK_KILL_PID;
+			tp->ask_pid = default_pid(tp);
+			tp->input[0] = '\0';
+			again = KEYS_DRAW;
+			break;
 		case 'H': tp->mode = tp->mode == TOP_THREADS ? TOP_PROCESSES : TOP_THREADS; break;
 		case 'g': tp->mode = tp->mode == TOP_PROGRAMS ? TOP_PROCESSES : TOP_PROGRAMS; break;
 		case 'P': tp->sort = TOP_SORT_CPU; break;
@@ -954,6 +1025,8 @@ int cmd_top(int argc, char **argv)
 		live_opts__release(&o);
 		return EXIT_USAGE;
 	}
+	tp.pids = o.pids;
+	tp.npids = o.npids;
 	struct live_hooks hooks = { &tp, hook_program, NULL, hook_gone, hook_started, hook_tick,
 				    NULL };
 	o.hooks = &hooks;

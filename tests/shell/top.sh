@@ -119,18 +119,18 @@ tmux -S "$S" new-session -d -x 100 -y 40 "$drop $CL top -d 1 -p $$; echo EXIT=\$
 tmux -S "$S" kill-session -t "$first"	# the server stays: a session is left
 wait_screen 10 "/^ *$spinner / { r = 1 } END { exit !r }" || fail "top -p $$: no spinner row: $(cat screen.txt)"
 tmux -S "$S" send-keys t
-# the spinner's name indented ("`- "), the first row above it indented less
-# being this shell's
+# in the tree on screen $1, the name of process $3 indented ("`- ") and the
+# first row above it indented less being its parent's, $2
 tree_ok() {
-	awk -v me=$$ -v sp="$spinner" '/ COMMAND *$/ { col = index($0, "COMMAND"); on = 1; n = 0; next }
+	awk -v me="$2" -v sp="$3" '/ COMMAND *$/ { col = index($0, "COMMAND"); on = 1; n = 0; next }
 		on && $1 ~ /^[0-9]+$/ { n++; pid[n] = $1; lvl[n] = index(substr($0, col), "`- ") }
 		END { for (i = 1; i <= n; i++) if (pid[i] == sp && lvl[i] > 0)
 			for (j = i - 1; j >= 1; j--) if (lvl[j] < lvl[i]) exit !(pid[j] == me)
 		      exit 1 }' "$1"
 }
 wait_screen 4 '/ tree;/ { t = 1 } END { exit !t }' || fail "t did not show the tree: $(cat screen.txt)"
-for _ in 1 2 3 4 5; do screen >screen.txt; tree_ok screen.txt && break; sleep 0.5; done
-tree_ok screen.txt || fail "t: the spinner ($spinner) not under this shell ($$): $(cat screen.txt)"
+for _ in 1 2 3 4 5; do screen >screen.txt; tree_ok screen.txt $$ $spinner && break; sleep 0.5; done
+tree_ok screen.txt $$ $spinner || fail "t: the spinner ($spinner) not under this shell ($$): $(cat screen.txt)"
 echo "top: t shows the spinner under its parent: $(grep "^ *$spinner " screen.txt | sed 's/  */ /g')"
 # waits for the bottom line to match the extended regex $2 (up to $1 s)
 wait_bottom() {
@@ -201,6 +201,17 @@ row_med=$(cut -d' ' -f2 own.pairs | median)
 awk -v h="$head_med" -v r="$row_med" 'BEGIN { exit !(h > 0 && r >= h * 0.75 && r <= h * 1.25 + 0.1) }' ||
 	fail "top's own CPU $head_med % (median) against its row's $row_med %: $(cat own.pairs)"
 echo "top: its own CPU $head_med % in the header, $row_med % in its row (medians)"
+# a parent that runs while top does (this shell waits), a spinner under it
+sh -c 'yes >/dev/null & echo $! >yes.pid; while sleep 0.1; do :; done' &
+parent=$!
+victims="$victims $parent"
+for _ in $(seq 50); do [ -s yes.pid ] && break; sleep 0.1; done
+child=$(cat yes.pid)
+victims="$victims $child"
+"$CL" top --batch --tree -p $parent -n 2 -d 0.5 >tree.txt 2>&1 || fail "--batch --tree: $(cat tree.txt)"
+tree_ok tree.txt $parent $child || fail "--batch --tree: $child not under $parent: $(cat tree.txt)"
+kill $child $parent
+echo "top: --batch --tree -p shows $child under $parent"
 "$CL" top 2>err </dev/null >/dev/null && fail "top without a terminal ran"
 grep -q "needs a terminal" err || fail "top without a terminal: $(cat err)"
 echo "top: --batch -n 2 printed 2 refreshes; without a terminal it says so"
