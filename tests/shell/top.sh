@@ -22,6 +22,9 @@
 #   message ('not permitted') and it lives; r renices a sleeping child to 7
 #   (its /proc/PID/stat says 7), and to -5 is refused ('permission denied'),
 #   the nice value left at 7;
+# - --batch --tree -p PARENT shows a spinner under the parent that started
+#   it (a shell that runs while top does), and nothing but them and the
+#   shell's sleeps;
 # - --batch -n 2 prints two refreshes as text, without the keys' hint, and
 #   exits 0; the header's own CPU agrees with its own row's CPU% (+ STEAL%):
 #   their medians over the refreshes after the first within 25 %.
@@ -210,6 +213,9 @@ child=$(cat yes.pid)
 victims="$victims $child"
 "$CL" top --batch --tree -p $parent -n 2 -d 0.5 >tree.txt 2>&1 || fail "--batch --tree: $(cat tree.txt)"
 tree_ok tree.txt $parent $child || fail "--batch --tree: $child not under $parent: $(cat tree.txt)"
+awk -v p=$parent -v c=$child '/ COMMAND *$/ { on = 1; next } on && $1 ~ /^[0-9]+$/ &&
+	$1 != p && $1 != c && !/ sleep( 0\.1)?$/ { bad = bad " " $1 } END { exit bad != "" }' tree.txt ||
+	fail "--batch -p $parent: rows of other processes: $(cat tree.txt)"
 kill $child $parent
 echo "top: --batch --tree -p shows $child under $parent"
 "$CL" top 2>err </dev/null >/dev/null && fail "top without a terminal ran"

@@ -129,6 +129,35 @@ static void refreshes(void **state)
 	strtab__release(&names);
 }
 
+/* top -p 20: process 20's rows only, though 10 ran more */
+static void scoped(void **state)
+{
+	(void)state;
+	struct strtab names;
+	strtab__init(&names);
+	uint32_t unknown = strtab__intern(&names, "[unknown]", 9);
+	uint32_t comm = strtab__intern(&names, "worker", 6);
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 2, .unknown_fn = unknown };
+	struct engine_sink sink = { NULL, on_program, NULL, on_gone };
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	assert_int_equal(topview__init(&v, &names), 0);
+	assert_int_equal(engine__scope(e, 20), 0);
+	push(e, (struct eng_event){ .kind = EK_TASK, .time = 1, .pid = 10, .tid = 10, .comm = comm });
+	push(e, (struct eng_event){ .kind = EK_TASK, .time = 1, .pid = 20, .tid = 20, .comm = comm });
+	run(e, 10, 10, 0, 10 * MS, 500);
+	run(e, 20, 20, 1, 300 * MS, 100);
+	assert_int_equal(engine__advance(e, 1000 * MS), 0);
+	assert_int_equal(topview__refresh(&v, e, TOP_PROCESSES, 1000 * MS, NULL, TOP_SORT_CPU), 0);
+	assert_int_equal(v.nrows, 1);
+	assert_int_equal(v.rows[0].pid, 20);
+	assert_int_equal(v.rows[0].cpu_ns, 100 * MS);
+	topview__release(&v);
+	engine__free(e);
+	strtab__release(&names);
+}
+
 /*
  * The tree (key t): rows sorted by CPU as
  *   pid ppid       after topview__tree      depth
@@ -171,6 +200,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(refreshes),
 		cmocka_unit_test(tree),
+		cmocka_unit_test(scoped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
