@@ -36,7 +36,7 @@
 #include "../core/banned.h"
 
 enum { T_DELAY = 1, T_PID, T_BATCH, T_ITER, T_FREQ, T_THREADS, T_PROGRAMS, T_ACCOUNTS,
-       T_TREE };
+       T_TREE, T_MMAP_PAGES };
 
 static const struct cli_option top_options[] = {
 	{ "delay", 'd', "SEC", T_DELAY, "refresh every SEC seconds (default 2)" },
@@ -49,6 +49,8 @@ static const struct cli_option top_options[] = {
 	{ "threads", 'H', NULL, T_THREADS, "a row per thread (key H)" },
 	{ "programs", 'g', NULL, T_PROGRAMS, "a row per program, its processes summed (key g)" },
 	{ "tree", 't', NULL, T_TREE, "processes as a tree, each under its parent (key t)" },
+	{ "mmap-pages", 'm', "N", T_MMAP_PAGES, "ring buffer pages per CPU, a power of 2, as\n"
+	  "record's (fewer: records lost sooner, and said)" },
 	{ "accounts", 0, "FILE", T_ACCOUNTS, "charge accounts by these rules (docs/accounts.md):\n"
 	  "an ACCOUNT column" },
 	{ 0 },
@@ -854,17 +856,15 @@ static void filter_key(struct top *tp, int ch)
 	}
 }
 
-enum { KEYS_NONE, KEYS_DRAW, KEYS_REMAKE };
-
-/* Keys waiting: whether the screen must be drawn again, or the rows made
- * again (a new mode, sort or filter). */
-static int keys(struct top *tp)
+/* Keys waiting: whether the view must be made again now. Drawn, it is
+ * made again too: the rows' names point into the recorder's string table,
+ * which the records read since may have moved. */
+static bool keys(struct top *tp)
 {
-	int again = KEYS_NONE;
+	bool again = false;
 	int ch;
 	while ((ch = getch()) != ERR) {
-		if (again < KEYS_DRAW)
-			again = KEYS_DRAW;
+		again = true;
 		tp->message[0] = '\0';	/* said until the next key */
 		if (tp->help) {
 			tp->help = false;
@@ -874,7 +874,6 @@ static int keys(struct top *tp)
 			ask_key(tp, ch);
 			continue;
 		}
-		again = KEYS_REMAKE;
 		if (tp->filtering) {
 			filter_key(tp, ch);
 			continue;
@@ -895,7 +894,6 @@ static int keys(struct top *tp)
 			tp->ask = ch == 'r' ? ASK_NICE_PID : ASK_KILL_PID;
 			tp->ask_pid = default_pid(tp);
 			tp->input[0] = '\0';
-			again = KEYS_DRAW;
 			break;
 		case 'H': tp->mode = tp->mode == TOP_THREADS ? TOP_PROCESSES : TOP_THREADS; break;
 		case 'g': tp->mode = tp->mode == TOP_PROGRAMS ? TOP_PROCESSES : TOP_PROGRAMS; break;
@@ -910,7 +908,7 @@ static int keys(struct top *tp)
 		case '?': tp->help = true; break;
 		case '/': tp->filtering = true; break;
 		case KEY_RESIZE: break;
-		default: again = KEYS_DRAW; break;
+		default: break;
 		}
 	}
 	return again;
@@ -922,11 +920,11 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 	(void)r, (void)st;
 	struct top *tp = ctx;
 	uint64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	int again = tp->curses ? keys(tp) : KEYS_NONE;
+	bool again = tp->curses && keys(tp);
 	bool due = now >= tp->next_ns;
 	if (due)
 		tp->next_ns = now + tp->delay_ns;
-	if ((due && !tp->paused) || (again == KEYS_REMAKE && tp->iterations)) {
+	if ((due && !tp->paused) || (again && tp->iterations)) {
 		/* a key remakes the rows at once, over the time since the last;
 		 * the steal weighed since is shared out first */
 		int err = recorder__settle(r, e);
@@ -984,6 +982,10 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			tp->accounts = true;
 			break;
 		case T_TREE: tp->tree = true; tp->mode = TOP_PROCESSES; break;
+		case T_MMAP_PAGES:
+			if (live_opts__mmap_pages(o, arg) < 0)
+				return -1;
+			break;
 		default:
 			return -1;
 		}

@@ -25,6 +25,10 @@
 # - --batch --tree -p PARENT shows a spinner under the parent that started
 #   it (a shell that runs while top does), and nothing but them and the
 #   shell's sleeps;
+# - with rings of 8 pages (-m 8), 50 000 samples a second and a storm of
+#   execs, records are lost
+#   and each refresh that lost some says how many (in all) and what it
+#   means;
 # - --batch -n 2 prints two refreshes as text, without the keys' hint, and
 #   exits 0; the header's own CPU agrees with its own row's CPU% (+ STEAL%):
 #   their medians over the refreshes after the first within 25 %.
@@ -218,6 +222,19 @@ awk -v p=$parent -v c=$child '/ COMMAND *$/ { on = 1; next } on && $1 ~ /^[0-9]+
 	fail "--batch -p $parent: rows of other processes: $(cat tree.txt)"
 kill $child $parent
 echo "top: --batch --tree -p shows $child under $parent"
+# records lost: rings of 8 pages a CPU, 50 000 samples a second and a
+# storm of execs overflow them (on a quiet machine or a loaded one);
+# each refresh that lost some says how many, in all, and what it means
+(while :; do /bin/true; done) &
+storm=$!
+victims="$victims $storm"
+"$CL" top --batch -m 8 -F 50000 -n 4 -d 0.5 >lost.txt 2>&1 || fail "--batch -m 8: $(cat lost.txt)"
+kill $storm
+awk '/records lost/ { n++; if (!/^[0-9]+ records lost in this refresh \([0-9]+ in all\): the kernel.s buffers filled faster than top read them, so this refresh.s CPU and steal are low by what they held$/) bad = 1
+	all = substr($0, index($0, "(") + 1) + 0; if (all < last || $1 > all) bad = 1; last = all }
+     END { exit !(n && !bad) }' lost.txt ||
+	fail "records lost with -m 8 -F 50000 and an exec storm, not said as it should be: $(grep -i lost lost.txt)"
+echo "top: $(grep -m1 'records lost' lost.txt | cut -d: -f1) (-m 8 -F 50000 and an exec storm), and why"
 "$CL" top 2>err </dev/null >/dev/null && fail "top without a terminal ran"
 grep -q "needs a terminal" err || fail "top without a terminal: $(cat err)"
 echo "top: --batch -n 2 printed 2 refreshes; without a terminal it says so"
