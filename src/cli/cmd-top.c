@@ -334,7 +334,7 @@ static int header(struct top *tp, struct engine *e, uint64_t interval, char line
 	steal_line(tp, e, lines[n++]);
 	if (tp->accounts)
 		snprintf(lines[n++], HEADER_LINE, "ACCOUNT: who pays for a row's CPU time, by the rules "
-			 "in %s (the account most of its time went to)", tp->accounts_file);
+			 "in '%s' (the account most of its time went to)", tp->accounts_file);
 	if (tp->lost_new)
 		snprintf(lines[n++], HEADER_LINE, "%llu records lost in this refresh (%llu in all): the "
 			 "kernel's buffers filled faster than top read them, so this refresh's "

@@ -25,6 +25,8 @@
 # - --batch --tree -p PARENT shows a spinner under the parent that started
 #   it (a shell that runs while top does), and nothing but them and the
 #   shell's sleeps;
+# - --accounts: an ACCOUNT column, rows charged, and a line that says what
+#   ACCOUNT is;
 # - with rings of 8 pages (-m 8), 50 000 samples a second and a storm of
 #   execs, records are lost
 #   and each refresh that lost some says how many (in all) and what it
@@ -235,6 +237,14 @@ awk '/records lost/ { n++; if (!/^[0-9]+ records lost in this refresh \([0-9]+ i
      END { exit !(n && !bad) }' lost.txt ||
 	fail "records lost with -m 8 -F 50000 and an exec storm, not said as it should be: $(grep -i lost lost.txt)"
 echo "top: $(grep -m1 'records lost' lost.txt | cut -d: -f1) (-m 8 -F 50000 and an exec storm), and why"
+# --accounts: an ACCOUNT column, and a line that says what it is
+printf 'kernel  kernel\nprogram executable\n' >rules
+"$CL" top --batch --accounts rules -n 1 -d 0.5 >acc.txt 2>&1 || fail "--accounts: $(cat acc.txt)"
+grep -qx "ACCOUNT: who pays for a row's CPU time, by the rules in 'rules' (the account most of its time went to)" acc.txt ||
+	fail "--accounts: ACCOUNT not explained: $(cat acc.txt)"
+grep -qE '^ +PID .* ACCOUNT +COMMAND$' acc.txt || fail "--accounts: no ACCOUNT column: $(grep PID acc.txt)"
+grep -qE '^ +[0-9]+ .* (program|kernel) +[^ ]' acc.txt || fail "--accounts: no row charged: $(cat acc.txt)"
+echo "top: --accounts: $(grep '^ACCOUNT:' acc.txt | cut -d'(' -f1)"
 "$CL" top 2>err </dev/null >/dev/null && fail "top without a terminal ran"
 grep -q "needs a terminal" err || fail "top without a terminal: $(cat err)"
 echo "top: --batch -n 2 printed 2 refreshes; without a terminal it says so"
