@@ -117,6 +117,9 @@ static void settle(struct topview *v)
 int topview__program(struct topview *v, const struct engine *e, const struct eng_thread *t,
 		     const struct eng_figures *f, bool final)
 {
+	const struct eng_proc *p = engine__proc(e, t->proc);
+	if (!engine__config(e)->scope_all && (!p || !p->in_scope))
+		return 0;	/* top -p: not one of those processes or their children */
 	if (v->cur != UINT32_MAX && v->t[v->cur].tid != t->tid)
 		settle(v);
 	if (v->cur == UINT32_MAX) {
@@ -369,4 +372,118 @@ void topview__sort(struct topview *v, enum top_sort sort)
 {
 	if (v->nrows > 1)	/* none yet: rows may be NULL, which qsort_r refuses */
 		qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &sort);
+}
+
+static int cmp_pid_index(const void *a, const void *b, void *ctx)
+{
+	const struct top_row *rows = ctx;
+	uint32_t x = rows[*(const uint32_t *)a].pid, y = rows[*(const uint32_t *)b].pid;
+	return x < y ? -1 : x > y;
+}
+
+/* The index of the row of process pid among rows by_pid sorts, or
+ * UINT32_MAX. */
+static uint32_t row_of_pid(const struct top_row *rows, const uint32_t *by_pid, uint32_t n,
+			   uint32_t pid)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (rows[by_pid[mid]].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && rows[by_pid[lo]].pid == pid ? by_pid[lo] : UINT32_MAX;
+}
+
+/* Rows from root down, depth first, appended to out (at *k), children in
+ * the order of the rows (child and next: the lists). An explicit stack: a
+ * deep chain of parents must not take the call stack; each row is pushed
+ * once (from its one parent, or as a root), so n entries hold it. */
+struct tree_scratch {
+	uint32_t *by_pid, *child, *next, *stack, *depth;
+	bool *done;
+};
+
+static void tree_walk(const struct top_row *rows, struct tree_scratch *s, uint32_t root,
+		      struct top_row *out, uint32_t *k)
+{
+	uint32_t sp = 0;
+	s->stack[sp++] = root;
+	s->depth[root] = 0;
+	while (sp) {
+		uint32_t r = s->stack[--sp];
+		if (s->done[r])
+			continue;
+		s->done[r] = true;
+		out[*k] = rows[r];
+		out[*k].depth = s->depth[r];
+		(*k)++;
+		uint32_t m = 0;
+		for (uint32_t c = s->child[r]; c != UINT32_MAX; c = s->next[c])
+			m++;
+		/* pushed so that the first child is popped first */
+		uint32_t j = 0;
+		for (uint32_t c = s->child[r]; c != UINT32_MAX; c = s->next[c], j++) {
+			s->stack[sp + m - 1 - j] = c;
+			s->depth[c] = s->depth[r] + 1;
+		}
+		sp += m;
+	}
+}
+
+/* Each row's children, as lists in the rows' order; roots: -1 parent. */
+static void tree_lists(const struct top_row *rows, uint32_t n, struct tree_scratch *s,
+		       uint32_t *parent)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		s->by_pid[i] = i;
+		s->child[i] = s->next[i] = UINT32_MAX;
+		s->done[i] = false;
+	}
+	qsort_r(s->by_pid, n, sizeof(*s->by_pid), cmp_pid_index, (void *)rows);
+	for (uint32_t i = n; i-- > 0;) {
+		uint32_t p = rows[i].ppid && rows[i].ppid != rows[i].pid ?
+			     row_of_pid(rows, s->by_pid, n, rows[i].ppid) : UINT32_MAX;
+		parent[i] = p;
+		if (p != UINT32_MAX) {
+			s->next[i] = s->child[p];
+			s->child[p] = i;
+		}
+	}
+}
+
+int topview__tree(struct topview *v)
+{
+	uint32_t n = v->nrows;
+	if (n < 2) {
+		if (n)
+			v->rows[0].depth = 0;
+		return 0;
+	}
+	struct tree_scratch s;
+	uint32_t *block = malloc((size_t)n * 6 * sizeof(uint32_t));
+	bool *done = malloc(n * sizeof(bool));
+	struct top_row *out = malloc(n * sizeof(*out));
+	int err = -ENOMEM;
+	if (!block || !done || !out)
+		goto out_free;
+	s = (struct tree_scratch){ block, block + n, block + 2 * n, block + 3 * n,
+				   block + 4 * n, done };
+	uint32_t *parent = block + 5 * n, k = 0;
+	tree_lists(v->rows, n, &s, parent);
+	for (uint32_t i = 0; i < n; i++)	/* the roots, in the sort's order */
+		if (parent[i] == UINT32_MAX)
+			tree_walk(v->rows, &s, i, out, &k);
+	for (uint32_t i = 0; i < n; i++)	/* a loop of parents: broken here */
+		if (!s.done[i])
+			tree_walk(v->rows, &s, i, out, &k);
+	memcpy(v->rows, out, n * sizeof(*out));
+	err = 0;
+out_free:
+	free(out);
+	free(done);
+	free(block);
+	return err;
 }

@@ -42,6 +42,8 @@ struct top_row {
 	uint64_t time_ticks;		/* utime + stime since it started (TIME+) */
 	int nice;			/* NI */
 	char state;			/* S: R, S, D, Z, T, I... */
+	uint32_t ppid;			/* its parent (processes), 0 unknown */
+	uint32_t depth;			/* topview__tree's: 0 a root, 1 a child... */
 	uint32_t key;			/* topview's: pid, tid or program id */
 	uint64_t best_ns;		/* topview's: its account's member's time */
 };
@@ -82,5 +84,15 @@ int topview__refresh(struct topview *v, struct engine *e, enum top_mode mode,
 
 /* The rows sorted again (after the command filled what /proc says). */
 void topview__sort(struct topview *v, enum top_sort sort);
+
+/*
+ * The rows as a tree, as top's forest view and htop's tree show them:
+ * each process under its parent (by ppid, which the command fills), the
+ * children of one parent in the order of the sort before, depth set; a
+ * process whose parent is not among the rows is a root. A loop of
+ * parents (pids reused) breaks where it is found. 0 or -ENOMEM (the rows
+ * left as they were).
+ */
+int topview__tree(struct topview *v);
 
 #endif

@@ -3,17 +3,24 @@
  * per CPU its busy time and steal (cpuledger's, beside /proc/stat's), and
  * per process (threads with H, programs with P) the share of a CPU it ran
  * and had stolen, its apparent and corrected time since top started, and
- * its account. ncurses draws it; --batch prints each refresh as text, as
- * `top -b` does. The recording is live_run's (no file, no ledger); the
+ * its account. The header has top's load average and task states; t shows
+ * the processes as a tree, k sends a signal and r renices, each asked and
+ * confirmed first. ncurses draws it; --batch prints each refresh as text,
+ * as `top -b` does. The recording is live_run's (no file, no ledger); the
  * figures are topview's (src/analysis/topview.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <pwd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <curses.h>
 
@@ -28,7 +35,8 @@
 #include "../report/report.h"
 #include "../core/banned.h"
 
-enum { T_DELAY = 1, T_PID, T_BATCH, T_ITER, T_FREQ, T_THREADS, T_PROGRAMS, T_ACCOUNTS };
+enum { T_DELAY = 1, T_PID, T_BATCH, T_ITER, T_FREQ, T_THREADS, T_PROGRAMS, T_ACCOUNTS,
+       T_TREE, T_MMAP_PAGES };
 
 static const struct cli_option top_options[] = {
 	{ "delay", 'd', "SEC", T_DELAY, "refresh every SEC seconds (default 2)" },
@@ -40,6 +48,9 @@ static const struct cli_option top_options[] = {
 	  "and steal come from the tracepoints)" },
 	{ "threads", 'H', NULL, T_THREADS, "a row per thread (key H)" },
 	{ "programs", 'g', NULL, T_PROGRAMS, "a row per program, its processes summed (key g)" },
+	{ "tree", 't', NULL, T_TREE, "processes as a tree, each under its parent (key t)" },
+	{ "mmap-pages", 'm', "N", T_MMAP_PAGES, "ring buffer pages per CPU, a power of 2, as\n"
+	  "record's (fewer: records lost sooner, and said)" },
 	{ "accounts", 0, "FILE", T_ACCOUNTS, "charge accounts by these rules (docs/accounts.md):\n"
 	  "an ACCOUNT column" },
 	{ 0 },
@@ -53,8 +64,8 @@ const struct cli_command top_command = {
 	"steals: per CPU, and per process, thread or program.",
 	top_tables,
 	"Keys: q quit, P sort by CPU%, M by memory, T by time, < > or s sort column,\n"
-	"H threads, g programs, p processes, / filter (Enter ends, Esc clears),\n"
-	"space pause, ? help.",
+	"H threads, g programs, p processes, t (V, F5) tree, k kill, r renice,\n"
+	"/ filter (Enter ends, Esc clears), space pause, ? help.",
 	false,
 };
 
@@ -62,9 +73,27 @@ static const char *const sort_names[TOP_SORT_COUNT] = {
 	"CPU%", "STEAL%", "APPARENT_S", "CPU_S", "PID", "NAME", "RES",
 };
 
+/* What a k or r asks, step by step (Esc or Enter on nothing cancels). */
+enum ask { ASK_NONE, ASK_KILL_PID, ASK_KILL_SIG, ASK_KILL_SURE, ASK_NICE_PID, ASK_NICE_VAL,
+	   ASK_NICE_SURE };
+
+/* top's "Tasks:" line: processes by state */
+enum { TASKS_ALL, TASKS_RUNNING, TASKS_SLEEPING, TASKS_STOPPED, TASKS_ZOMBIE, TASKS_N };
+
 struct top {
 	struct topview v;
-	bool ready, curses, batch, paused, help, filtering, accounts;
+	bool ready, curses, batch, paused, help, filtering, accounts, tree;
+	const char *accounts_file;
+	const pid_t *pids;	/* -p: these and their children only */
+	int npids;
+	enum ask ask;
+	char input[24];		/* what is typed at the question */
+	uint32_t ask_pid;	/* the process asked about */
+	char ask_name[32];	/* its comm */
+	int ask_sig, ask_nice, ask_old_nice;
+	char message[200];	/* the outcome, until the next key */
+	char loadavg[64];	/* /proc/loadavg's three figures, as top shows them */
+	uint32_t tasks[TASKS_N];
 	bool narrow;		/* under 100 columns: no APPARENT_S */
 	enum top_mode mode;
 	enum top_sort sort;
@@ -112,9 +141,116 @@ static void read_stat(struct top *tp)
 	free(text);
 }
 
+/* The load average as top prints it ("0.52, 0.58, 0.59"): /proc/loadavg's
+ * first three figures as they are, so they read the same. */
+static void read_loadavg(struct top *tp)
+{
+	char *text = procfs_read("/", "proc/loadavg", NULL);
+	char a[16], b[16], c[16];
+	if (text && sscanf(text, "%15s %15s %15s", a, b, c) == 3)
+		snprintf(tp->loadavg, sizeof(tp->loadavg), "%s, %s, %s", a, b, c);
+	else
+		snprintf(tp->loadavg, sizeof(tp->loadavg), "?");
+	free(text);
+}
+
+/* A process's state from root/proc/PID/stat (after comm, which may hold
+ * ')'), or 0 when it is gone. */
+static char proc_state(const char *pid)
+{
+	char rel[64], state = 0;
+	snprintf(rel, sizeof(rel), "proc/%.40s/stat", pid);
+	char *text = procfs_read("/", rel, NULL);
+	const char *p = text ? strrchr(text, ')') : NULL;
+	if (p && sscanf(p + 1, " %c", &state) != 1)
+		state = 0;
+	free(text);
+	return state;
+}
+
+/* Every process in /proc by its state, as top's "Tasks:" line counts
+ * them: running R; sleeping S, D (waiting on I/O) and I (idle kernel
+ * threads); stopped T and t (traced); zombie Z. */
+static void count_tasks(struct top *tp)
+{
+	memset(tp->tasks, 0, sizeof(tp->tasks));
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		char st = proc_state(de->d_name);
+		if (!st)
+			continue;	/* gone since: not counted */
+		tp->tasks[TASKS_ALL]++;
+		tp->tasks[st == 'R' ? TASKS_RUNNING : st == 'T' || st == 't' ? TASKS_STOPPED :
+			  st == 'Z' ? TASKS_ZOMBIE : TASKS_SLEEPING]++;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* A process's parent from root/proc/PID/stat, or 0. */
+static uint32_t proc_ppid(const char *pid)
+{
+	char rel[64];
+	unsigned ppid = 0;
+	snprintf(rel, sizeof(rel), "proc/%.40s/stat", pid);
+	char *text = procfs_read("/", rel, NULL);
+	const char *p = text ? strrchr(text, ')') : NULL;
+	if (p && sscanf(p + 1, " %*c %u", &ppid) != 1)
+		ppid = 0;
+	free(text);
+	return ppid;
+}
+
+/* -p PID: the processes already under those pids when top starts are in
+ * scope too (the engine follows only the forks it sees): their pids, from
+ * each process's parent in /proc, a level a pass. 0 or -ENOMEM. */
+static int scope_descendants(struct engine *e, const pid_t *pids, int npids)
+{
+	struct { uint32_t pid, ppid; bool in; } *procs = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d)) && !err) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			void *bigger = realloc(procs, (cap = cap ? 2 * cap : 512) * sizeof(*procs));
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			procs = bigger;
+		}
+		uint32_t pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		procs[n].pid = pid;
+		procs[n].ppid = proc_ppid(de->d_name);
+		procs[n].in = false;
+		for (int i = 0; i < npids; i++)
+			procs[n].in |= pid == (uint32_t)pids[i];
+		n++;
+	}
+	if (d)
+		closedir(d);
+	for (bool more = !err; more;) {	/* until a pass adds none */
+		more = false;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n && !procs[i].in; j++)
+				if (procs[j].in && procs[j].pid == procs[i].ppid)
+					procs[i].in = more = true;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		if (procs[i].in)
+			err = engine__scope(e, procs[i].pid);
+	free(procs);
+	return err;
+}
+
 static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 {
-	(void)e;
 	struct top *tp = ctx;
 	uint32_t n = recorder__ncpus(r) ? recorder__ncpus(r) : 1;
 	tp->rec = r;
@@ -124,6 +260,10 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	tp->steal0 = calloc(n, sizeof(*tp->steal0));
 	if (!tp->stat0 || !tp->stat1 || !tp->steal0 ||
 	    topview__init(&tp->v, recorder__names(r))) {
+		cli_error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	if (tp->npids && scope_descendants(e, tp->pids, tp->npids)) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
 	}
@@ -170,10 +310,12 @@ static void steal_line(const struct top *tp, const struct engine *e, char line[1
 	snprintf(line, 160, "%.159s", text);
 }
 
-/* The header's lines into buf, one per element of lines[]: the title,
- * records lost (said, and why, when they are), one per CPU, the totals.
- * Top's own CPU is the whole process's, the recorder's included, so that
- * it agrees with cpuledger's own row. Returns how many. */
+/* The header's lines into buf, one per element of lines[]: the title with
+ * the load average, the tasks by state, where steal comes from, records
+ * lost (said, and why, when they are), what ACCOUNT means (with
+ * --accounts), one per CPU, the totals. Top's own CPU is the whole
+ * process's, the recorder's included, over the same time as its row's, so
+ * that the two agree. Returns how many. */
 static int header(struct top *tp, struct engine *e, uint64_t interval, char lines[][HEADER_LINE],
 		  int max)
 {
@@ -182,10 +324,17 @@ static int header(struct top *tp, struct engine *e, uint64_t interval, char line
 	struct tm tm;
 	localtime_r(&now, &tm);
 	int n = 0;
-	snprintf(lines[n++], HEADER_LINE, "cpuledger top - %02d:%02d:%02d, %u CPUs, every %.1f s%s%s%s",
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, tp->ncpus, (double)tp->delay_ns / 1e9,
-		 tp->paused ? " [paused]" : "", tp->filter[0] ? " filter: " : "", tp->filter);
+	snprintf(lines[n++], HEADER_LINE, "cpuledger top - %02d:%02d:%02d, %u CPUs, every %.1f s, "
+		 "load average: %s", tm.tm_hour, tm.tm_min, tm.tm_sec, tp->ncpus,
+		 (double)tp->delay_ns / 1e9, tp->loadavg);
+	snprintf(lines[n++], HEADER_LINE, "Tasks: %u total, %u running, %u sleeping, %u stopped, "
+		 "%u zombie%s", tp->tasks[TASKS_ALL], tp->tasks[TASKS_RUNNING],
+		 tp->tasks[TASKS_SLEEPING], tp->tasks[TASKS_STOPPED], tp->tasks[TASKS_ZOMBIE],
+		 tp->batch ? "" : "  (q quit, ? help)");
 	steal_line(tp, e, lines[n++]);
+	if (tp->accounts)
+		snprintf(lines[n++], HEADER_LINE, "ACCOUNT: who pays for a row's CPU time, by the rules "
+			 "in '%s' (the account most of its time went to)", tp->accounts_file);
 	if (tp->lost_new)
 		snprintf(lines[n++], HEADER_LINE, "%llu records lost in this refresh (%llu in all): the "
 			 "kernel's buffers filled faster than top read them, so this refresh's "
@@ -200,10 +349,15 @@ static int header(struct top *tp, struct engine *e, uint64_t interval, char line
 		snprintf(lines[n++], HEADER_LINE, "CPU%-3u busy %5.1f%%  steal %5.1f%% (kernel %5.1f%%)", c,
 			 share(busy, total), share(st, interval), share(kst, total));
 	}
-	snprintf(lines[n++], HEADER_LINE, "%s: %u; sort %s; top's own CPU %.1f%% (recording and "
-		 "drawing)%s", tp->mode == TOP_THREADS ? "threads" :
+	/* the kernel's clock holds steal unless its runtime leaves it out */
+	enum steal_accounting acct = engine__stats(e)->accounting;
+	bool clock_has_steal = acct != ACCT_EXCLUDED && acct != ACCT_EXCLUDED_IRQ;
+	snprintf(lines[n++], HEADER_LINE, "%s: %u; sort %s;%s top's own CPU %.1f%% (its row's "
+		 "CPU%%%s)%s%s%s", tp->mode == TOP_THREADS ? "threads" :
 		 tp->mode == TOP_PROGRAMS ? "programs" : "processes", tp->v.nrows,
-		 sort_names[tp->sort], tp->own_pct, tp->batch ? "" : "  (q quit, ? help)");
+		 sort_names[tp->sort], tp->tree && tp->mode == TOP_PROCESSES ? " tree;" : "", tp->own_pct,
+		 clock_has_steal ? " + STEAL%" : "", tp->paused ? " [paused]" : "",
+		 tp->filter[0] ? " filter: " : "", tp->filter);
 	return n;
 }
 
@@ -221,8 +375,17 @@ static void titles(const struct top *tp, char *buf, size_t size)
 		 "COMMAND");
 }
 
-/* What /proc/PID/stat (or a thread's) says: state, nice, utime + stime,
- * RSS; a process gone since is left unknown. */
+/* The owner of process pid (its /proc directory's), or -1. */
+static int64_t proc_uid(uint32_t pid)
+{
+	char path[48];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &st) ? -1 : (int64_t)st.st_uid;
+}
+
+/* What /proc/PID/stat (or a thread's) says: state, parent, nice, utime +
+ * stime, RSS; a process gone since is left unknown. */
 static void proc_figures(struct top_row *r, bool thread, long ticks_per_s, long page_kb)
 {
 	char rel[64];
@@ -234,11 +397,16 @@ static void proc_figures(struct top_row *r, bool thread, long ticks_per_s, long 
 	const char *p = text ? strrchr(text, ')') : NULL;	/* comm may hold ')' */
 	char state;
 	unsigned long long utime, stime, rss;
+	unsigned ppid;
 	long nice;
-	/* after comm: state(3) ... utime(14) stime(15) ... nice(19) ... rss(24) */
-	if (p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
-			"%*d %ld %*d %*d %*u %*u %llu", &state, &utime, &stime, &nice, &rss) == 5) {
+	/* after comm: state(3) ppid(4) ... utime(14) stime(15) ... nice(19) ... rss(24) */
+	if (p && sscanf(p + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
+			"%*d %ld %*d %*d %*u %*u %llu", &state, &ppid, &utime, &stime, &nice,
+			&rss) == 6) {
 		r->state = state;
+		r->ppid = ppid;
+		if (r->uid < 0)	/* not known to the recording (there before it) */
+			r->uid = proc_uid(r->pid);
 		r->nice = (int)nice;
 		r->time_ticks = utime + stime;
 		r->rss_kb = rss * (unsigned long long)page_kb;
@@ -319,9 +487,235 @@ static void row_text(const struct top *tp, const struct top_row *r, char *buf, s
 			 r->cpu_pct, r->steal_pct,
 			 time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap,
 			 (double)r->cpu_ns / 1e9, acc);
+	/* the tree as top's forest view draws it: a child's name indented
+	 * under its parent's, after "`- " (deep trees stop indenting at 12) */
+	for (uint32_t d = 1; d <= r->depth && d <= 12 && n >= 0 && (size_t)n + 4 < size; d++)
+		n += snprintf(buf + n, size - (size_t)n, "%s", d == r->depth || d == 12 ? "`- " : "   ");
 	/* a command line is not the terminal's: no control characters */
 	if (n >= 0 && (size_t)n < size)
 		text_clean(buf + n, size - (size_t)n, r->name);
+}
+
+/* A whole number in [lo, hi], all of s (a sign, then digits). */
+static bool whole_number(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	if (!*s || !(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
+		return false;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static const struct { const char *name; int sig; } signal_names[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "KILL", SIGKILL },
+	{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "TERM", SIGTERM }, { "CONT", SIGCONT },
+	{ "STOP", SIGSTOP },
+};
+
+/* A signal as kill(1) takes it: 15, TERM, SIGTERM (any case); 0 if none. */
+static int signal_of(const char *s)
+{
+	long v;
+	if (whole_number(s, 1, SIGRTMAX, &v))
+		return (int)v;
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof(signal_names) / sizeof(*signal_names); i++)
+		if (!strcasecmp(s, signal_names[i].name))
+			return signal_names[i].sig;
+	return 0;
+}
+
+static const char *signal_name(int sig, char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof(signal_names) / sizeof(*signal_names); i++)
+		if (signal_names[i].sig == sig) {
+			snprintf(buf, size, "%s (%d)", signal_names[i].name, sig);
+			return buf;
+		}
+	snprintf(buf, size, "signal %d", sig);
+	return buf;
+}
+
+/* The pid a k or r offers first, as top does: the first row's (a
+ * thread's with H); 0 in the programs view (no one process). */
+static uint32_t default_pid(const struct top *tp)
+{
+	if (!tp->v.nrows || tp->mode == TOP_PROGRAMS)
+		return 0;
+	return tp->mode == TOP_THREADS ? tp->v.rows[0].tid : tp->v.rows[0].pid;
+}
+
+/* The pid typed (or the default offered, tp->ask_pid), its comm kept:
+ * false, said in the message, when it is not one or there is no such
+ * process. */
+static bool ask_take_pid(struct top *tp)
+{
+	long v = tp->ask_pid;
+	if (tp->input[0] && !whole_number(tp->input, 1, INT_MAX, &v)) {
+		snprintf(tp->message, sizeof(tp->message), "'%.20s' is not a pid", tp->input);
+		return false;
+	}
+	if (v <= 0) {	/* never kill(0) or kill(-1): a group, or every process */
+		snprintf(tp->message, sizeof(tp->message), "no pid given (the programs view has none)");
+		return false;
+	}
+	char rel[48];
+	snprintf(rel, sizeof(rel), "proc/%ld/comm", v);
+	char *comm = procfs_read("/", rel, NULL);
+	if (!comm) {
+		snprintf(tp->message, sizeof(tp->message), "pid %ld: no such process", v);
+		return false;
+	}
+	comm[strcspn(comm, "\n")] = '\0';
+	text_clean(tp->ask_name, sizeof(tp->ask_name), comm);
+	free(comm);
+	tp->ask_pid = (uint32_t)v;
+	return true;
+}
+
+/* Why kill or setpriority refused, in words. */
+static const char *refusal(int err, bool renice)
+{
+	if (err == ESRCH)
+		return "no such process (it ended)";
+	if (err == EACCES)
+		return "permission denied (a lower nice value needs root or CAP_SYS_NICE)";
+	if (err == EPERM && renice)
+		return "not permitted (another user's process, or one holding capabilities top "
+		       "has not, needs CAP_SYS_NICE)";
+	if (err == EPERM)
+		return "not permitted (another user's process needs root or CAP_KILL)";
+	return strerror(err);
+}
+
+static void do_kill(struct top *tp)
+{
+	char sig[24];
+	signal_name(tp->ask_sig, sig, sizeof(sig));
+	if (kill((pid_t)tp->ask_pid, tp->ask_sig) == 0)
+		snprintf(tp->message, sizeof(tp->message), "sent %s to pid %u (%s)", sig,
+			 tp->ask_pid, tp->ask_name);
+	else
+		snprintf(tp->message, sizeof(tp->message), "cannot send %s to pid %u (%s): %s", sig,
+			 tp->ask_pid, tp->ask_name, refusal(errno, false));
+}
+
+static void do_renice(struct top *tp)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)tp->ask_pid, tp->ask_nice) == 0)
+		snprintf(tp->message, sizeof(tp->message), "pid %u (%s) reniced from %d to %d",
+			 tp->ask_pid, tp->ask_name, tp->ask_old_nice, tp->ask_nice);
+	else
+		snprintf(tp->message, sizeof(tp->message), "cannot renice pid %u (%s) to %d: %s",
+			 tp->ask_pid, tp->ask_name, tp->ask_nice,
+			 refusal(errno, true));
+}
+
+/* Enter at a question: the next question, or the message of what went
+ * wrong. */
+static void ask_enter(struct top *tp)
+{
+	long v;
+	switch (tp->ask) {
+	case ASK_KILL_PID:
+	case ASK_NICE_PID:
+		if (!ask_take_pid(tp)) {
+			tp->ask = ASK_NONE;
+			break;
+		}
+		errno = 0;
+		v = getpriority(PRIO_PROCESS, (id_t)tp->ask_pid);
+		tp->ask_old_nice = errno ? 0 : (int)v;
+		tp->ask = tp->ask == ASK_KILL_PID ? ASK_KILL_SIG : ASK_NICE_VAL;
+		break;
+	case ASK_KILL_SIG:
+		tp->ask_sig = tp->input[0] ? signal_of(tp->input) : SIGTERM;
+		tp->ask = tp->ask_sig ? ASK_KILL_SURE : ASK_NONE;
+		if (!tp->ask_sig)
+			snprintf(tp->message, sizeof(tp->message), "'%.20s' is not a signal (a number "
+				 "or a name: TERM, KILL, HUP, INT, STOP, CONT...): nothing sent", tp->input);
+		break;
+	case ASK_NICE_VAL:
+		if (whole_number(tp->input, -20, 19, &v)) {
+			tp->ask_nice = (int)v;
+			tp->ask = ASK_NICE_SURE;
+		} else {
+			snprintf(tp->message, sizeof(tp->message), "'%.20s' is not a nice value "
+				 "(-20 to 19): not reniced", tp->input);
+			tp->ask = ASK_NONE;
+		}
+		break;
+	default:
+		break;
+	}
+	tp->input[0] = '\0';
+}
+
+/* A key while k or r asks: typed into the answer, Enter for the next
+ * question, Esc cancels; at the last, y does it and any other key not. */
+static void ask_key(struct top *tp, int ch)
+{
+	size_t n = strlen(tp->input);
+	if (tp->ask == ASK_KILL_SURE || tp->ask == ASK_NICE_SURE) {
+		bool yes = ch == 'y' || ch == 'Y';
+		if (yes)
+			tp->ask == ASK_KILL_SURE ? do_kill(tp) : do_renice(tp);
+		else
+			snprintf(tp->message, sizeof(tp->message), "%s", tp->ask == ASK_KILL_SURE ?
+				 "not sent" : "not reniced");
+		tp->ask = ASK_NONE;
+	} else if (ch == 27) {
+		snprintf(tp->message, sizeof(tp->message), "cancelled");
+		tp->ask = ASK_NONE;
+		tp->input[0] = '\0';
+	} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+		ask_enter(tp);
+	else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n)
+		tp->input[n - 1] = '\0';
+	else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof(tp->input)) {
+		tp->input[n] = (char)ch;
+		tp->input[n + 1] = '\0';
+	}
+}
+
+/* The question k or r asks now, as top words it, with what is typed. */
+static void ask_line(const struct top *tp, char *buf, size_t size)
+{
+	char sig[24], def[32] = "";
+	if (tp->ask_pid)
+		snprintf(def, sizeof(def), " [default pid = %u]", tp->ask_pid);
+	switch (tp->ask) {
+	case ASK_KILL_PID:
+		snprintf(buf, size, "PID to signal/kill%s: %s_", def, tp->input);
+		break;
+	case ASK_KILL_SIG:
+		snprintf(buf, size, "Send pid %u (%s) signal [15/TERM]: %s_", tp->ask_pid,
+			 tp->ask_name, tp->input);
+		break;
+	case ASK_KILL_SURE:
+		snprintf(buf, size, "Send %s to pid %u (%s)? [y/N] ",
+			 signal_name(tp->ask_sig, sig, sizeof(sig)), tp->ask_pid, tp->ask_name);
+		break;
+	case ASK_NICE_PID:
+		snprintf(buf, size, "PID to renice%s: %s_", def, tp->input);
+		break;
+	case ASK_NICE_VAL:
+		snprintf(buf, size, "Renice pid %u (%s), nice %d now, to value [-20..19]: %s_",
+			 tp->ask_pid, tp->ask_name, tp->ask_old_nice, tp->input);
+		break;
+	case ASK_NICE_SURE:
+		snprintf(buf, size, "Renice pid %u (%s) from %d to %d? [y/N] ", tp->ask_pid,
+			 tp->ask_name, tp->ask_old_nice, tp->ask_nice);
+		break;
+	default:
+		snprintf(buf, size, "%s", tp->message);
+		break;
+	}
 }
 
 static const char *const help_text[] = {
@@ -334,6 +728,9 @@ static const char *const help_text[] = {
 	"  H         a row per thread (again: per process)",
 	"  g         a row per program, its processes summed (again: per process)",
 	"  p         a row per process",
+	"  t V F5    processes as a tree, each under its parent (again: a list)",
+	"  k F9      send a signal: asks the pid, the signal (TERM), then y",
+	"  r         renice: asks the pid, the nice value, then y",
 	"  /         filter rows by name or pid (Enter ends, Esc clears)",
 	"  space     pause (the recording goes on; figures catch up after)",
 	"  ?         this help (any key: back)",
@@ -342,7 +739,7 @@ static const char *const help_text[] = {
 	"taken out; STEAL%: the share the hypervisor stole while it held a CPU;",
 	"APPARENT_S and CPU_S: since top started, with and without the steal.",
 	"NI, RES (KiB), S and TIME+ (CPU time since it started) as top shows",
-	"them, from /proc.",
+	"them, from /proc. ACCOUNT (--accounts): who pays for the row's time.",
 	"Per CPU: busy and steal by /proc/stat beside the steal cpuledger",
 	"attributed to the tasks on it.",
 };
@@ -373,8 +770,13 @@ static void draw(struct top *tp, struct engine *e, uint64_t interval)
 		row_text(tp, &tp->v.rows[i], buf, sizeof(buf));
 		mvaddnstr(n + 1 + (int)i, 0, buf, COLS);
 	}
-	if (tp->filtering) {
+	if (tp->filtering)
 		snprintf(buf, sizeof(buf), "filter: %s_", tp->filter);
+	else
+		ask_line(tp, buf, sizeof(buf));
+	if (buf[0]) {	/* the last line: a question or what came of one */
+		move(LINES - 1, 0);
+		clrtoeol();
 		mvaddnstr(LINES - 1, 0, buf, COLS);
 	}
 	refresh();
@@ -397,19 +799,26 @@ static void print_batch(struct top *tp, struct engine *e, uint64_t interval)
 	fflush(stdout);
 }
 
-/* New figures: the engine walked, the rows made and shown. */
-static int update(struct top *tp, struct engine *e, uint64_t now)
+/* New figures: the engine walked, the rows made and shown. own: the
+ * process's CPU clock when the tick began, before the engine was settled,
+ * so that it covers what its own row covers. */
+static int update(struct top *tp, struct engine *e, uint64_t now, uint64_t own)
 {
 	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t interval = now - tp->last_ns;
 	read_stat(tp);
+	read_loadavg(tp);
+	count_tasks(tp);
+	bool tree = tp->tree && tp->mode == TOP_PROCESSES;
 	int err = topview__refresh(&tp->v, e, tp->mode, interval, tp->filter, tp->sort);
 	if (err)
 		return err;
 	all_proc_figures(tp);
 	if (tp->sort == TOP_SORT_MEM)
 		topview__sort(&tp->v, tp->sort);
-	uint64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID), lost = recorder__lost(tp->rec);
+	if (tree && (err = topview__tree(&tp->v)))
+		return err;
+	uint64_t lost = recorder__lost(tp->rec);
 	tp->own_pct = interval ? 100.0 * (double)since(own, tp->own0) / (double)interval : 0;
 	tp->lost_new = since(lost, tp->lost0);
 	tp->own0 = own;
@@ -447,15 +856,22 @@ static void filter_key(struct top *tp, int ch)
 	}
 }
 
-/* Keys waiting: whether the view must be made again now. */
+/* Keys waiting: whether the view must be made again now. Drawn, it is
+ * made again too: the rows' names point into the recorder's string table,
+ * which the records read since may have moved. */
 static bool keys(struct top *tp)
 {
 	bool again = false;
 	int ch;
 	while ((ch = getch()) != ERR) {
 		again = true;
+		tp->message[0] = '\0';	/* said until the next key */
 		if (tp->help) {
 			tp->help = false;
+			continue;
+		}
+		if (tp->ask) {
+			ask_key(tp, ch);
 			continue;
 		}
 		if (tp->filtering) {
@@ -464,6 +880,21 @@ static bool keys(struct top *tp)
 		}
 		switch (ch) {
 		case 'q': live_stop(); break;
+		case 't':
+		case 'V':
+		case KEY_F(5):
+			tp->tree = !tp->tree || tp->mode != TOP_PROCESSES;
+			tp->mode = TOP_PROCESSES;
+			break;
+		case 'k':
+		case KEY_F(9):
+		case 'r':
+			/* the default offered is fixed now: a refresh while the
+			 * question is open must not change what Enter picks */
+			tp->ask = ch == 'r' ? ASK_NICE_PID : ASK_KILL_PID;
+			tp->ask_pid = default_pid(tp);
+			tp->input[0] = '\0';
+			break;
 		case 'H': tp->mode = tp->mode == TOP_THREADS ? TOP_PROCESSES : TOP_THREADS; break;
 		case 'g': tp->mode = tp->mode == TOP_PROGRAMS ? TOP_PROCESSES : TOP_PROGRAMS; break;
 		case 'P': tp->sort = TOP_SORT_CPU; break;
@@ -477,7 +908,7 @@ static bool keys(struct top *tp)
 		case '?': tp->help = true; break;
 		case '/': tp->filtering = true; break;
 		case KEY_RESIZE: break;
-		default: again = false; break;
+		default: break;
 		}
 	}
 	return again;
@@ -488,6 +919,7 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 {
 	(void)r, (void)st;
 	struct top *tp = ctx;
+	uint64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	bool again = tp->curses && keys(tp);
 	bool due = now >= tp->next_ns;
 	if (due)
@@ -497,7 +929,7 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 		 * the steal weighed since is shared out first */
 		int err = recorder__settle(r, e);
 		if (!err)
-			err = update(tp, e, now);
+			err = update(tp, e, now, own);
 		if (err) {
 			cli_error("top: %s", strerror(-err));
 			return EXIT_RUNTIME;
@@ -545,7 +977,15 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			break;
 		case T_THREADS: tp->mode = TOP_THREADS; break;
 		case T_PROGRAMS: tp->mode = TOP_PROGRAMS; break;
-		case T_ACCOUNTS: o->accounts = arg; tp->accounts = true; break;
+		case T_ACCOUNTS:
+			o->accounts = tp->accounts_file = arg;
+			tp->accounts = true;
+			break;
+		case T_TREE: tp->tree = true; tp->mode = TOP_PROCESSES; break;
+		case T_MMAP_PAGES:
+			if (live_opts__mmap_pages(o, arg) < 0)
+				return -1;
+			break;
 		default:
 			return -1;
 		}
@@ -587,6 +1027,8 @@ int cmd_top(int argc, char **argv)
 		live_opts__release(&o);
 		return EXIT_USAGE;
 	}
+	tp.pids = o.pids;
+	tp.npids = o.npids;
 	struct live_hooks hooks = { &tp, hook_program, NULL, hook_gone, hook_started, hook_tick,
 				    NULL };
 	o.hooks = &hooks;

@@ -84,6 +84,19 @@ static int parse_seconds(const char *opt, const char *arg, double min, double ma
 	return cli_parse_seconds(opt, arg, min, max, out) ? 1 : -1;
 }
 
+int live_opts__mmap_pages(struct live_opts *o, const char *arg)
+{
+	uint64_t v;
+	if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v))
+		return -1;
+	if (v & (v - 1)) {
+		cli_error("--mmap-pages: %s is not a power of 2", arg);
+		return -1;
+	}
+	o->mmap_pages = (uint32_t)v;
+	return 1;
+}
+
 int live_opts__parse(struct live_opts *o, int id, const char *arg)
 {
 	uint64_t v;
@@ -113,15 +126,7 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 	case L_LEDGER: o->ledger = arg; return 1;
 	case L_INTERVAL: return parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
 						   CLI_INTERVAL_MAX, &o->interval);
-	case L_MMAP_PAGES:
-		if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v))
-			return -1;
-		if (v & (v - 1)) {
-			cli_error("--mmap-pages: %s is not a power of 2", arg);
-			return -1;
-		}
-		o->mmap_pages = (uint32_t)v;
-		return 1;
+	case L_MMAP_PAGES: return live_opts__mmap_pages(o, arg);
 	case L_REALTIME:
 		if (!cli_parse_u64("--realtime", arg, 1, 99, &v))
 			return -1;

@@ -88,6 +88,9 @@ void live_opts__release(struct live_opts *o);
 extern const struct cli_option live_record_options[];
 /* Takes one of them; 1 taken, 0 not one of them, -1 bad (said). */
 int live_opts__parse(struct live_opts *o, int id, const char *arg);
+/* --mmap-pages N (a power of 2, 8 to 65536) into o; 1, or -1 having said
+ * why. */
+int live_opts__mmap_pages(struct live_opts *o, const char *arg);
 /* -p PID[,PID]: appends them to o->pids; 1, or -1 having said why. */
 int live_opts__add_pids(struct live_opts *o, const char *arg);
 

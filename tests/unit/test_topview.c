@@ -129,10 +129,78 @@ static void refreshes(void **state)
 	strtab__release(&names);
 }
 
+/* top -p 20: process 20's rows only, though 10 ran more */
+static void scoped(void **state)
+{
+	(void)state;
+	struct strtab names;
+	strtab__init(&names);
+	uint32_t unknown = strtab__intern(&names, "[unknown]", 9);
+	uint32_t comm = strtab__intern(&names, "worker", 6);
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 2, .unknown_fn = unknown };
+	struct engine_sink sink = { NULL, on_program, NULL, on_gone };
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	assert_int_equal(topview__init(&v, &names), 0);
+	assert_int_equal(engine__scope(e, 20), 0);
+	push(e, (struct eng_event){ .kind = EK_TASK, .time = 1, .pid = 10, .tid = 10, .comm = comm });
+	push(e, (struct eng_event){ .kind = EK_TASK, .time = 1, .pid = 20, .tid = 20, .comm = comm });
+	run(e, 10, 10, 0, 10 * MS, 500);
+	run(e, 20, 20, 1, 300 * MS, 100);
+	assert_int_equal(engine__advance(e, 1000 * MS), 0);
+	assert_int_equal(topview__refresh(&v, e, TOP_PROCESSES, 1000 * MS, NULL, TOP_SORT_CPU), 0);
+	assert_int_equal(v.nrows, 1);
+	assert_int_equal(v.rows[0].pid, 20);
+	assert_int_equal(v.rows[0].cpu_ns, 100 * MS);
+	topview__release(&v);
+	engine__free(e);
+	strtab__release(&names);
+}
+
+/*
+ * The tree (key t): rows sorted by CPU as
+ *   pid ppid       after topview__tree      depth
+ *   30  20         40  (roots in order)     0
+ *   20  10         10                       0
+ *   40  99 (none)    20                     1
+ *   10  1 (none)       30                   2
+ *   50  10           50                     1
+ *   60  70         60  (a loop 60 <-> 70:   0
+ *   70  60           70   broken at 60)     1
+ */
+static void tree(void **state)
+{
+	(void)state;
+	static const uint32_t pid[] = { 30, 20, 40, 10, 50, 60, 70 };
+	static const uint32_t ppid[] = { 20, 10, 99, 1, 10, 70, 60 };
+	static const uint32_t want_pid[] = { 40, 10, 20, 30, 50, 60, 70 };
+	static const uint32_t want_depth[] = { 0, 0, 1, 2, 1, 0, 1 };
+	struct top_row rows[7];
+	memset(&v, 0, sizeof(v));
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < 7; i++)
+		rows[i] = (struct top_row){ .pid = pid[i], .ppid = ppid[i], .depth = 9 };
+	v.rows = rows;
+	v.nrows = 7;
+	assert_int_equal(topview__tree(&v), 0);
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(rows[i].pid, want_pid[i]);
+		assert_int_equal(rows[i].depth, want_depth[i]);
+	}
+	v.nrows = 1;	/* one row: a root */
+	rows[0].depth = 3;
+	assert_int_equal(topview__tree(&v), 0);
+	assert_int_equal(rows[0].depth, 0);
+	memset(&v, 0, sizeof(v));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(refreshes),
+		cmocka_unit_test(tree),
+		cmocka_unit_test(scoped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
