@@ -324,9 +324,10 @@ static int header(struct top *tp, struct engine *e, uint64_t interval, char line
 	struct tm tm;
 	localtime_r(&now, &tm);
 	int n = 0;
-	snprintf(lines[n++], HEADER_LINE, "cpuledger top - %02d:%02d:%02d, %u CPUs, every %.1f s, "
-		 "load average: %s", tm.tm_hour, tm.tm_min, tm.tm_sec, tp->ncpus,
-		 (double)tp->delay_ns / 1e9, tp->loadavg);
+	/* as top's first line, fitting 80 columns with loads of 100 and more
+	 * (the refresh interval is what -d says) */
+	snprintf(lines[n++], HEADER_LINE, "cpuledger top - %02d:%02d:%02d, %u CPUs, "
+		 "load average: %s", tm.tm_hour, tm.tm_min, tm.tm_sec, tp->ncpus, tp->loadavg);
 	snprintf(lines[n++], HEADER_LINE, "Tasks: %u total, %u running, %u sleeping, %u stopped, "
 		 "%u zombie%s", tp->tasks[TASKS_ALL], tp->tasks[TASKS_RUNNING],
 		 tp->tasks[TASKS_SLEEPING], tp->tasks[TASKS_STOPPED], tp->tasks[TASKS_ZOMBIE],
