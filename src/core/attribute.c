@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "banned.h"
 
 static const char *const method_names[] = {
 	[METHOD_PRECEDING] = "preceding",

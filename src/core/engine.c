@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "banned.h"
 
 static void free_event_text(struct eng_event *ev)
 {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "banned.h"
 
 #define CALIBRATION_MIN 16	/* fewer measured stints: nothing to go by */
 #define NOISE_MIN_NS 20000

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "banned.h"
 
 /* An object from a pool: a freed one, or a new one at the end. */
 static uint32_t pool_alloc(void **v, uint32_t *n, uint32_t *cap, uint32_t *free_head,

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "banned.h"
 
 void hindex__init(struct hindex *h)
 {

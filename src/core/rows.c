@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "banned.h"
 
 static const char *const field_names[RF_COUNT] = {
 	[RF_VM] = "vm", [RF_PROCESS] = "process", [RF_THREAD] = "thread",

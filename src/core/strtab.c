@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "banned.h"
 
 void strtab__init(struct strtab *t)
 {

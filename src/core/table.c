@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "banned.h"
 
 static const char *const sort_names[SORT_COUNT] = {
 	[SORT_CPU] = "cpu", [SORT_STEAL] = "steal", [SORT_STEAL_SHARE] = "steal-share",
