@@ -223,39 +223,37 @@ static int push_frame(struct folder *f, uint32_t id)
 	return 0;
 }
 
-/* A frame's name as the reference shows it, into out (size >= 2n + 64
- * + pclen + mlen); inlined: a part of "a->b" after the first. */
-static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
-		   const char *func, size_t flen, const char *mod, size_t mlen,
-		   char *out, bool inlined)
+/* An unknown function's name as the reference shows it: its module's
+ * base name (or "unknown") in brackets, with the address under --addrs. */
+static size_t tidy_unknown(const struct folder *f, const char *pc, size_t pclen,
+			   const char *mod, size_t mlen, char *out)
 {
-	size_t o = 0;
-	if (flen == 9 && !memcmp(func, "[unknown]", 9)) {
-		const char *name = "unknown";
-		size_t nlen = 7;
-		if (!(mlen == 9 && !memcmp(mod, "[unknown]", 9))) {
-			const char *slash = memrchr(mod, '/', mlen);
-			name = slash ? slash + 1 : mod;
-			nlen = mlen - (size_t)(name - mod);
-		}
-		out[o++] = '[';
-		memcpy(out + o, name, nlen);
-		o += nlen;
-		if (f->o.addrs) {
-			memcpy(out + o, " <", 2);
-			o += 2;
-			memcpy(out + o, pc, pclen);
-			o += pclen;
-			out[o++] = '>';
-		}
-		out[o++] = ']';
-	} else {
-		memcpy(out, func, flen);
-		o = flen;
+	const char *name = "unknown";
+	size_t nlen = 7, o = 0;
+	if (!(mlen == 9 && !memcmp(mod, "[unknown]", 9))) {
+		const char *slash = memrchr(mod, '/', mlen);
+		name = slash ? slash + 1 : mod;
+		nlen = mlen - (size_t)(name - mod);
 	}
-	/* generic tidying: ';' would split the stack; argument lists go,
-	 * unless the name looks like "x.(...).y" or the parenthesis opens
-	 * "(anonymous namespace)"; quotes go */
+	out[o++] = '[';
+	memcpy(out + o, name, nlen);
+	o += nlen;
+	if (f->o.addrs) {
+		memcpy(out + o, " <", 2);
+		o += 2;
+		memcpy(out + o, pc, pclen);
+		o += pclen;
+		out[o++] = '>';
+	}
+	out[o++] = ']';
+	return o;
+}
+
+/* The generic tidying, in place: ';' would split the stack; argument
+ * lists go, unless the name looks like "x.(...).y" or the parenthesis
+ * opens "(anonymous namespace)"; quotes go. Returns the new length. */
+static size_t tidy_generic(char *out, size_t o)
+{
 	for (size_t i = 0; i < o; i++)
 		if (out[i] == ';')
 			out[i] = ':';
@@ -278,7 +276,39 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 	for (size_t i = 0; i < o; i++)
 		if (out[i] != '"' && out[i] != '\'')
 			out[w++] = out[i];
-	o = w;
+	return w;
+}
+
+/* Whether a module names a JIT's map, /tmp/perf-PID.map. */
+static bool jit_module(const char *mod, size_t mlen)
+{
+	for (const char *p = mod; (p = memmem(p, mlen - (size_t)(p - mod), "/tmp/perf-", 10));) {
+		const char *q = p + 10;
+		const char *e = mod + mlen;
+		const char *d = q;
+		while (d < e && isdigit((unsigned char)*d))
+			d++;
+		if (d > q && e - d >= 4 && !memcmp(d, ".map", 4))
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* A frame's name as the reference shows it, into out (size >= 2n + 64
+ * + pclen + mlen); inlined: a part of "a->b" after the first. */
+static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
+		   const char *func, size_t flen, const char *mod, size_t mlen,
+		   char *out, bool inlined)
+{
+	size_t o;
+	if (flen == 9 && !memcmp(func, "[unknown]", 9)) {
+		o = tidy_unknown(f, pc, pclen, mod, mlen, out);
+	} else {
+		memcpy(out, func, flen);
+		o = flen;
+	}
+	o = tidy_generic(out, o);
 	/* java: class names lose their L */
 	if (f->pname_len == 4 && !memcmp(f->pname, "java", 4) && o && out[0] == 'L' &&
 	    memchr(out, '/', o)) {
@@ -299,24 +329,10 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
 	bool unknown_mod = memmem(mod, mlen, "unknown", 7) != NULL;
 	bool kernel_mod = mlen && (mod[0] == '[' ||
 		(mlen >= 7 && !memcmp(mod + mlen - 7, "vmlinux", 7)));
-	bool jit_mod = false;
-	for (const char *p = mod; f->o.jit &&
-	     (p = memmem(p, mlen - (size_t)(p - mod), "/tmp/perf-", 10));) {
-		const char *q = p + 10;
-		const char *e = mod + mlen;
-		const char *d = q;
-		while (d < e && isdigit((unsigned char)*d))
-			d++;
-		if (d > q && e - d >= 4 && !memcmp(d, ".map", 4)) {
-			jit_mod = true;
-			break;
-		}
-		p++;
-	}
 	if (f->o.kernel && kernel_mod && !unknown_mod) {
 		memcpy(out + o, "_[k]", 4);
 		o += 4;
-	} else if (f->o.jit && jit_mod && !memmem(out, o, "_[j]", 4)) {
+	} else if (f->o.jit && jit_module(mod, mlen) && !memmem(out, o, "_[j]", 4)) {
 		memcpy(out + o, "_[j]", 4);
 		o += 4;
 	}
