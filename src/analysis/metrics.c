@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/grow.h"
+#include "../core/kthread.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
@@ -83,16 +84,8 @@ const char *metrics_program_of(const struct eng_proc *p, const struct strtab *na
 			return buf;
 	}
 	if (p && p->comm != ENGINE_NONE)
-		return metrics_kernel_kind(strtab__str(names, p->comm), buf, size);
+		return kthread_kind(strtab__str(names, p->comm), buf, size);
 	return "[unknown]";
-}
-
-/* A kernel thread: one name for all of a kind (kworker/0:2-events,
- * ksoftirqd/1: kworker, ksoftirqd). */
-const char *metrics_kernel_kind(const char *comm, char *buf, size_t size)
-{
-	snprintf(buf, size, "%.*s", (int)strcspn(comm, "/"), comm);
-	return buf[0] ? buf : comm;
 }
 
 /* The label a program (or cgroup) is shown under: its own while there is

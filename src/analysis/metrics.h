@@ -115,9 +115,5 @@ int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool 
  * name for a kind), else "[unknown]". */
 const char *metrics_program_of(const struct eng_proc *p, const struct strtab *names,
 			       char *buf, size_t size);
-/* A kernel thread's comm as its kind, up to a '/' (kworker/u8:0-events:
- * kworker): in buf, or comm itself when it starts with '/'. The bill's
- * --by comm groups kernel threads by it too. */
-const char *metrics_kernel_kind(const char *comm, char *buf, size_t size);
 
 #endif

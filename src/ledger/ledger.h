@@ -144,7 +144,7 @@ struct bill_query {
  * The bill's rows, as ledger__bill, with each row's cost; with a period
  * key, rows by period first (oldest first), then largest cpu first.
  * --by comm groups kernel threads by kind (kworker/0:2-events: kworker)
- * as /metrics does (metrics_kernel_kind).
+ * as /metrics does (kthread_kind).
  */
 int ledger__bill_query(struct ledger *l, const struct bill_query *q,
 		       int (*fn)(void *ctx, const struct bill_row *row), void *ctx,

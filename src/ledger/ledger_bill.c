@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analysis/metrics.h"
+#include "../core/kthread.h"
 #include "../core/banned.h"
 
 static const char *const key_names[BK_COUNT] = {
@@ -120,7 +120,7 @@ static struct bill_row row_of(sqlite3_stmt *st)
 	return r;
 }
 
-/* SQL's kernel thread kinds: metrics_kernel_kind, so that the bill and
+/* SQL's kernel thread kinds: kthread_kind, so that the bill and
  * /metrics group kernel threads alike. */
 static void kind_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -131,7 +131,7 @@ static void kind_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_null(ctx);
 		return;
 	}
-	sqlite3_result_text(ctx, metrics_kernel_kind(comm, buf, sizeof(buf)), -1,
+	sqlite3_result_text(ctx, kthread_kind(comm, buf, sizeof(buf)), -1,
 			    SQLITE_TRANSIENT);
 }
 
