@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perf_decode.h"
+#include "../resolve/perf_decode.h"
 #include "../core/engine.h"
 
 /* Where steal comes from, as a recording says (steal_source=). */

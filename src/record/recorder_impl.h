@@ -15,7 +15,7 @@
 #include "../collect/perf.h"
 #include "../core/hindex.h"
 #include "../core/namepool.h"
-#include "../format/perf_decode.h"
+#include "../resolve/perf_decode.h"
 #include "../format/recording.h"
 #include "../resolve/resolve.h"
 #include "../symbols/symbolizer.h"

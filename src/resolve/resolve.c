@@ -8,7 +8,7 @@
 #include "../core/grow.h"
 #include "../core/hindex.h"
 #include "../core/regions.h"
-#include "../format/perf_regions.h"
+#include "perf_regions.h"
 #include "../core/banned.h"
 
 /* A function already found in a file. */

@@ -23,7 +23,7 @@
 
 #include "../core/accounts.h"
 #include "../core/strtab.h"
-#include "../format/perf_decode.h"
+#include "perf_decode.h"
 
 /* A function found by a symbol source: [start, end) of file offsets (for
  * the kernel: addresses) and its name (the source's, valid until its next

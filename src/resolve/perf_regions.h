@@ -4,8 +4,8 @@
  * times. The recorder and report apply the same records in the same order,
  * so both resolve a sample to the same (dso, offset).
  */
-#ifndef CPULEDGER_FORMAT_PERF_REGIONS_H
-#define CPULEDGER_FORMAT_PERF_REGIONS_H
+#ifndef CPULEDGER_RESOLVE_PERF_REGIONS_H
+#define CPULEDGER_RESOLVE_PERF_REGIONS_H
 
 #include <linux/perf_event.h>
 

@@ -7,8 +7,8 @@
  * through it too. Every record is bounds-checked: a recording is input
  * like any other.
  */
-#ifndef CPULEDGER_FORMAT_PERF_DECODE_H
-#define CPULEDGER_FORMAT_PERF_DECODE_H
+#ifndef CPULEDGER_RESOLVE_PERF_DECODE_H
+#define CPULEDGER_RESOLVE_PERF_DECODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
