@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "cli.h"
 #include "options.h"
@@ -82,6 +83,34 @@ int cli_import_script(const char *path, int out_fd, bool quiet)
 			(unsigned long long)st.runtimes, (unsigned long long)st.interval_ns,
 			st.interval_source, st.steal_source);
 	return 0;
+}
+
+/* Here beside the import it may run, so that util.c (which every command
+ * uses) does not call back into a command. */
+int cli_open_recording(const char *input)
+{
+	if (strncmp(input, "perf-script:", 12)) {
+		int fd = open(input, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			cli_error("cannot open '%s': %s", input, strerror(errno));
+			return -EXIT_USAGE;
+		}
+		return fd;
+	}
+	/* the text imported into memory, read as the recording it makes */
+	int fd = memfd_create("cpuledger-import", MFD_CLOEXEC);
+	if (fd < 0) {
+		cli_error("cannot import '%s': %s", input + 12, strerror(errno));
+		return -EXIT_RUNTIME;
+	}
+	int status = cli_import_script(input + 12, fd, true);
+	if (!status && lseek(fd, 0, SEEK_SET) < 0)
+		status = EXIT_RUNTIME;
+	if (status) {
+		close(fd);
+		return -status;
+	}
+	return fd;
 }
 
 int cmd_import(int argc, char **argv)

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -635,30 +634,4 @@ void progress__done(struct progress *p)
 {
 	if (p->on)
 		fputs("\r\033[K", stderr);
-}
-
-int cli_open_recording(const char *input)
-{
-	if (strncmp(input, "perf-script:", 12)) {
-		int fd = open(input, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			cli_error("cannot open '%s': %s", input, strerror(errno));
-			return -EXIT_USAGE;
-		}
-		return fd;
-	}
-	/* the text imported into memory, read as the recording it makes */
-	int fd = memfd_create("cpuledger-import", MFD_CLOEXEC);
-	if (fd < 0) {
-		cli_error("cannot import '%s': %s", input + 12, strerror(errno));
-		return -EXIT_RUNTIME;
-	}
-	int status = cli_import_script(input + 12, fd, true);
-	if (!status && lseek(fd, 0, SEEK_SET) < 0)
-		status = EXIT_RUNTIME;
-	if (status) {
-		close(fd);
-		return -status;
-	}
-	return fd;
 }
