@@ -1,8 +1,11 @@
 /*
  * recorder_impl: the recorder's state, shared by recorder.c (lifecycle,
- * the perf session, metadata), recorder_proc.c (what /proc says of
- * processes: at the start and at each exec) and recorder_events.c (each
- * record decoded, resolved, written and fed to the engine).
+ * the perf session, metadata), recorder_events.c (each record decoded,
+ * resolved, written and fed to the engine), recorder_proc.c (what /proc
+ * says of processes: at the start and at each exec), recorder_cgroup.c
+ * (cgroup ids, paths and statistics) and recorder_out.c (names and events
+ * out to the file, the engine and the taps). Each calls only those after
+ * it in this list.
  */
 #ifndef CPULEDGER_RECORD_RECORDER_IMPL_H
 #define CPULEDGER_RECORD_RECORDER_IMPL_H
@@ -127,6 +130,9 @@ void recorder_cgroup_release(struct recorder *r);
 /* recorder_events.c */
 int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h);
 int recorder_round(struct recorder *r);
+
+/* recorder_out.c */
+void recorder_pool_sweep(struct recorder *r, uint64_t watermark);
 int recorder_names_out(struct recorder *r, uint32_t upto);
 int recorder_push(struct recorder *r, struct eng_event *ev);
 void recorder_bounds_init(struct recorder *r);
