@@ -1,7 +1,10 @@
 /*
  * rec_source_impl: the reader's state, shared by rec_source.c (opening a
- * recording, its metadata, version 1's stored functions) and
- * rec_source_feed.c (its items, made into engine events).
+ * recording, its metadata, version 1's stored functions),
+ * rec_source_feed.c (version 2's items), rec_source_v1.c (version 1's
+ * perf records) and rec_source_events.c (what either makes into engine
+ * events). The two readers call rec_source_events.c, never each other
+ * back: feed.c hands version 1's records to v1.c.
  */
 #ifndef CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
 #define CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
@@ -9,6 +12,9 @@
 #include "rec_source.h"
 #include "../core/cgstats.h"
 #include "../resolve/resolve.h"
+
+/* Beyond what the clocks can disagree by: a second. */
+#define REC_SLACK_NS 1000000000ull
 
 /* A function a version 1 recording stored (its SYMBOL items). */
 struct stored_sym {
@@ -60,7 +66,7 @@ int rec_source_v1_perf(struct rec_source *s, struct engine *e, uint32_t cpu,
 		       const uint8_t *d, uint32_t len);
 int rec_source_v1_advance(struct rec_source *s, struct engine *e);
 
-/* Shared by the items' readers (rec_source_feed.c). */
+/* Shared by the items' readers (rec_source_events.c). */
 int rec_source_resolver(struct rec_source *s);
 int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev);
 void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t);

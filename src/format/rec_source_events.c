@@ -1,0 +1,165 @@
+/*
+ * rec_source_events: what the items of either version become, engine
+ * events, checked (an event no kernel could have made is refused with
+ * its offset) and pushed with the watermark the file allows. Below both
+ * readers: rec_source_feed.c (version 2's items) and rec_source_v1.c
+ * (version 1's perf records) call here, and this file calls neither.
+ */
+#include "rec_source_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/banned.h"
+
+/* The rules: the ones given, else those stored (ACCOUNTS, right after
+ * the META), else the defaults. */
+int rec_source_resolver(struct rec_source *s)
+{
+	if (s->res)
+		return 0;
+	const struct account_rules *rules = s->o.rules ? s->o.rules :
+		s->have_stored_rules ? &s->stored_rules : NULL;
+	bool v1 = s->meta.version == 1 && !s->meta.imported;
+	struct sym_source syms = { s, NULL };
+	if (v1)
+		syms.lookup = rec_source_stored_lookup;
+	s->res = resolver__new(&s->names, v1 ? &syms : NULL, rules);
+	return s->res ? 0 : -ENOMEM;
+}
+
+void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
+{
+	if (t > s->now) {
+		s->now = t;
+		s->now_offset = rec_reader__offset(s->rd);
+	}
+	if (t && !s->first)
+		s->first = t;
+	if (cpu < s->meta.ncpus) {
+		s->cpus[cpu].present = true;
+		if (t)
+			s->last_time[cpu] = t;
+	}
+}
+
+/* An event no kernel could have made: before the recording began, or a
+ * runtime longer than the recording up to it. Refused, with its offset:
+ * what follows from it (sums, bills) would be wrong. */
+static int impossible(struct rec_source *s, const struct eng_event *ev)
+{
+	uint64_t base = s->meta.start_ns ? s->meta.start_ns : s->first;
+	char msg[200];
+	if (!base || !ev->time)
+		return 0;
+	if (base > REC_SLACK_NS && ev->time < base - REC_SLACK_NS)
+		snprintf(msg, sizeof(msg), "an event at %llu ns, before the recording began "
+			 "(%llu ns)", (unsigned long long)ev->time, (unsigned long long)base);
+	else if (ev->kind == EK_RUNTIME && ev->value > REC_SLACK_NS &&
+		 ev->value - REC_SLACK_NS > (ev->time > base ? ev->time - base : 0))
+		snprintf(msg, sizeof(msg), "a runtime of %llu ns, longer than the recording up "
+			 "to it (%llu ns)", (unsigned long long)ev->value,
+			 (unsigned long long)(ev->time > base ? ev->time - base : 0));
+	else
+		return 0;
+	return rec_source_fail(s->err, rec_reader__offset(s->rd), msg);
+}
+
+/* Each CPU's items are in time order in the file, so everything up to
+ * the earliest of the CPUs' latest events has been read (UINT64_MAX: no
+ * CPU had one). */
+static uint64_t streams_read(const struct rec_source *s)
+{
+	uint64_t w = UINT64_MAX;
+	for (uint32_t c = 0; c < s->meta.ncpus; c++)
+		if (s->cpus[c].present && s->last_time[c] < w)
+			w = s->last_time[c];
+	return w;
+}
+
+/* Events pile up waiting for a round mark (a file without them, made to
+ * make a reader hold everything): the streams are taken as read up to
+ * streams_read; if that is not enough, the oldest go anyway. */
+static int too_many_queued(struct rec_source *s, struct engine *e)
+{
+	uint64_t w = streams_read(s);
+	int err = w != UINT64_MAX ? engine__advance(e, w) : 0;
+	return err ? err : engine__shed(e, REC_MAX_QUEUED / 2);
+}
+
+/* An import has no round marks (perf script text is in time order): its
+ * events go once every CPU's stream is past them, so the queue holds
+ * what lies between the streams, not the file. Every 64 events (or one
+ * a CPU: the look costs one step a CPU). */
+static int import_advance(struct rec_source *s, struct engine *e)
+{
+	if (++s->pushed < 64 || s->pushed < s->meta.ncpus)
+		return 0;
+	s->pushed = 0;
+	uint64_t w = streams_read(s);
+	return w != UINT64_MAX ? engine__advance(e, w) : 0;
+}
+
+int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev)
+{
+	int err = impossible(s, ev);
+	if (err) {
+		free(ev->text);
+		free(ev->exe);
+		return err;
+	}
+	err = engine__push(e, ev);
+	if (!err && s->meta.ordered)
+		err = engine__advance(e, s->now);	/* in time order already */
+	else if (!err && s->meta.imported)
+		err = import_advance(s, e);
+	if (!err && engine__stats(e)->queued_events > REC_MAX_QUEUED)
+		err = too_many_queued(s, e);
+	return err == -EINVAL ? 0 : err;
+}
+
+/* A sample's stack: (function, dso, account) of each frame, leaf first. */
+static uint32_t stack_id(struct rec_source *s, const struct res_frame *f, uint32_t n,
+			 const uint32_t *accounts)
+{
+	uint32_t key[3 * RES_MAX_FRAMES];
+	for (uint32_t i = 0; i < n; i++) {
+		key[3 * i] = f[i].function;
+		key[3 * i + 1] = f[i].dso;
+		key[3 * i + 2] = accounts[i];
+	}
+	return strtab__intern(&s->stacks, (const char *)key, 3 * n * sizeof(*key));
+}
+
+/* A named sample (resolved here or by the recorder) into the engine. */
+int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
+		  uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time)
+{
+	static __thread uint32_t acc[RES_MAX_FRAMES];
+	struct eng_event ev = { .kind = EK_SAMPLE, .time = time, .cpu = cpu, .pid = pid,
+				.tid = tid, .stack = ENGINE_NONE };
+	s->samples++;
+	rec_source_seen(s, cpu, time);
+	if (tid && n) {
+		int err = rec_source_resolver(s);
+		if (err)
+			return err;
+		uint32_t frames = s->o.stacks ? n : 1;
+		for (uint32_t i = 0; i < frames; i++) {
+			acc[i] = resolver__account(s->res, f[i].dso, f[i].function, f[i].ip,
+						   f[i].flags);
+			if (acc[i] == UINT32_MAX)
+				return -ENOMEM;
+		}
+		ev.function = f[0].function;
+		ev.dso = f[0].dso;
+		ev.account = acc[0];
+		ev.flags = f[0].flags;
+		ev.ip = f[0].ip;
+		if (s->o.stacks && (ev.stack = stack_id(s, f, n, acc)) == HINDEX_NONE)
+			return -ENOMEM;
+	}
+	return rec_source_push(s, e, &ev);
+}
