@@ -16,6 +16,16 @@
 #include "attribute.h"
 #include "rows.h"
 
+/* A pid or tid at or above this is a task that had exited, shown as
+ * perf shows it, -1 (Linux's pids stay below 2^22). */
+#define TABLE_ID_EXITED 0x40000000u
+
+/* A pid or tid as the reports show it: -1 for a task that had exited. */
+static inline int64_t table_id(uint32_t v)
+{
+	return v >= TABLE_ID_EXITED ? -1 : (int64_t)v;
+}
+
 struct table_row {
 	/* key fields and attributes: NULL where unknown or not shown */
 	const char *vm, *comm, *command, *executable, *dso, *function, *account,

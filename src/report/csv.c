@@ -74,10 +74,10 @@ static void keys(FILE *out, const struct table *t, const struct report_extras *x
 		case RF_PROCESS:
 		case RF_THREAD:
 			if (!pid_done)
-				num_field(out, &first, true, r->pid >= 0x40000000u ? -1 : (int64_t)r->pid);
+				num_field(out, &first, true, table_id(r->pid));
 			pid_done = true;
 			if (t->keys.v[i] == RF_THREAD)
-				num_field(out, &first, true, r->tid >= 0x40000000u ? -1 : (int64_t)r->tid);
+				num_field(out, &first, true, table_id(r->tid));
 			break;
 		case RF_COMM: text_field(out, &first, r->comm); break;
 		case RF_COMMAND: text_field(out, &first, r->command); break;

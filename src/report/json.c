@@ -146,7 +146,7 @@ static void member(FILE *out, bool *first, const char *key)
 static void put_id(FILE *out, bool *first, const char *key, uint32_t v)
 {
 	member(out, first, key);
-	if (v >= 0x40000000u)	/* a task that had exited: perf's -1 */
+	if (v >= TABLE_ID_EXITED)
 		fputs("-1", out);
 	else
 		fprintf(out, "%" PRIu32, v);

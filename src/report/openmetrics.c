@@ -36,10 +36,10 @@ static void put_labels(FILE *out, const struct table *t, const struct table_row 
 		case RF_PROCESS:
 		case RF_THREAD:
 			if (!pid_done)
-				put_num_label(out, &first, "pid", r->pid >= 0x40000000u ? -1 : (int64_t)r->pid);
+				put_num_label(out, &first, "pid", table_id(r->pid));
 			pid_done = true;
 			if (t->keys.v[i] == RF_THREAD)
-				put_num_label(out, &first, "tid", r->tid >= 0x40000000u ? -1 : (int64_t)r->tid);
+				put_num_label(out, &first, "tid", table_id(r->tid));
 			break;
 		case RF_COMM: om_put_label(out, &first, "comm", r->comm); break;
 		case RF_COMMAND: om_put_label(out, &first, "command", r->command); break;

@@ -144,12 +144,12 @@ static int short_keys(FILE *out, const struct table *t, const struct layout *l,
 		case RF_PROCESS:
 		case RF_THREAD:
 			if (!pid_done)
-				n += r ? (r->pid >= 0x40000000u ? fprintf(out, "%8s ", "-1") :
+				n += r ? (r->pid >= TABLE_ID_EXITED ? fprintf(out, "%8s ", "-1") :
 					  fprintf(out, "%8" PRIu32 " ", r->pid)) :
 					 fprintf(out, "%8s ", "PID");
 			pid_done = true;
 			if (t->keys.v[i] == RF_THREAD)
-				n += r ? (r->tid >= 0x40000000u ? fprintf(out, "%8s ", "-1") :
+				n += r ? (r->tid >= TABLE_ID_EXITED ? fprintf(out, "%8s ", "-1") :
 					  fprintf(out, "%8" PRIu32 " ", r->tid)) :
 					 fprintf(out, "%8s ", "TID");
 			break;
