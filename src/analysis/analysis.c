@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include "../core/grow.h"
+#include "../core/units.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -232,11 +233,6 @@ static int stack_inclusive(struct analysis *a, const uint32_t *frames, size_t n,
 	return 0;
 }
 
-static uint64_t share(uint64_t total, uint64_t n, uint64_t d)
-{
-	return d ? (uint64_t)((unsigned __int128)total * n / d) : 0;
-}
-
 static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
 {
 	struct analysis *a = ctx;
@@ -250,12 +246,12 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 		const struct incl_entry *en = &a->incl[i];
 		if (!en->incl_samples || !wanted(a, &w, t, name(a, en->dso)))
 			continue;
-		uint64_t leftover = en->self_ns - share(t->cpu_ns, en->self_samples, t->samples);
+		uint64_t leftover = en->self_ns - share_u64(t->cpu_ns, en->self_samples, t->samples);
 		k.function = name(a, en->function);
 		k.dso = name(a, en->dso);
 		k.account = name(a, en->account);
 		struct row_figures rf = {
-			.inclusive_ns = share(t->cpu_ns, en->incl_samples, t->samples) + leftover,
+			.inclusive_ns = share_u64(t->cpu_ns, en->incl_samples, t->samples) + leftover,
 		};
 		err = rows__add(&a->rows, &k, &at, &rf);
 	}

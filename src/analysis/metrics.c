@@ -9,6 +9,7 @@
 
 #include "../core/grow.h"
 #include "../core/kthread.h"
+#include "../core/units.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
@@ -175,12 +176,6 @@ static struct metrics_thread *thread_of(struct metrics *m, uint32_t tid, uint64_
 	return &m->threads[id];
 }
 
-/* share of total that part stands for (the caller gives the remainder) */
-static uint64_t part_of(uint64_t total, uint64_t part, uint64_t whole)
-{
-	return whole ? (uint64_t)((unsigned __int128)total * part / whole) : 0;
-}
-
 /* What the buffered thread gained since it was last counted, split by its
  * functions' shares now. gone: its record goes too. */
 static int flush(struct metrics *m, bool gone)
@@ -205,8 +200,8 @@ static int flush(struct metrics *m, bool gone)
 	uint64_t gc = 0, gs = 0;
 	for (uint32_t i = 0; i < m->nparts; i++) {
 		struct metrics_series *s = &m->v[m->parts[i].series];
-		uint64_t c = part_of(dc, m->parts[i].cpu_ns, cpu);
-		uint64_t st = part_of(ds, m->parts[i].steal_ns, steal);
+		uint64_t c = share_u64(dc, m->parts[i].cpu_ns, cpu);
+		uint64_t st = share_u64(ds, m->parts[i].steal_ns, steal);
 		s->cpu_ns += c;
 		s->steal_ns += st;
 		gc += c;

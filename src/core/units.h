@@ -1,0 +1,24 @@
+/*
+ * units: the numbers every module counts in, named once. Time is kept in
+ * nanoseconds everywhere; one second of it is NSEC_PER_SEC, the only
+ * place the number is written (scripts/house.py checks). share_u64() splits
+ * a total by a count as the engine, the analysis and /metrics all do.
+ */
+#ifndef CPULEDGER_CORE_UNITS_H
+#define CPULEDGER_CORE_UNITS_H
+
+#include <stdint.h>
+
+#define NSEC_PER_SEC 1000000000ull
+#define NSEC_PER_MSEC 1000000ull
+#define NSEC_PER_USEC 1000ull
+
+/* The part of total that n of d stand for, rounded down; 0 when d is 0.
+ * The product is taken in 128 bits: total * n overflows 64 bits for a
+ * few hours of nanoseconds times a large sample count. */
+static inline uint64_t share_u64(uint64_t total, uint64_t n, uint64_t d)
+{
+	return d ? (uint64_t)((unsigned __int128)total * n / d) : 0;
+}
+
+#endif
