@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "units.h"
 #include "banned.h"
 
 /* An object from a pool: a freed one, or a new one at the end. */
@@ -464,12 +465,6 @@ int eng_on_proc(struct engine *e, struct eng_event *ev)
 	return 0;
 }
 
-/* The share of a thread's time that n of its d samples stand for. */
-static uint64_t share(uint64_t total, uint64_t n, uint64_t d)
-{
-	return d ? (uint64_t)((unsigned __int128)total * n / d) : 0;
-}
-
 /* A thread's figures, function by function: its runtime split by samples,
  * the rounding leftover to the last of its busiest functions. */
 static int hand_out_progs(struct engine *e, const struct engine_sink *sink,
@@ -479,7 +474,7 @@ static int hand_out_progs(struct engine *e, const struct engine_sink *sink,
 	uint32_t busiest = ENGINE_NONE;
 	for (uint32_t p = t->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
 		const struct eng_prog *pr = &e->progs.v[p];
-		given += t->samples ? share(t->cpu_ns, pr->samples, t->samples) :
+		given += t->samples ? share_u64(t->cpu_ns, pr->samples, t->samples) :
 			 p == t->unknown_prog ? t->cpu_ns : 0;
 		if (busiest == ENGINE_NONE || pr->samples >= best) {
 			busiest = p;
@@ -492,7 +487,7 @@ static int hand_out_progs(struct engine *e, const struct engine_sink *sink,
 			.function = pr->function, .dso = pr->dso, .account = pr->account,
 			.cpu = pr->cpu, .samples = pr->samples,
 			.steal_samples = pr->steal_samples, .steal_ns = pr->steal_ns,
-			.run_ns = t->samples ? share(t->cpu_ns, pr->samples, t->samples) :
+			.run_ns = t->samples ? share_u64(t->cpu_ns, pr->samples, t->samples) :
 				  p == t->unknown_prog ? t->cpu_ns : 0,
 		};
 		if (p == busiest)
@@ -538,8 +533,8 @@ static int hand_out_stacks(struct engine *e, const struct engine_sink *sink,
 		const struct eng_prog *leaf = &e->progs.v[st->leaf];
 		struct eng_stack_figures f = {
 			.stack = st->stack, .account = leaf->account, .samples = st->samples,
-			.cpu_ns = share(t->cpu_ns, st->samples, t->samples),
-			.steal_ns = share(leaf->steal_ns, st->samples, leaf->samples),
+			.cpu_ns = share_u64(t->cpu_ns, st->samples, t->samples),
+			.steal_ns = share_u64(leaf->steal_ns, st->samples, leaf->samples),
 		};
 		int err = sink->stack(sink->ctx, e, t, &f);
 		if (err)
