@@ -20,6 +20,7 @@
 #include "../collect/procfs.h"
 #include "../format/procstat.h"
 #include "../report/report.h"
+#include "../collect/clock.h"
 #include "../core/banned.h"
 
 enum { S_DURATION = 1, S_PID, S_FORMAT, S_STINTS, S_MAX_THREADS, S_WAIT_EVENTS };
@@ -64,13 +65,6 @@ struct ends {
 	uint8_t *seen;
 	uint64_t mono_ns;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int parse_args(int argc, char **argv, struct sched_args *a)
 {
@@ -138,9 +132,9 @@ static int collect(struct sched_clock *sc, const struct sched_args *a, FILE *sti
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
-	uint64_t end = a->duration_s ? mono_ns() + a->duration_s * 1000000000u : UINT64_MAX;
+	uint64_t end = a->duration_s ? clock_mono_ns() + a->duration_s * 1000000000u : UINT64_MAX;
 	for (;;) {
-		uint64_t now = mono_ns();
+		uint64_t now = clock_mono_ns();
 		if (now >= end)
 			break;
 		uint64_t left = end - now, step = stints ? 100000000u : left;
@@ -174,7 +168,7 @@ static int read_ends(struct sched_clock *sc, struct ends *e)
 	if (text && procstat_steal(text, e->kernel, e->seen, n) < 0)
 		memset(e->seen, 0, n);
 	free(text);
-	e->mono_ns = mono_ns();
+	e->mono_ns = clock_mono_ns();
 	return err;
 }
 

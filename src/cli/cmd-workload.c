@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "../collect/clock.h"
 #include "../core/banned.h"
 
 enum { W_SECONDS = 1, W_THREADS, W_RATE, W_DUTY, W_ITERATIONS, W_SCHEDSTAT, W_EXEC };
@@ -61,13 +62,6 @@ static inline bool done(uint64_t *count)
 	return atomic_load_explicit(&stop, memory_order_relaxed);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The spinning functions are kept apart (noinline, distinct bodies) so a
  * profile can tell them apart. */
 __attribute__((noinline)) static uint64_t spin_a(void)
@@ -109,8 +103,8 @@ __attribute__((noinline)) static void spin_part(void)
 	volatile uint64_t x = 5;
 	uint64_t busy = (uint64_t)(duty * 10000000.0);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint64_t t = now_ns();
-		while (now_ns() - t < busy)
+		uint64_t t = clock_mono_ns();
+		while (clock_mono_ns() - t < busy)
 			for (int i = 0; i < 100; i++)
 				x += (uint64_t)i;
 		struct timespec ts = { 0, (long)(10000000 - busy) };
@@ -192,9 +186,9 @@ __attribute__((noinline)) static pid_t quick_process(void)
 __attribute__((noinline)) static uint64_t spawn_loop(uint64_t rate, bool exec_them)
 {
 	static char *const argv[] = { "true", NULL };
-	uint64_t started = 0, t0 = now_ns();
+	uint64_t started = 0, t0 = clock_mono_ns();
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint64_t due = (now_ns() - t0) * rate / 1000000000ULL;
+		uint64_t due = (clock_mono_ns() - t0) * rate / 1000000000ULL;
 		if (started >= due) {
 			struct timespec ts = { 0, 200000 };
 			nanosleep(&ts, NULL);
@@ -215,8 +209,8 @@ __attribute__((noinline)) static uint64_t spawn_loop(uint64_t rate, bool exec_th
 
 static void *timer(void *arg)
 {
-	uint64_t end = now_ns() + *(uint64_t *)arg;
-	while (now_ns() < end) {
+	uint64_t end = clock_mono_ns() + *(uint64_t *)arg;
+	while (clock_mono_ns() < end) {
 		struct timespec ts = { 0, 10000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -245,8 +239,8 @@ static int run_workload(const char *name, uint64_t nthreads, uint64_t rate, bool
 	} else if (!strcmp(name, "syscall")) {
 		syscall_loop();
 	} else if (!strcmp(name, "spawn")) {
-		uint64_t t0 = now_ns(), n = spawn_loop(rate, exec_spawn);
-		double secs = (double)(now_ns() - t0) / 1e9;
+		uint64_t t0 = clock_mono_ns(), n = spawn_loop(rate, exec_spawn);
+		double secs = (double)(clock_mono_ns() - t0) / 1e9;
 		fprintf(stderr, "cpuledger workload: started %llu processes in %.1f s, "
 			"%.0f a second (asked %llu)\n", (unsigned long long)n, secs,
 			(double)n / secs, (unsigned long long)rate);

@@ -25,6 +25,7 @@
 #include "../ledger/writer.h"
 #include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
+#include "../collect/clock.h"
 #include "../core/banned.h"
 
 struct live {
@@ -50,20 +51,6 @@ struct live {
 	uint64_t start, end;
 	int64_t retained_ns;	/* when retention was last asked for */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int64_t real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* The command, held at a pipe until recording has begun; a second pipe
  * (closed by a successful exec) says why it could not be run. */
@@ -301,7 +288,7 @@ static int setup_collector(struct live *l)
 /* A collection now (seed 000's collection means): queued for the writer. */
 static int collect(struct live *l, const char *reason)
 {
-	int64_t now = real_ns();
+	int64_t now = clock_real_ns();
 	if (recorder__settle(l->rec, l->engine)) {
 		cli_error("cannot read the kernel's steal");
 		return EXIT_RUNTIME;
@@ -354,14 +341,14 @@ static void show_progress(struct live *l, bool tty)
 	const struct recorder_stats *st = recorder__stats(l->rec);
 	if (tty)
 		fprintf(stderr, "\rrecording: %.0f s, %llu samples, %.1f MB  ",
-			(double)(mono_ns() - l->start) / 1e9, (unsigned long long)st->samples,
+			(double)(clock_mono_ns() - l->start) / 1e9, (unsigned long long)st->samples,
 			(double)st->bytes / 1e6);
 }
 
 /* Whether recording should end now. */
 static bool over(struct live *l, uint64_t end)
 {
-	if (live_stop_signal || mono_ns() >= end || exec_failed(l))
+	if (live_stop_signal || clock_mono_ns() >= end || exec_failed(l))
 		return true;
 	int st;
 	if (l->child > 0 && wait4(l->child, &st, WNOHANG, &l->res->child_usage) == l->child) {
@@ -382,7 +369,7 @@ static int loop(struct live *l)
 	int err = 0;
 	while (!err && !over(l, end)) {
 		err = recorder__poll(l->rec, 100);
-		uint64_t now = mono_ns();
+		uint64_t now = clock_mono_ns();
 		if (now - last_show > 1000000000ULL) {
 			show_progress(l, tty);
 			writer_news(l);

@@ -19,6 +19,7 @@
 #include "../core/accounts.h"
 #include "../ledger/ledger.h"
 #include "../report/report.h"
+#include "../collect/clock.h"
 #include "../core/banned.h"
 
 const char *cli_progname = "cpuledger";
@@ -595,20 +596,13 @@ int outfile__not_input(const char *out, const char *in, const char *role)
 	return EXIT_USAGE;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void progress__init(struct progress *p, const char *what, int fd)
 {
 	struct stat st;
 	p->on = isatty(STDERR_FILENO);
 	p->total = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
 		   (uint64_t)st.st_size : 0;
-	p->last_ns = now_ns();
+	p->last_ns = clock_mono_ns();
 	p->what = what;
 }
 
@@ -617,7 +611,7 @@ void progress__update(void *ctx, uint64_t bytes)
 	struct progress *p = ctx;
 	if (!p->on)
 		return;
-	uint64_t t = now_ns();
+	uint64_t t = clock_mono_ns();
 	if (t - p->last_ns < 200000000ULL)
 		return;
 	p->last_ns = t;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../collect/clock.h"
 #include "../core/banned.h"
 
 /* Whether the recording has that collection (seq < 0: any). */
@@ -52,9 +53,7 @@ int ledger__begin(struct ledger *l, const struct collection *c, char *msg,
 		sqlite3_bind_text(st, 10, c->steal_source, -1, SQLITE_STATIC);
 	/* the wall clock now: retention's time for a collection whose own
 	 * is unknown */
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	sqlite3_bind_int64(st, 9, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	sqlite3_bind_int64(st, 9, clock_real_ns());
 	sqlite3_bind_int64(st, 1, c->collected_ns);
 	sqlite3_bind_text(st, 2, c->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, c->start_ns);

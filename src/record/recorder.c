@@ -16,13 +16,6 @@
 #include "../format/rec_meta.h"
 #include "../core/banned.h"
 
-static int64_t real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Ring pages per CPU. Root is not held to perf_event_mlock_kb, and a busy
  * machine (thousands of context switches a second, each two tracepoint
  * records) fills 512 KiB between two drains: 4 MiB as root. */
@@ -269,8 +262,8 @@ static int write_meta(struct recorder *r, bool start)
 		meta(m, MK_PHASE, "end");
 	/* the end is when the events stopped, not when what they left was
 	 * read: nothing after that is in the recording */
-	uint64_t now = start ? recorder_mono_ns() : r->st.end_ns;
-	int64_t real = start ? real_ns() : r->realtime_end;
+	uint64_t now = start ? clock_mono_ns() : r->st.end_ns;
+	int64_t real = start ? clock_real_ns() : r->realtime_end;
 	if (start) {
 		r->st.start_ns = now;
 		r->realtime_start = real;
@@ -349,7 +342,7 @@ int recorder__flush(struct recorder *r)
 		return 0;
 	int err = rec_writer__flush(r->w);
 	r->bytes_flushed = rec_writer__bytes(r->w);
-	r->flushed_ns = recorder_mono_ns();
+	r->flushed_ns = clock_mono_ns();
 	return err;
 }
 
@@ -364,7 +357,7 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 	 * flushed: at most a second or 4 MiB is lost */
 	if (!err && r->w && rec_writer__bytes(r->w) != r->bytes_flushed &&
 	    (rec_writer__bytes(r->w) - r->bytes_flushed > (4u << 20) ||
-	     recorder_mono_ns() - r->flushed_ns > 1000000000ull))
+	     clock_mono_ns() - r->flushed_ns > 1000000000ull))
 		err = recorder__flush(r);
 	return err;
 }
@@ -372,8 +365,8 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 int recorder__finish(struct recorder *r)
 {
 	perf_session__disable(&r->perf);
-	r->st.end_ns = recorder_mono_ns();
-	r->realtime_end = real_ns();
+	r->st.end_ns = clock_mono_ns();
+	r->realtime_end = clock_real_ns();
 	int err = perf_session__read(&r->perf, recorder_on_record, r);
 	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */
 	if (!err)

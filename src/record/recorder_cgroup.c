@@ -149,7 +149,7 @@ static int write_cgstat(struct recorder *r, int phase)
 {
 	struct cgstat_text t = { .r = r, .phase = phase };
 	int err = cgroup_walk(&r->cgfs, on_group, &t);
-	struct rec_cgstat h = { .phase = (uint32_t)phase, .time_ns = recorder_mono_ns() };
+	struct rec_cgstat h = { .phase = (uint32_t)phase, .time_ns = clock_mono_ns() };
 	if (!err && r->w)
 		err = rec_writer__add(r->w, REC_CGSTAT, &h, sizeof(h), t.buf, t.len);
 	free(t.buf);
@@ -189,7 +189,7 @@ static int write_waits(struct recorder *r, int phase)
 	if (!err) {
 		cgstats__waits_taken(&r->cg, phase);
 		struct rec_wait h = { .phase = (uint32_t)phase, .count = w.n,
-				      .time_ns = recorder_mono_ns() };
+				      .time_ns = clock_mono_ns() };
 		if (r->w)
 			err = rec_writer__add(r->w, REC_WAIT, &h, sizeof(h), w.v,
 					      (size_t)w.n * sizeof(*w.v));

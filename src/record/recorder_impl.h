@@ -22,6 +22,7 @@
 #include "../format/recording.h"
 #include "../resolve/resolve.h"
 #include "../symbols/symbolizer.h"
+#include "../collect/clock.h"
 
 /* The processes a -p or -- CMD recording describes: the pids and their
  * descendants, learnt from FORK records as they come. */
@@ -102,13 +103,6 @@ struct recorder {
 	struct recorder_cgcache cgcache[RECORDER_CGCACHE];
 	struct cgstats cg;
 };
-
-static inline uint64_t recorder_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* recorder_proc.c */
 bool rscope_has(const struct rscope *s, uint32_t pid);

@@ -37,7 +37,7 @@ void recorder_bounds_init(struct recorder *r)
 			       r->o.max_jit_bytes);
 	uint64_t seed;	/* users choose the names: an unguessable hash */
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-		seed = recorder_mono_ns() ^ ((uint64_t)getpid() << 32);
+		seed = clock_mono_ns() ^ ((uint64_t)getpid() << 32);
 	namepool__init(&r->pool, &r->names, r->o.max_names,
 		       (uint64_t)r->o.max_names * POOL_BYTES_PER_NAME, seed);
 	r->pooled = r->o.max_names > 0;
@@ -68,7 +68,7 @@ static void mark_name(void *ctx, uint32_t id)
  * pool: the engines have passed watermark. */
 void recorder_pool_sweep(struct recorder *r, uint64_t watermark)
 {
-	uint64_t now = recorder_mono_ns();
+	uint64_t now = clock_mono_ns();
 	bool full = !namepool__room(&r->pool, r->o.max_names / 4 * 3);
 	if (!r->pooled || r->w || now < r->last_sweep + (full ? POOL_SWEEP_FULL_NS : POOL_SWEEP_NS))
 		return;

@@ -13,6 +13,7 @@
 
 #include "../collect/procfs.h"
 #include "../core/grow.h"
+#include "../collect/clock.h"
 #include "../core/banned.h"
 
 struct perf_map {
@@ -28,13 +29,6 @@ struct perf_map {
 	size_t bytes;		/* v and text, counted in perf_maps' bytes */
 	uint64_t last_use;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* A table read, or let go: its memory out of the count. */
 static void drop(struct perf_maps *m, struct perf_map *map)
@@ -75,7 +69,7 @@ void perf_maps__init(struct perf_maps *m, const char *root)
 	m->max_file_bytes = PERF_MAP_MAX_BYTES;
 	m->recheck_ns = PERF_MAP_RECHECK_NS;
 	m->rate = PERF_MAP_RATE;
-	m->clock_ns = monotonic_ns;
+	m->clock_ns = clock_mono_ns;
 	m->budget = PERF_MAP_RATE;
 }
 
