@@ -4,7 +4,6 @@
  * --ledger into the ledger as it goes.
  */
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include "cli.h"
 #include "live.h"
@@ -47,9 +46,7 @@ int cmd_record(int argc, char **argv)
 		o.command = argv + optind;
 	struct live_result res;
 	status = live_run(&o, &res);
-	if (!status && res.child_status != -1)
-		status = WIFEXITED(res.child_status) ? WEXITSTATUS(res.child_status) :
-			 128 + WTERMSIG(res.child_status);
+	status = live_result__status(&res, status);
 	live_result__release(&res);
 out:
 	live_opts__release(&o);

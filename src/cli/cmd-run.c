@@ -178,9 +178,7 @@ int cmd_run(int argc, char **argv)
 	status = live_run(&o, &res);
 	if (!status && res.analysed)
 		print_summary(&res.a, o.command, &res);
-	if (!status && res.child_status != -1)
-		status = WIFEXITED(res.child_status) ? WEXITSTATUS(res.child_status) :
-			 128 + WTERMSIG(res.child_status);
+	status = live_result__status(&res, status);
 	live_result__release(&res);
 out:
 	live_opts__release(&o);

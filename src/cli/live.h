@@ -109,6 +109,9 @@ struct live_result {
  * Release res with live_result__release(). */
 int live_run(struct live_opts *o, struct live_result *res);
 void live_result__release(struct live_result *res);
+/* The exit status record and run give back: live_run's status, else the
+ * command's as a shell gives it (its exit status, or 128 + its signal). */
+int live_result__status(const struct live_result *res, int status);
 
 /* Signals that stop or collect, blocked from the start of the process
  * until live_run's handlers are in place (so an early one is held, not

@@ -637,6 +637,14 @@ int live_run(struct live_opts *o, struct live_result *res)
 	return status;
 }
 
+int live_result__status(const struct live_result *res, int status)
+{
+	if (status || res->child_status == -1)
+		return status;
+	return WIFEXITED(res->child_status) ? WEXITSTATUS(res->child_status) :
+	       128 + WTERMSIG(res->child_status);
+}
+
 void live_result__release(struct live_result *res)
 {
 	if (res->analysed)
