@@ -303,7 +303,7 @@ static void per_program(FILE *f, const struct metrics *m, bool steal, bool om)
 		om_put_label(f, &first, "program", strtab__str(&m->labels, s->program));
 		om_put_label(f, &first, "account", strtab__str(&m->labels, s->account));
 		om_put_label(f, &first, "cgroup", strtab__str(&m->labels, s->cgroup));
-		fprintf(f, "} %.9f\n", (double)(steal ? s->steal_ns : s->cpu_ns) / 1e9);
+		fprintf(f, "} %.9f\n", (double)(steal ? s->steal_ns : s->cpu_ns) / NSEC_PER_SEC);
 	}
 }
 
@@ -318,7 +318,7 @@ static void per_cpu(FILE *f, const struct metrics_extra *x, bool kernel, bool om
 		if (kernel && !x->kernel_known[c])
 			continue;	/* unknown: absent, not zero */
 		fprintf(f, "%s{cpu=\"%u\"} %.9f\n", name, c,
-			(double)(kernel ? x->kernel_steal_ns[c] : x->cpu_steal_ns[c]) / 1e9);
+			(double)(kernel ? x->kernel_steal_ns[c] : x->cpu_steal_ns[c]) / NSEC_PER_SEC);
 	}
 }
 
@@ -337,7 +337,7 @@ static void bounds(FILE *f, const struct metrics_extra *x, bool om)
 	family(f, "cpuledger_lost_seconds_total", "counter", "CPU time (summed over CPUs) "
 	       "between the last record read and the records the kernel dropped: its "
 	       "steal was not judged, and the figures may be off by up to this much.", om);
-	fprintf(f, "cpuledger_lost_seconds_total %.9f\n", (double)x->lost_window_ns / 1e9);
+	fprintf(f, "cpuledger_lost_seconds_total %.9f\n", (double)x->lost_window_ns / NSEC_PER_SEC);
 	family(f, "cpuledger_lossy_stints_total", "counter", "Stints whose records were "
 	       "partly lost (not judged for steal).", om);
 	fprintf(f, "cpuledger_lossy_stints_total %" PRIu64 "\n", x->lossy_stints);
@@ -374,7 +374,7 @@ static void per_cgroup(FILE *f, const struct metrics *m, const struct metrics_ex
 		fputs(name, f);
 		putc('{', f);
 		om_put_label(f, &first, "cgroup", strtab__str(&m->labelled_cgroups, i));
-		fprintf(f, "} %.9f\n", (double)x->cgroup_throttled_ns[i] / 1e9);
+		fprintf(f, "} %.9f\n", (double)x->cgroup_throttled_ns[i] / NSEC_PER_SEC);
 	}
 }
 

@@ -32,6 +32,7 @@
 #include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
 #include "../report/report.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 #define DEFAULT_LEDGER "/var/lib/cpuledger/cpuledger.db"
@@ -476,7 +477,7 @@ static int profile_start(struct agent *g, struct profile *p, struct recorder *r,
 	}
 	p->a.stack_frames = stacks;
 	p->start_ns = now;
-	p->end_ns = now + (uint64_t)p->seconds * 1000000000ULL;
+	p->end_ns = now + (uint64_t)p->seconds * NSEC_PER_SEC;
 	return 0;
 }
 
@@ -557,7 +558,7 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 	struct agent *g = ctx;
 	int err = 0;
 	if (now >= g->next_snapshot) {
-		g->next_snapshot = now + 1000000000ULL;
+		g->next_snapshot = now + NSEC_PER_SEC;
 		err = snapshot(g, r, e, st);
 	}
 	profiles_turn(g, r, e, now);

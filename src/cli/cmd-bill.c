@@ -21,6 +21,7 @@
 #include "options.h"
 #include "../ledger/ledger.h"
 #include "../report/report.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 enum { B_LEDGER = 1, B_BY, B_SINCE, B_UNTIL, B_CONTROL, B_FORMAT, B_OUTPUT, B_PER, B_PRICE };
@@ -108,7 +109,7 @@ static int keep(void *ctx, const struct bill_row *row)
 
 static double s_(int64_t ns)
 {
-	return (double)ns / 1e9;
+	return (double)ns / NSEC_PER_SEC;
 }
 
 static double hours(int64_t ns)
@@ -125,11 +126,11 @@ static bool is_period(enum bill_key k)
  * "2026-11-30 08:12:03 UTC". */
 static const char *utc(int64_t ns, bool iso, char *buf, size_t n)
 {
-	time_t t = (time_t)(ns / 1000000000 - (ns % 1000000000 < 0));
+	time_t t = (time_t)(ns / NSEC_PER_SEC - (ns % NSEC_PER_SEC < 0));
 	struct tm tm;
 	if (!gmtime_r(&t, &tm) || !strftime(buf, n, iso ? "%Y-%m-%dT%H:%M:%SZ" :
 					    "%Y-%m-%d %H:%M:%S UTC", &tm))
-		snprintf(buf, n, "@%lld", (long long)(ns / 1000000000));
+		snprintf(buf, n, "@%lld", (long long)(ns / NSEC_PER_SEC));
 	return buf;
 }
 

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "live.h"
 #include "../report/report.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 enum { R_METHOD = 100 };
@@ -39,7 +40,7 @@ const struct cli_command run_command = {
 
 static double s_(uint64_t ns)
 {
-	return (double)ns / 1e9;
+	return (double)ns / NSEC_PER_SEC;
 }
 
 static double tv_s(struct timeval tv)

@@ -21,6 +21,7 @@
 #include "../format/procstat.h"
 #include "../report/report.h"
 #include "../collect/clock.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 enum { S_DURATION = 1, S_PID, S_FORMAT, S_STINTS, S_MAX_THREADS, S_WAIT_EVENTS };
@@ -132,7 +133,7 @@ static int collect(struct sched_clock *sc, const struct sched_args *a, FILE *sti
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
-	uint64_t end = a->duration_s ? clock_mono_ns() + a->duration_s * 1000000000u : UINT64_MAX;
+	uint64_t end = a->duration_s ? clock_mono_ns() + a->duration_s * NSEC_PER_SEC : UINT64_MAX;
 	for (;;) {
 		uint64_t now = clock_mono_ns();
 		if (now >= end)
@@ -140,7 +141,7 @@ static int collect(struct sched_clock *sc, const struct sched_args *a, FILE *sti
 		uint64_t left = end - now, step = stints ? 100000000u : left;
 		if (step > left)
 			step = left;
-		struct timespec ts = { (time_t)(step / 1000000000u), (long)(step % 1000000000u) };
+		struct timespec ts = { (time_t)(step / NSEC_PER_SEC), (long)(step % NSEC_PER_SEC) };
 		if (sigtimedwait(&stop, NULL, &ts) > 0)
 			break;
 		if (stints && sched_clock__poll_stints(sc, 0, stint_csv, stints) < 0)
@@ -276,7 +277,7 @@ static void print_text(FILE *f, const struct sched_args *a, const struct result 
 {
 	const struct sched_clock_status *st = r->st;
 	fprintf(f, "%.3f s; steal: %s; wait: %s; %llu switches\n",
-		(r->end->mono_ns - r->start->mono_ns) / 1e9, st->steal_source, st->wait_source,
+		(double)(r->end->mono_ns - r->start->mono_ns) / NSEC_PER_SEC, st->steal_source, st->wait_source,
 		(unsigned long long)st->switches);
 	if (st->map_full || st->ring_lost)
 		fprintf(f, "not measured: %llu threads (map full), %llu stints (ring full)\n",
@@ -328,7 +329,7 @@ static int run(struct sched_clock *sc, const struct sched_args *a, FILE *stints)
 	qsort(t, nt, sizeof(*t), by_cpu);
 	long hz = sysconf(_SC_CLK_TCK);
 	struct result r = { sched_clock__status(sc), &start, &end, sched_clock__ncpus(sc), t, nt,
-			    1000000000u / (uint64_t)(hz > 0 ? hz : 100) };
+			    NSEC_PER_SEC / (uint64_t)(hz > 0 ? hz : 100) };
 	(a->json ? print_json : print_text)(stdout, a, &r);
 	status = 0;
 out:

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "options.h"
 #include "../collect/clock.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 enum { W_SECONDS = 1, W_THREADS, W_RATE, W_DUTY, W_ITERATIONS, W_SCHEDSTAT, W_EXEC };
@@ -188,7 +189,7 @@ __attribute__((noinline)) static uint64_t spawn_loop(uint64_t rate, bool exec_th
 	static char *const argv[] = { "true", NULL };
 	uint64_t started = 0, t0 = clock_mono_ns();
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint64_t due = (clock_mono_ns() - t0) * rate / 1000000000ULL;
+		uint64_t due = (clock_mono_ns() - t0) * rate / NSEC_PER_SEC;
 		if (started >= due) {
 			struct timespec ts = { 0, 200000 };
 			nanosleep(&ts, NULL);
@@ -240,7 +241,7 @@ static int run_workload(const char *name, uint64_t nthreads, uint64_t rate, bool
 		syscall_loop();
 	} else if (!strcmp(name, "spawn")) {
 		uint64_t t0 = clock_mono_ns(), n = spawn_loop(rate, exec_spawn);
-		double secs = (double)(clock_mono_ns() - t0) / 1e9;
+		double secs = (double)(clock_mono_ns() - t0) / NSEC_PER_SEC;
 		fprintf(stderr, "cpuledger workload: started %llu processes in %.1f s, "
 			"%.0f a second (asked %llu)\n", (unsigned long long)n, secs,
 			(double)n / secs, (unsigned long long)rate);
@@ -303,7 +304,7 @@ int cmd_workload(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	uint64_t ns = seconds * 1000000000ULL;
+	uint64_t ns = seconds * NSEC_PER_SEC;
 	pthread_t tm;
 	if (pthread_create(&tm, NULL, timer, &ns)) {
 		cli_error("cannot start a thread");

@@ -26,6 +26,7 @@
 #include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
 #include "../collect/clock.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 struct live {
@@ -299,7 +300,7 @@ static int collect(struct live *l, const char *reason)
 		return EXIT_RUNTIME;
 	}
 	/* retention with the first collection, then once a day */
-	if (l->o->retain_days > 0 && now - l->retained_ns >= 86400LL * 1000000000) {
+	if (l->o->retain_days > 0 && now - l->retained_ns >= 86400LL * NSEC_PER_SEC) {
 		b->retain_before_ns = now - (int64_t)(l->o->retain_days * 86400e9);
 		l->retained_ns = now;
 	}
@@ -341,7 +342,7 @@ static void show_progress(struct live *l, bool tty)
 	const struct recorder_stats *st = recorder__stats(l->rec);
 	if (tty)
 		fprintf(stderr, "\rrecording: %.0f s, %llu samples, %.1f MB  ",
-			(double)(clock_mono_ns() - l->start) / 1e9, (unsigned long long)st->samples,
+			(double)(clock_mono_ns() - l->start) / NSEC_PER_SEC, (unsigned long long)st->samples,
 			(double)st->bytes / 1e6);
 }
 
@@ -362,15 +363,15 @@ static bool over(struct live *l, uint64_t end)
 static int loop(struct live *l)
 {
 	const struct live_opts *o = l->o;
-	uint64_t every = o->interval > 0 ? (uint64_t)(o->interval * 1e9) : 0;
+	uint64_t every = o->interval > 0 ? (uint64_t)(o->interval * NSEC_PER_SEC) : 0;
 	uint64_t next = every ? l->start + every : UINT64_MAX, last_show = l->start;
-	uint64_t end = o->duration > 0 ? l->start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t end = o->duration > 0 ? l->start + (uint64_t)(o->duration * NSEC_PER_SEC) : UINT64_MAX;
 	bool tty = isatty(STDERR_FILENO) && !o->quiet;
 	int err = 0;
 	while (!err && !over(l, end)) {
 		err = recorder__poll(l->rec, 100);
 		uint64_t now = clock_mono_ns();
-		if (now - last_show > 1000000000ULL) {
+		if (now - last_show > NSEC_PER_SEC) {
 			show_progress(l, tty);
 			writer_news(l);
 			last_show = now;
@@ -479,7 +480,7 @@ static void summary(struct live *l)
 	if (l->o->quiet)
 		return;
 	fprintf(stderr, "%s: %.1f s, %llu records, %.2f MB written%s%s%s; %llu records lost%s; "
-		"peak memory %.1f MB\n", cli_progname, (double)(l->end - l->start) / 1e9,
+		"peak memory %.1f MB\n", cli_progname, (double)(l->end - l->start) / NSEC_PER_SEC,
 		(unsigned long long)st->records, (double)st->bytes / 1e6,
 		l->o->output ? " to '" : "", l->o->output ? l->o->output : "",
 		l->o->output ? "'" : "", (unsigned long long)st->lost,

@@ -20,6 +20,7 @@
 #include "../ledger/ledger.h"
 #include "../report/report.h"
 #include "../collect/clock.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 const char *cli_progname = "cpuledger";
@@ -87,7 +88,7 @@ static bool parse_relative(const char *s, int64_t *out)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t now = (int64_t)ts.tv_sec, day = now - now % 86400;
 	if (!strcmp(s, "now") || !strcmp(s, "today") || !strcmp(s, "yesterday")) {
-		*out = (s[0] == 'n' ? now : s[0] == 't' ? day : day - 86400) * 1000000000LL;
+		*out = (s[0] == 'n' ? now : s[0] == 't' ? day : day - 86400) * NSEC_PER_SEC;
 		if (s[0] == 'n')
 			*out += ts.tv_nsec;
 		return true;
@@ -100,7 +101,7 @@ static bool parse_relative(const char *s, int64_t *out)
 	long long n = s[0] == '-' && s[1] >= '0' && s[1] <= '9' ? strtoll(s + 1, &end, 10) : -1;
 	for (size_t i = 0; n >= 0 && !errno && i < sizeof(units) / sizeof(*units); i++)
 		if (!strcmp(end, units[i].unit) && n <= (now + 4000000000LL) / units[i].s) {
-			*out = (now - n * units[i].s) * 1000000000LL + ts.tv_nsec;
+			*out = (now - n * units[i].s) * NSEC_PER_SEC + ts.tv_nsec;
 			return true;
 		}
 	return false;
@@ -115,10 +116,10 @@ bool cli_parse_time(const char *s, int64_t *out)
 		errno = 0;
 		long long v = strtoll(s + 1, &end, 10);
 		/* nanoseconds in 64 bits reach the year 2262 */
-		if (!s[1] || *end || errno || v > INT64_MAX / 1000000000LL ||
-		    v < INT64_MIN / 1000000000LL)
+		if (!s[1] || *end || errno || v > INT64_MAX / NSEC_PER_SEC ||
+		    v < INT64_MIN / NSEC_PER_SEC)
 			return false;
-		*out = v * 1000000000LL;
+		*out = v * NSEC_PER_SEC;
 		return true;
 	}
 	struct tm tm = { 0 };
@@ -139,9 +140,9 @@ bool cli_parse_time(const char *s, int64_t *out)
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	time_t t = timegm(&tm);
-	if (t > INT64_MAX / 1000000000LL || t < INT64_MIN / 1000000000LL)
+	if (t > INT64_MAX / NSEC_PER_SEC || t < INT64_MIN / NSEC_PER_SEC)
 		return false;
-	*out = (int64_t)t * 1000000000LL;
+	*out = (int64_t)t * NSEC_PER_SEC;
 	return true;
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/units.h"
 #include "../core/banned.h"
 
 static int read_text(const char *path, char *buf, size_t size)
@@ -163,7 +164,7 @@ int perf_session__open(struct perf_session *s, const struct perf_options *o,
 		attr_common(&a, o, EV_CLOCK);
 		a.type = PERF_TYPE_SOFTWARE;
 		a.config = PERF_COUNT_SW_CPU_CLOCK;
-		a.sample_period = 1000000000ULL / o->hz;
+		a.sample_period = NSEC_PER_SEC / o->hz;
 		a.comm = 1;
 		a.comm_exec = 1;
 		a.task = 1;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "attribute.h"
+#include "units.h"
 
 struct sim_config {
 	uint64_t seed;
@@ -75,6 +76,6 @@ const struct sim_totals *sim__totals(const struct sim *s);
 
 /* Base of all sample times: the simulated clock starts here, so that a
  * jittered first sample is still positive. */
-#define SIM_T0_NS 1000000000ULL
+#define SIM_T0_NS NSEC_PER_SEC
 
 #endif

@@ -9,9 +9,13 @@
 
 #include <stdint.h>
 
-#define NSEC_PER_SEC 1000000000ull
-#define NSEC_PER_MSEC 1000000ull
-#define NSEC_PER_USEC 1000ull
+/* Signed, as Linux's: an unsigned operand makes the arithmetic
+ * unsigned as before, a signed one (a time before 1970, a difference)
+ * stays signed. */
+#define NSEC_PER_SEC 1000000000LL
+#define NSEC_PER_MSEC 1000000LL
+/* The same number in SQL text (the ledger's queries). */
+#define NSEC_PER_SEC_SQL "1000000000"
 
 /* The part of total that n of d stand for, rounded down; 0 when d is 0.
  * The product is taken in 128 bits: total * n overflows 64 bits for a

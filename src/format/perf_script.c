@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../core/grow.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 int line_splitter__feed(struct line_splitter *s, const char *buf, size_t n,
@@ -312,12 +313,12 @@ static bool time_word(const char *s, size_t n, struct ps_header *h)
 		if (i - f < 9)
 			frac = frac * 10 + (uint64_t)(s[i] - '0');
 	}
-	if (i == f || sec > UINT64_MAX / 1000000000ULL - 1)
+	if (i == f || sec > UINT64_MAX / NSEC_PER_SEC - 1)
 		return false;
 	for (size_t k = i - f; k < 9; k++)
 		frac *= 10;
 	h->has_time = true;
-	h->time_ns = sec * 1000000000ULL + frac;
+	h->time_ns = sec * NSEC_PER_SEC + frac;
 	return true;
 }
 

@@ -12,6 +12,7 @@
 #include "procstat.h"
 #include "../symbols/demangle.h"
 #include "../core/grow.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 /* The names id of a NAME id (REC_NO_NAME or unknown: the unknown id). */
@@ -412,7 +413,7 @@ static void finish_cpus(struct rec_source *s, struct engine *e)
 		if (s->seen0[c] && s->seen1[c] && s->steal1[c] >= s->steal0[c]) {
 			ci->kernel_known = true;
 			ci->kernel_steal_ns = (s->steal1[c] - s->steal0[c]) *
-					      (1000000000ULL / s->meta.clk_tck);
+					      (NSEC_PER_SEC / s->meta.clk_tck);
 			engine__set_kernel_steal(e, c, ci->kernel_steal_ns);
 		}
 	}

@@ -12,9 +12,10 @@
 #include "rec_source.h"
 #include "../core/cgstats.h"
 #include "../resolve/resolve.h"
+#include "../core/units.h"
 
 /* Beyond what the clocks can disagree by: a second. */
-#define REC_SLACK_NS 1000000000ull
+#define REC_SLACK_NS NSEC_PER_SEC
 
 /* A function a version 1 recording stored (its SYMBOL items). */
 struct stored_sym {

@@ -20,6 +20,7 @@
 #include "perf_script.h"
 #include "../core/grow.h"
 #include "../core/strtab.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 #define MAX_FRAMES 4096		/* deeper stacks keep their leaf end */
@@ -126,10 +127,10 @@ static int in_order(struct script_parser *im, const struct ps_header *h)
 	if (h->time_ns < last)
 		return bad(im, "time %llu.%09llu is before the last on CPU %u (%llu.%09llu): "
 			   "times go backwards (texts joined, or one repeated? import each "
-			   "on its own)", (unsigned long long)(h->time_ns / 1000000000),
-			   (unsigned long long)(h->time_ns % 1000000000), cpu,
-			   (unsigned long long)(last / 1000000000),
-			   (unsigned long long)(last % 1000000000));
+			   "on its own)", (unsigned long long)(h->time_ns / NSEC_PER_SEC),
+			   (unsigned long long)(h->time_ns % NSEC_PER_SEC), cpu,
+			   (unsigned long long)(last / NSEC_PER_SEC),
+			   (unsigned long long)(last % NSEC_PER_SEC));
 	im->cpu_time[cpu] = h->time_ns;
 	return 0;
 }
@@ -386,7 +387,7 @@ static int sched_line(struct script_parser *im, const struct ps_header *h, bool 
 		 * slack for what it ran before the first line) */
 		uint64_t first = im->any_time && im->first_ns < h->time_ns ? im->first_ns :
 				 h->time_ns;
-		if (s.value > 1000000000ull && s.value - 1000000000ull > h->time_ns - first)
+		if (s.value > NSEC_PER_SEC && s.value - NSEC_PER_SEC > h->time_ns - first)
 			return bad(im, "runtime=%llu ns is longer than the text covers up to "
 				   "it (%llu ns)", (unsigned long long)s.value,
 				   (unsigned long long)(h->time_ns - first));

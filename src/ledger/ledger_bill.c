@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/kthread.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 static const char *const key_names[BK_COUNT] = {
@@ -51,12 +52,12 @@ static const char *period_sql(const enum bill_key *keys, size_t n)
 {
 	if (has(keys, n, BK_HOUR))
 		return "CASE WHEN c.end_ns > 0 THEN "
-		       "strftime('%Y-%m-%dT%H:00', c.end_ns / 1000000000, 'unixepoch') END";
+		       "strftime('%Y-%m-%dT%H:00', c.end_ns / " NSEC_PER_SEC_SQL ", 'unixepoch') END";
 	if (has(keys, n, BK_DAY))
-		return "CASE WHEN c.end_ns > 0 THEN date(c.end_ns / 1000000000, 'unixepoch') END";
+		return "CASE WHEN c.end_ns > 0 THEN date(c.end_ns / " NSEC_PER_SEC_SQL ", 'unixepoch') END";
 	if (has(keys, n, BK_MONTH))
 		return "CASE WHEN c.end_ns > 0 THEN "
-		       "strftime('%Y-%m', c.end_ns / 1000000000, 'unixepoch') END";
+		       "strftime('%Y-%m', c.end_ns / " NSEC_PER_SEC_SQL ", 'unixepoch') END";
 	return NULL;
 }
 

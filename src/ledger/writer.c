@@ -10,6 +10,7 @@
 
 #include "../core/grow.h"
 #include "../core/hindex.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 static char *dup_or_null(const char *s, bool *ok)
@@ -294,10 +295,10 @@ uint32_t ledger_writer__drain(struct ledger_writer *w, int timeout_ms)
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
+	until.tv_nsec += (long)(timeout_ms % 1000) * NSEC_PER_MSEC;
+	if (until.tv_nsec >= NSEC_PER_SEC) {
 		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
+		until.tv_nsec -= NSEC_PER_SEC;
 	}
 	pthread_mutex_lock(&w->lock);
 	while (w->waiting && pthread_cond_timedwait(&w->idle, &w->lock, &until) == 0)

@@ -14,6 +14,7 @@
 #include "../core/grow.h"
 #include "../format/procstat.h"
 #include "../format/rec_meta.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 /* Ring pages per CPU. Root is not held to perf_event_mlock_kb, and a busy
@@ -181,7 +182,7 @@ void recorder__config(const struct recorder *r, enum steal_method method,
 		      struct engine_config *c)
 {
 	*c = (struct engine_config){
-		.method = method, .interval_ns = 1000000000ULL / r->o.hz, .ncpus = r->ncpus,
+		.method = method, .interval_ns = NSEC_PER_SEC / r->o.hz, .ncpus = r->ncpus,
 		.vm = strtab__intern((struct strtab *)&r->names, r->host, strlen(r->host)),
 		.unknown_fn = r->unknown,
 		.scope_all = r->o.all || (!r->o.npids && r->o.child <= 0),
@@ -231,7 +232,7 @@ static void meta_start(struct recorder *r, FILE *m)
 	meta(m, MK_KERNEL, "%s", u.release);
 	meta(m, MK_BOOT_ID, "%s", r->boot_id);
 	meta(m, MK_HZ, "%u", o->hz);
-	meta(m, MK_INTERVAL_NS, "%llu", 1000000000ULL / o->hz);
+	meta(m, MK_INTERVAL_NS, "%llu", NSEC_PER_SEC / o->hz);
 	meta(m, MK_CLK_TCK, "%ld", sysconf(_SC_CLK_TCK));
 	meta(m, MK_CALLCHAIN, "%d", o->callchain);
 	meta(m, MK_STEAL_SOURCE, "%s", r->st.steal_source);
@@ -357,7 +358,7 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 	 * flushed: at most a second or 4 MiB is lost */
 	if (!err && r->w && rec_writer__bytes(r->w) != r->bytes_flushed &&
 	    (rec_writer__bytes(r->w) - r->bytes_flushed > (4u << 20) ||
-	     clock_mono_ns() - r->flushed_ns > 1000000000ull))
+	     clock_mono_ns() - r->flushed_ns > NSEC_PER_SEC))
 		err = recorder__flush(r);
 	return err;
 }
@@ -494,7 +495,7 @@ int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t
 	for (uint32_t c = 0; !err && c < r->ncpus; c++) {
 		known[c] = seen[c] && now[c] >= r->steal0[c];
 		kernel_steal_ns[c] = known[c] ? (now[c] - r->steal0[c]) *
-				     (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK)) : 0;
+				     (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK)) : 0;
 	}
 	free(text);
 	free(now);

@@ -14,6 +14,7 @@
 #include "../collect/procfs.h"
 #include "../core/grow.h"
 #include "../collect/clock.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 struct perf_map {
@@ -207,8 +208,8 @@ static bool take_budget(struct perf_maps *m, uint64_t now, uint64_t bytes)
 {
 	uint64_t dt = now - m->budget_ns;
 	/* dt < 1e9 and a rate below 2^34 fit the product in 64 bits */
-	uint64_t add = dt >= 1000000000ull || m->rate >= (1ull << 34) ? m->rate :
-		       dt * m->rate / 1000000000ull;
+	uint64_t add = dt >= NSEC_PER_SEC || m->rate >= (1ull << 34) ? m->rate :
+		       dt * m->rate / NSEC_PER_SEC;
 	m->budget = m->budget + add > m->rate ? m->rate : m->budget + add;
 	m->budget_ns = now;
 	if (bytes > m->rate)

@@ -22,9 +22,10 @@
 
 #include "../core/hindex.h"
 #include "../core/strtab.h"
+#include "../core/units.h"
 
 #define PERF_MAP_MAX_BYTES (64u << 20)	/* a larger map is not read */
-#define PERF_MAP_RECHECK_NS 1000000000ull	/* a file looked at again */
+#define PERF_MAP_RECHECK_NS NSEC_PER_SEC	/* a file looked at again */
 #define PERF_MAP_RATE (64u << 20)	/* bytes of maps read a second */
 
 struct perf_maps {
