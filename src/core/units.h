@@ -9,11 +9,11 @@
 
 #include <stdint.h>
 
-/* Signed, as Linux's: an unsigned operand makes the arithmetic
- * unsigned as before, a signed one (a time before 1970, a difference)
- * stays signed. */
-#define NSEC_PER_SEC 1000000000LL
-#define NSEC_PER_MSEC 1000000LL
+/* int64_t, signed as Linux's: with a uint64_t the arithmetic is
+ * uint64_t as before (PRIu64 still fits), with a signed time (before
+ * 1970, a difference) it stays signed. */
+#define NSEC_PER_SEC INT64_C(1000000000)
+#define NSEC_PER_MSEC INT64_C(1000000)
 /* The same number in SQL text (the ledger's queries). */
 #define NSEC_PER_SEC_SQL "1000000000"
 

@@ -232,7 +232,7 @@ static void meta_start(struct recorder *r, FILE *m)
 	meta(m, MK_KERNEL, "%s", u.release);
 	meta(m, MK_BOOT_ID, "%s", r->boot_id);
 	meta(m, MK_HZ, "%u", o->hz);
-	meta(m, MK_INTERVAL_NS, "%llu", NSEC_PER_SEC / o->hz);
+	meta(m, MK_INTERVAL_NS, "%llu", (unsigned long long)(NSEC_PER_SEC / o->hz));
 	meta(m, MK_CLK_TCK, "%ld", sysconf(_SC_CLK_TCK));
 	meta(m, MK_CALLCHAIN, "%d", o->callchain);
 	meta(m, MK_STEAL_SOURCE, "%s", r->st.steal_source);
