@@ -33,6 +33,7 @@
 #include "../format/procstat.h"
 #include "../record/recorder.h"
 #include "../report/report.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 enum { T_DELAY = 1, T_PID, T_BATCH, T_ITER, T_FREQ, T_THREADS, T_PROGRAMS, T_ACCOUNTS,
@@ -115,7 +116,7 @@ static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static int hook_program(void *ctx, const struct engine *e, const struct eng_thread *t,
@@ -481,13 +482,13 @@ static void row_text(const struct top *tp, const struct top_row *r, char *buf, s
 	if (tp->accounts)
 		snprintf(acc, sizeof(acc), " %-10.10s", r->account ? r->account : "");
 	if (!tp->narrow)
-		snprintf(ap, sizeof(ap), " %10.3f", (double)(r->cpu_ns + r->steal_ns) / 1e9);
+		snprintf(ap, sizeof(ap), " %10.3f", (double)(r->cpu_ns + r->steal_ns) / NSEC_PER_SEC);
 	int n = snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %8s%s %8.2f%s ", first,
 			 tp->mode == TOP_PROGRAMS ? "-" : user_name(r->uid, user, sizeof(user)),
 			 ni, res_text(r->rss_kb, res, sizeof(res)), r->state ? r->state : '-',
 			 r->cpu_pct, r->steal_pct,
 			 time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap,
-			 (double)r->cpu_ns / 1e9, acc);
+			 (double)r->cpu_ns / NSEC_PER_SEC, acc);
 	/* the tree as top's forest view draws it: a child's name indented
 	 * under its parent's, after "`- " (deep trees stop indenting at 12) */
 	for (uint32_t d = 1; d <= r->depth && d <= 12 && n >= 0 && (size_t)n + 4 < size; d++)
@@ -958,7 +959,7 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 		case T_DELAY:
 			if (!cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
 				return -1;
-			tp->delay_ns = (uint64_t)(d * 1e9);
+			tp->delay_ns = (uint64_t)(d * NSEC_PER_SEC);
 			break;
 		case T_PID:
 			if (live_opts__add_pids(o, arg) < 0)

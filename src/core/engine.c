@@ -63,7 +63,7 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 		errno = ENOMEM;
 		return NULL;
 	}
-	e->series.bucket_ns = 1000000000ULL;
+	e->series.bucket_ns = NSEC_PER_SEC;
 	e->series.ncpus = c->ncpus;
 	for (uint32_t i = 0; i < c->ncpus; i++) {
 		struct eng_cpu *cpu = &e->cpus[i];

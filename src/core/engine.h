@@ -58,6 +58,7 @@
 
 #include "attribute.h"
 #include "hindex.h"
+#include "units.h"
 
 #define ENGINE_NONE UINT32_MAX
 
@@ -353,6 +354,6 @@ const struct eng_series *engine__series(const struct engine *e);
 /* How long after its exit a thread is kept for its last runtime and
  * switch out (they follow the exit record by microseconds, unless the
  * records were lost). */
-#define ENGINE_EXIT_GRACE_NS 1000000000ull
+#define ENGINE_EXIT_GRACE_NS NSEC_PER_SEC
 
 #endif

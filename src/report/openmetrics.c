@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 static void put_num_label(FILE *out, bool *first, const char *name, int64_t v)
@@ -72,8 +73,8 @@ static void family(FILE *out, const struct table *t, const struct report_extras 
 		uint64_t ns = steal ? r->steal_ns : r->cpu_ns;
 		fputs(name, out);
 		put_labels(out, t, r, x);
-		fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000u,
-			ns % 1000000000u);
+		fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n", ns / NSEC_PER_SEC,
+			ns % NSEC_PER_SEC);
 	}
 }
 

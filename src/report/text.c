@@ -16,6 +16,7 @@
 #include "../core/cgroup_name.h"
 #include "../core/engine.h"
 #include "../core/stats.h"
+#include "../core/units.h"
 #include "../core/banned.h"
 
 /* ns as seconds with three decimals, rounded to the nearest millisecond. */
@@ -376,7 +377,7 @@ static void write_title(FILE *out, const struct table *t, const struct report_ex
 			fputs(", on ", out);
 			text_put(out, x->host, 0, 0);
 		}
-		fprintf(out, ": %.1f s recorded (", (double)x->duration_ns / 1e9);
+		fprintf(out, ": %.1f s recorded (", (double)x->duration_ns / NSEC_PER_SEC);
 		text_put(out, x->scope, 0, 0);
 		fputs(")\n", out);
 	} else
