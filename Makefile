@@ -105,7 +105,8 @@ check-core: $(BUILD)/libcore.a
 	if [ -n "$$bad" ]; then echo "src/core calls I/O or process functions: $$bad"; exit 1; fi
 
 # The house rules (issue 24): no folders or files in a loop, functions
-# under 80 lines, NSEC_PER_SEC, banned.h; each breach as FILE:LINE: what.
+# under 80 lines, NSEC_PER_SEC, banned.h, folder READMEs; each breach as
+# FILE:LINE: what.
 house:
 	@python3 scripts/house.py src
 

@@ -14,7 +14,8 @@ exits 1 when there is any, 0 when there is none. The rules:
 - one second: 10^9 nanoseconds is written as NSEC_PER_SEC, and the number
   itself only in src/core/units.h (in any spelling: 1000000000, with a
   suffix, 1e9);
-- banned.h: every .c file includes core/banned.h.
+- banned.h: every .c file includes core/banned.h;
+- folders: each has a README.md saying what it owns (docs/architecture.md).
 
 usage: scripts/house.py [SRC_DIR]   (default: src beside this script)
 """
@@ -244,6 +245,13 @@ class House:
                 if not ok:
                     self.say(f, 1, "does not include core/banned.h")
 
+    def check_readmes(self):
+        for d in sorted(os.listdir(self.src)):
+            if os.path.isdir(os.path.join(self.src, d)) and \
+               not os.path.isfile(os.path.join(self.src, d, "README.md")):
+                self.say(os.path.join(d, "README.md"), 1,
+                         "no README.md: say what the folder owns (docs/architecture.md)")
+
     def run(self):
         self.check_folders()
         self.check_headers()
@@ -251,6 +259,7 @@ class House:
         self.check_lengths()
         self.check_seconds()
         self.check_banned()
+        self.check_readmes()
         for f, line, what in sorted(set(self.bad)):
             print("%s:%d: %s" % (f, line, what))
         print("house: %d breaches in %d files" % (len(set(self.bad)), len(self.files)))

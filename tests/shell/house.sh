@@ -1,14 +1,17 @@
 # The house rules a newcomer relies on (issue 24), checked by
 # scripts/house.py: no folders that include each other, no files that call
 # each other in a loop, no function over 80 lines, one second in ns only as
-# NSEC_PER_SEC, core/banned.h in every .c file. First the checker is shown
-# to catch each breach in a small made-up tree, then src/ must have none.
+# NSEC_PER_SEC, core/banned.h in every .c file, a README.md in every
+# folder. First the checker is shown to catch each breach in a small
+# made-up tree, then src/ must have none.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 command -v python3 >/dev/null || skip "no python3 for scripts/house.py"
 
 t=$TMP/src
 mkdir -p "$t/core" "$t/a" "$t/b"
+echo "# core" >"$t/core/README.md"
+echo "# a" >"$t/a/README.md"
 printf '/* one second */\n#define NSEC_PER_SEC 1000000000ull\n' >"$t/core/units.h"
 printf '#define BANNED(f) f\n' >"$t/core/banned.h"
 printf 'int b_f(void);\n' >"$t/b/b.h"
@@ -31,7 +34,8 @@ for want in \
 	"src/a/a.c:7: function 'long_one' is 82 lines (at most 80)" \
 	"src/b/b.c:5: one second in ns written '1e9'" \
 	"src/a/a2.c:5: one second in ns written '1000000000ULL'" \
-	"src/a/a.c:1: does not include core/banned.h"; do
+	"src/a/a.c:1: does not include core/banned.h" \
+	"src/b/README.md:1: no README.md"; do
 	grep -qF "$want" "$TMP/out" || fail "not caught: '$want' in: $(cat "$TMP/out")"
 done
 grep -q "core/units.h" "$TMP/out" && ! grep -q "^src/core/units.h" "$TMP/out" ||
