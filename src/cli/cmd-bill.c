@@ -422,31 +422,9 @@ static void write_csv(FILE *f, const struct bill *b)
 	}
 }
 
-/* A JSON member, the first of an object without its comma. */
-static void member(FILE *f, bool *first, const char *k)
-{
-	fprintf(f, "%s\"%s\":", *first ? "" : ",", k);
-	*first = false;
-}
-
-static void json_str(FILE *f, bool *first, const char *k, const char *v)
-{
-	member(f, first, k);
-	json_put_string_or_null(f, v);
-}
-
-static void json_num(FILE *f, bool *first, const char *k, bool known, int64_t v)
-{
-	member(f, first, k);
-	if (known)
-		fprintf(f, "%" PRId64, v);
-	else
-		fputs("null", f);
-}
-
 static void json_double(FILE *f, bool *first, const char *k, double v)
 {
-	member(f, first, k);
+	json_put_member(f, first, k);
 	fprintf(f, "%.9g", v);
 }
 
@@ -454,25 +432,25 @@ static void json_keys(FILE *f, bool *first, const struct bill *b, const struct b
 {
 	for (size_t i = 0; i < b->nkeys; i++) {
 		switch (b->keys[i]) {
-		case BK_HOST: json_str(f, first, "host", r->host); break;
-		case BK_USER: json_num(f, first, "uid", r->uid >= 0, r->uid); break;
-		case BK_COMMAND: json_str(f, first, "command", r->command); break;
-		case BK_COMM: json_str(f, first, "comm", r->comm); break;
-		case BK_EXECUTABLE: json_str(f, first, "executable", r->executable); break;
-		case BK_ACCOUNT: json_str(f, first, "account", r->account); break;
+		case BK_HOST: json_put_str_member(f, first, "host", r->host); break;
+		case BK_USER: json_put_num_member(f, first, "uid", r->uid >= 0, r->uid); break;
+		case BK_COMMAND: json_put_str_member(f, first, "command", r->command); break;
+		case BK_COMM: json_put_str_member(f, first, "comm", r->comm); break;
+		case BK_EXECUTABLE: json_put_str_member(f, first, "executable", r->executable); break;
+		case BK_ACCOUNT: json_put_str_member(f, first, "account", r->account); break;
 		case BK_HOUR:
 		case BK_DAY:
-		case BK_MONTH: json_str(f, first, bill_key__name(b->keys[i]), r->period); break;
-		case BK_CGROUP: json_str(f, first, "cgroup", r->cgroup); break;
+		case BK_MONTH: json_put_str_member(f, first, bill_key__name(b->keys[i]), r->period); break;
+		case BK_CGROUP: json_put_str_member(f, first, "cgroup", r->cgroup); break;
 		case BK_PROCESS:
 		case BK_THREAD:
-			json_str(f, first, "host", r->host);
-			json_num(f, first, "pid", true, r->pid);
+			json_put_str_member(f, first, "host", r->host);
+			json_put_num_member(f, first, "pid", true, r->pid);
 			if (b->keys[i] == BK_THREAD) {
-				json_num(f, first, "tid", true, r->tid);
-				json_str(f, first, "comm", r->comm);
+				json_put_num_member(f, first, "tid", true, r->tid);
+				json_put_str_member(f, first, "comm", r->comm);
 			} else {
-				json_str(f, first, "command", r->command);
+				json_put_str_member(f, first, "command", r->command);
 			}
 			break;
 		default: break;
@@ -483,14 +461,14 @@ static void json_keys(FILE *f, bool *first, const struct bill *b, const struct b
 static void json_figures(FILE *f, bool *first, const struct bill *b, const struct bill_row *r)
 {
 	bool known = r->unknown_steal_cpu_ns < r->cpu_ns || !r->cpu_ns;
-	json_num(f, first, "target_ns", true, r->cpu_ns - r->control_ns);
-	json_num(f, first, "control_ns", true, r->cpu_ns ? r->control_ns : 0);
-	json_num(f, first, "cpu_ns", true, r->cpu_ns);
+	json_put_num_member(f, first, "target_ns", true, r->cpu_ns - r->control_ns);
+	json_put_num_member(f, first, "control_ns", true, r->cpu_ns ? r->control_ns : 0);
+	json_put_num_member(f, first, "cpu_ns", true, r->cpu_ns);
 	json_double(f, first, "cpu_hours", hours(r->cpu_ns));
-	json_num(f, first, "steal_ns", known, r->steal_ns);
-	json_num(f, first, "apparent_ns", known, r->cpu_ns + r->steal_ns);
-	json_num(f, first, "unknown_steal_cpu_ns", true, r->unknown_steal_cpu_ns);
-	json_num(f, first, "samples", true, r->samples);
+	json_put_num_member(f, first, "steal_ns", known, r->steal_ns);
+	json_put_num_member(f, first, "apparent_ns", known, r->cpu_ns + r->steal_ns);
+	json_put_num_member(f, first, "unknown_steal_cpu_ns", true, r->unknown_steal_cpu_ns);
+	json_put_num_member(f, first, "samples", true, r->samples);
 	if (b->nprices)
 		json_double(f, first, "cost", r->cost);
 	putc('}', f);
@@ -504,13 +482,13 @@ static void json_cover(FILE *f, const struct bill *b)
 	bool s = period_start(b, &start), e = period_end(b, &end);
 	fputs(",\"period\":{", f);
 	bool first = true;
-	json_str(f, &first, "start", s ? utc(start, true, t, sizeof(t)) : NULL);
-	json_str(f, &first, "end", e ? utc(end, true, t, sizeof(t)) : NULL);
-	json_num(f, &first, "start_ns", s, start);
-	json_num(f, &first, "end_ns", e, end);
-	json_str(f, &first, "since", b->since != INT64_MIN ? utc(b->since, true, t, sizeof(t)) :
+	json_put_str_member(f, &first, "start", s ? utc(start, true, t, sizeof(t)) : NULL);
+	json_put_str_member(f, &first, "end", e ? utc(end, true, t, sizeof(t)) : NULL);
+	json_put_num_member(f, &first, "start_ns", s, start);
+	json_put_num_member(f, &first, "end_ns", e, end);
+	json_put_str_member(f, &first, "since", b->since != INT64_MIN ? utc(b->since, true, t, sizeof(t)) :
 		 NULL);
-	json_str(f, &first, "until", b->until != INT64_MAX ? utc(b->until, true, t, sizeof(t)) :
+	json_put_str_member(f, &first, "until", b->until != INT64_MAX ? utc(b->until, true, t, sizeof(t)) :
 		 NULL);
 	fprintf(f, "},\"collections\":%lld,\"undated_collections\":%lld,\"hosts\":[",
 		(long long)b->span.collections, (long long)b->span.undated);
@@ -523,7 +501,7 @@ static void json_cover(FILE *f, const struct bill *b)
 	for (size_t i = 0; i < b->nprices; i++) {
 		first = true;
 		fputs(i ? ",{" : "{", f);
-		json_str(f, &first, "account", b->prices[i].account);
+		json_put_str_member(f, &first, "account", b->prices[i].account);
 		json_double(f, &first, "per_cpu_hour", b->prices[i].per_cpu_hour);
 		putc('}', f);
 	}

@@ -1,6 +1,7 @@
 /* report: the table of writers, and the escaping they share. */
 #include "report.h"
 
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,27 @@ void json_put_string_or_null(FILE *out, const char *s)
 {
 	if (s)
 		json_put_string(out, s);
+	else
+		fputs("null", out);
+}
+
+void json_put_member(FILE *out, bool *first, const char *key)
+{
+	fprintf(out, "%s\"%s\":", *first ? "" : ",", key);
+	*first = false;
+}
+
+void json_put_str_member(FILE *out, bool *first, const char *key, const char *v)
+{
+	json_put_member(out, first, key);
+	json_put_string_or_null(out, v);
+}
+
+void json_put_num_member(FILE *out, bool *first, const char *key, bool known, int64_t v)
+{
+	json_put_member(out, first, key);
+	if (known)
+		fprintf(out, "%" PRId64, v);
 	else
 		fputs("null", out);
 }

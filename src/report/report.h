@@ -128,6 +128,12 @@ void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 void json_put_string(FILE *out, const char *s);
 /* A JSON string, or null for NULL. */
 void json_put_string_or_null(FILE *out, const char *s);
+/* An object's member "key": with the comma before it unless *first
+ * (which it clears); then its value: a string or null, a number or
+ * null where not known. */
+void json_put_member(FILE *out, bool *first, const char *key);
+void json_put_str_member(FILE *out, bool *first, const char *key, const char *v);
+void json_put_num_member(FILE *out, bool *first, const char *key, bool known, int64_t v);
 /* Writes s as a CSV field: quoted when it holds a comma, quote or line
  * break; a cell a spreadsheet would run as a formula (=, +, -, @, tab,
  * carriage return first) is prefixed with a quote so it reads as text. */
