@@ -136,37 +136,6 @@ static void write_totals(FILE *out, const struct table *t, bool known)
 		tot->programs);
 }
 
-/* A row's members, the first without its comma. */
-static void member(FILE *out, bool *first, const char *key)
-{
-	fprintf(out, "%s\"%s\":", *first ? "" : ",", key);
-	*first = false;
-}
-
-static void put_id(FILE *out, bool *first, const char *key, uint32_t v)
-{
-	member(out, first, key);
-	if (v >= TABLE_ID_EXITED)
-		fputs("-1", out);
-	else
-		fprintf(out, "%" PRIu32, v);
-}
-
-static void put_str(FILE *out, bool *first, const char *key, const char *v)
-{
-	member(out, first, key);
-	json_put_string_or_null(out, v);
-}
-
-static void put_num(FILE *out, bool *first, const char *key, bool known, int64_t v)
-{
-	member(out, first, key);
-	if (known)
-		fprintf(out, "%" PRId64, v);
-	else
-		fputs("null", out);
-}
-
 /* The key's fields, in the order given. */
 static void keys(FILE *out, bool *first, const struct table *t,
 		 const struct report_extras *x, const struct table_row *r)
@@ -174,31 +143,31 @@ static void keys(FILE *out, bool *first, const struct table *t,
 	bool pid_done = false;
 	for (uint8_t i = 0; i < t->keys.n; i++) {
 		switch (t->keys.v[i]) {
-		case RF_VM: put_str(out, first, "vm", r->vm); break;
+		case RF_VM: json_put_str_member(out, first, "vm", r->vm); break;
 		case RF_PROCESS:
 		case RF_THREAD:
 			if (!pid_done)
-				put_id(out, first, "pid", r->pid);
+				json_put_num_member(out, first, "pid", true, table_id(r->pid));
 			pid_done = true;
 			if (t->keys.v[i] == RF_THREAD)
-				put_id(out, first, "tid", r->tid);
+				json_put_num_member(out, first, "tid", true, table_id(r->tid));
 			break;
-		case RF_COMM: put_str(out, first, "comm", r->comm); break;
-		case RF_COMMAND: put_str(out, first, "command", r->command); break;
-		case RF_EXECUTABLE: put_str(out, first, "executable", r->executable); break;
-		case RF_USER: put_num(out, first, "uid", r->uid >= 0, r->uid); break;
-		case RF_DSO: put_str(out, first, "dso", r->dso); break;
+		case RF_COMM: json_put_str_member(out, first, "comm", r->comm); break;
+		case RF_COMMAND: json_put_str_member(out, first, "command", r->command); break;
+		case RF_EXECUTABLE: json_put_str_member(out, first, "executable", r->executable); break;
+		case RF_USER: json_put_num_member(out, first, "uid", r->uid >= 0, r->uid); break;
+		case RF_DSO: json_put_str_member(out, first, "dso", r->dso); break;
 		case RF_FUNCTION:
-			put_str(out, first, "function", r->function);
+			json_put_str_member(out, first, "function", r->function);
 			if (x && !row_keys__has(&t->keys, RF_DSO))
-				put_str(out, first, "dso", r->dso);
+				json_put_str_member(out, first, "dso", r->dso);
 			break;
-		case RF_ACCOUNT: put_str(out, first, "account", r->account); break;
-		case RF_CPU: put_num(out, first, "cpu", r->cpu >= 0, r->cpu); break;
+		case RF_ACCOUNT: json_put_str_member(out, first, "account", r->account); break;
+		case RF_CPU: json_put_num_member(out, first, "cpu", r->cpu >= 0, r->cpu); break;
 		case RF_CGROUP: {
 			char name[512];
-			put_str(out, first, "cgroup", r->cgroup);
-			put_str(out, first, "cgroup_name",
+			json_put_str_member(out, first, "cgroup", r->cgroup);
+			json_put_str_member(out, first, "cgroup_name",
 				r->cgroup ? cgroup_name(r->cgroup, name, sizeof(name)) : NULL);
 			break;
 		}
@@ -214,26 +183,26 @@ static void write_row(FILE *out, const struct table *t, const struct report_extr
 	putc('{', out);
 	keys(out, &first, t, x, r);
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
-		put_str(out, &first, "command", r->command);
+		json_put_str_member(out, &first, "command", r->command);
 	if (t->attrs && row_keys__has(&t->keys, RF_THREAD) && !row_keys__has(&t->keys, RF_COMM))
-		put_str(out, &first, "comm", r->comm);
+		json_put_str_member(out, &first, "comm", r->comm);
 	if (x) {
-		put_num(out, &first, "target_ns", true, (int64_t)(r->cpu_ns - r->control_ns));
-		put_num(out, &first, "control_ns", true, (int64_t)r->control_ns);
+		json_put_num_member(out, &first, "target_ns", true, (int64_t)(r->cpu_ns - r->control_ns));
+		json_put_num_member(out, &first, "control_ns", true, (int64_t)r->control_ns);
 	}
 	if (t->inclusive) {
-		put_num(out, &first, "self_ns", true, (int64_t)r->cpu_ns);
-		put_num(out, &first, "inclusive_ns", true, (int64_t)r->inclusive_ns);
+		json_put_num_member(out, &first, "self_ns", true, (int64_t)r->cpu_ns);
+		json_put_num_member(out, &first, "inclusive_ns", true, (int64_t)r->inclusive_ns);
 	}
-	put_num(out, &first, "samples", true, (int64_t)r->samples);
-	put_num(out, &first, "steal_samples", true, (int64_t)r->steal_samples);
-	put_num(out, &first, "cpu_ns", true, (int64_t)r->cpu_ns);
-	put_num(out, &first, "steal_ns", known, (int64_t)r->steal_ns);
-	put_num(out, &first, "apparent_ns", known, (int64_t)r->apparent_ns);
-	put_num(out, &first, "corrected_ns", true, (int64_t)r->corrected_ns);
+	json_put_num_member(out, &first, "samples", true, (int64_t)r->samples);
+	json_put_num_member(out, &first, "steal_samples", true, (int64_t)r->steal_samples);
+	json_put_num_member(out, &first, "cpu_ns", true, (int64_t)r->cpu_ns);
+	json_put_num_member(out, &first, "steal_ns", known, (int64_t)r->steal_ns);
+	json_put_num_member(out, &first, "apparent_ns", known, (int64_t)r->apparent_ns);
+	json_put_num_member(out, &first, "corrected_ns", true, (int64_t)r->corrected_ns);
 	if (t->cgroup_figures) {
-		put_num(out, &first, "throttled_ns", r->throttled_known, (int64_t)r->throttled_ns);
-		put_num(out, &first, "wait_ns", r->wait_known, (int64_t)r->wait_ns);
+		json_put_num_member(out, &first, "throttled_ns", r->throttled_known, (int64_t)r->throttled_ns);
+		json_put_num_member(out, &first, "wait_ns", r->wait_known, (int64_t)r->wait_ns);
 	}
 	putc('}', out);
 }
