@@ -28,6 +28,15 @@ int analysis__init(struct analysis *a, const struct analysis_opts *o,
 			       .mask = RF_BIT(RF_THREAD) | RF_BIT(RF_ACCOUNT) |
 				       RF_BIT(RF_STACK) };
 	rows__init(&a->stacks, &sk);
+	rows__init(&a->staged, &sk);
+	if (o->fold_stacks) {
+		/* by the line folded shows: a command's program, else a
+		 * [comm] (report_stack_program names both as before) */
+		struct row_keys fk = { .v = { RF_COMMAND, RF_COMM, RF_STACK }, .n = 3,
+				       .mask = RF_BIT(RF_COMMAND) | RF_BIT(RF_COMM) |
+					       RF_BIT(RF_STACK) };
+		rows__init(&a->stacks, &fk);
+	}
 	hindex__init(&a->incl_index);
 	hindex__init(&a->cgsum.index);
 	hindex__init(&a->accsum.index);
@@ -208,7 +217,36 @@ static struct incl_entry *incl_entry(struct analysis *a, uint32_t fn, uint32_t d
 
 static bool counts_inclusive(const struct analysis *a)
 {
-	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION);
+	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION) && !a->o.fold_stacks;
+}
+
+/*
+ * The staged stacks summed into stacks by the folded line each makes: its
+ * program, as report_stack_program names it from the row's attributes
+ * (a command's program, kept as the command: naming it again gives the
+ * same; else the comm, which it brackets), and its frames. A row waits
+ * here until its thread is gone, so its attributes are all it will have.
+ */
+static int fold_staged(struct analysis *a)
+{
+	const struct rows *st = &a->staged;
+	int err = 0;
+	for (uint32_t i = 0; i < st->n && !err; i++) {
+		const struct row *w = &st->v[i];
+		char prog[256];
+		report_stack_program(st, w, prog, sizeof(prog));
+		const char *cmd = rows__str(st, w->attr_command);
+		const char *comm = rows__str(st, w->attr_comm);
+		struct row_key k = { .command = cmd ? prog : NULL, .comm = cmd ? NULL : comm,
+				     .stack = w->stack };
+		struct row_figures rf = { .samples = w->f.samples, .cpu_ns = w->f.cpu_ns,
+					  .steal_ns = w->f.steal_ns };
+		err = rows__add(&a->stacks, &k, NULL, &rf);
+	}
+	struct row_keys keys = st->keys;
+	rows__release(&a->staged);
+	rows__init(&a->staged, &keys);
+	return err;
 }
 
 /* Each distinct named function on a stack gains its samples (the leaf
@@ -238,6 +276,8 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 	struct analysis *a = ctx;
 	struct who w;
 	int err = 0;
+	if (a->o.fold_stacks)
+		return fold_staged(a);
 	who_of(a, e, t, &w);
 	struct row_key k = key_of(a, &w, t);
 	struct row_attrs at = { w.command, w.comm };
@@ -287,7 +327,7 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 		cg->steal_ns += f->steal_ns;
 	}
 	const char *dso = name(a, f->dso);
-	if (!wanted(a, &w, t, dso))
+	if (!wanted(a, &w, t, dso) || a->o.fold_stacks)
 		return 0;
 	if (counts_inclusive(a)) {
 		struct incl_entry *en = incl_entry(a, f->function, f->dso, f->account);
@@ -344,7 +384,7 @@ static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *
 	k.stack = stack;
 	struct row_figures rf = { .samples = f->samples, .cpu_ns = f->cpu_ns,
 				  .steal_ns = f->steal_ns };
-	return rows__add(&a->stacks, &k, &at, &rf);
+	return rows__add(a->o.fold_stacks ? &a->staged : &a->stacks, &k, &at, &rf);
 }
 
 struct engine_sink analysis__sink(struct analysis *a)
@@ -560,6 +600,8 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.totals = a->totals, .streams = c->ncpus, .programs = (uint32_t)a->programs,
 	};
 	p.totals.labelled_steal_ns = p.totals.steal_ns;
+	if (a->o.fold_stacks && fold_staged(a))
+		return -ENOMEM;
 	a->table = table__from_rows(&a->rows, &p);
 	if (!a->table)
 		return -ENOMEM;
@@ -642,6 +684,7 @@ void analysis__release(struct analysis *a)
 	table__free(a->table);
 	rows__release(&a->rows);
 	rows__release(&a->stacks);
+	rows__release(&a->staged);
 	free(a->incl);
 	hindex__release(&a->incl_index);
 	free(a->cgsum.v);

@@ -36,6 +36,11 @@ struct analysis_opts {
 	const char *const *control;	/* control-program accounts */
 	size_t ncontrol;
 	bool stacks;			/* time per call stack (pprof, folded) */
+	/* --format folded: the stacks are all it shows, each as its program
+	 * and frames, so no rows are kept and each thread's stacks are summed
+	 * by those as it goes (memory follows the programs and stacks seen,
+	 * not the threads) */
+	bool fold_stacks;
 	bool salvage;
 	bool raw_names;			/* functions as the file has them */
 	/* filters, as perf report's --comms, --pids, --tids, --dsos:
@@ -69,6 +74,8 @@ struct analysis {
 	struct report_cpu *cpus;
 	struct report_event *events;
 	struct rows rows, stacks;
+	struct rows staged;	/* fold_stacks: the stacks of threads not yet
+				 * gone, as stacks would keep them */
 	struct attrib_totals totals;
 	const struct strtab *names;	/* the source's */
 	struct strtab *stack_frames;	/* the source's; stacks of one

@@ -176,6 +176,7 @@ static int check(struct report_opts *o)
 			return -1;
 		}
 		o->a.stacks = true;
+		o->a.fold_stacks = o->writer == &report_folded;
 	}
 	bool html = o->writer == &report_html;
 	if (html)

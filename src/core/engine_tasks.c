@@ -197,6 +197,12 @@ uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t
 		  uint32_t account, uint32_t cpu)
 {
 	struct prog_key k = { e, thread, function, dso, account, e->c.by_cpu ? cpu : ENGINE_NONE };
+	/* a thread's samples run in one function for a while: its last one
+	 * first, before a lookup that misses the cache twice (the index,
+	 * then the program it names) */
+	uint32_t last = e->threads.v[thread].last_prog;
+	if (last != ENGINE_NONE && prog_eq(&k, last))
+		return last;
 	uint64_t h = prog_hash(&k);
 	uint32_t i = hindex__find(&e->prog_index, h, prog_eq, &k);
 	if (i != ENGINE_NONE)
