@@ -114,14 +114,15 @@ for name in (q, f):
         bad.append(f"{name}: runtime {runtime(r)} vs usage {usage}: {100 * off:.2f} % apart")
 # the counters the report read lie within what was read here around it:
 # no more than the change over the record command, no less than it less
-# what the quota lets the group use in the command's time outside the
-# recording (20 ms per 100 ms period, and one period's burst)
+# what the group's one thread can run in the command's time outside the
+# recording (one CPU; not the quota's 20 %: the counter grew by 60 % of
+# the time outside in one CI run, its periods straddling the edges)
 around = qu1 - qu0
 outside = max(0, int(sys.argv[7]) - d["duration_ns"])
-if not around - 0.2 * outside - 0.02e9 <= groups[q]["usage_ns"] <= around:
+if not around - outside - 0.02e9 <= groups[q]["usage_ns"] <= around:
     bad.append(f"{q}: the report's usage {groups[q]['usage_ns']} is not within the "
                f"counter's change around the recording ({around}, of which up to "
-               f"{0.2 * outside:.0f} in the {outside} ns outside it)")
+               f"{outside} in the {outside} ns outside it)")
 thr = rows[q]["throttled_ns"]
 want = qt1 - qt0
 # cpu.stat was read around the record command, which runs longer than
