@@ -238,8 +238,13 @@ awk '/records lost/ { n++; if (!/^[0-9]+ records lost in this refresh \([0-9]+ i
 	fail "records lost with -m 8 -F 50000 and an exec storm, not said as it should be: $(grep -i lost lost.txt)"
 echo "top: $(grep -m1 'records lost' lost.txt | cut -d: -f1) (-m 8 -F 50000 and an exec storm), and why"
 # --accounts: an ACCOUNT column, and a line that says what it is
+# (a spinner, so that a row other than top's own ran in the half second:
+# on an idle machine top's row, charged to `library`, was alone)
 printf 'kernel  kernel\nprogram executable\n' >rules
-"$CL" top --batch --accounts rules -n 1 -d 0.5 >acc.txt 2>&1 || fail "--accounts: $(cat acc.txt)"
+yes >/dev/null &
+acc_spin=$!
+"$CL" top --batch --accounts rules -n 1 -d 0.5 >acc.txt 2>&1 || { kill $acc_spin; fail "--accounts: $(cat acc.txt)"; }
+kill $acc_spin
 grep -qx "ACCOUNT: who pays for a row's CPU time, by the rules in 'rules' (the account most of its time went to)" acc.txt ||
 	fail "--accounts: ACCOUNT not explained: $(cat acc.txt)"
 grep -qE '^ +PID .* ACCOUNT +COMMAND$' acc.txt || fail "--accounts: no ACCOUNT column: $(grep PID acc.txt)"
