@@ -155,18 +155,19 @@ static void read_loadavg(struct top *tp)
 	free(text);
 }
 
-/* A process's state from root/proc/PID/stat (after comm, which may hold
- * ')'), or 0 when it is gone. */
-static char proc_state(const char *pid)
+/* A process's state and parent from /proc/PID/stat (after comm, which
+ * may hold ')'); false when it is gone. */
+static bool proc_head(const char *pid, char *state, uint32_t *ppid)
 {
-	char rel[64], state = 0;
+	char rel[64];
+	unsigned pp = 0;
 	snprintf(rel, sizeof(rel), "proc/%.40s/stat", pid);
 	char *text = procfs_read("/", rel, NULL);
 	const char *p = text ? strrchr(text, ')') : NULL;
-	if (p && sscanf(p + 1, " %c", &state) != 1)
-		state = 0;
+	bool ok = p && sscanf(p + 1, " %c %u", state, &pp) == 2;
 	free(text);
-	return state;
+	*ppid = ok ? pp : 0;
+	return ok;
 }
 
 /* Every process in /proc by its state, as top's "Tasks:" line counts
@@ -180,8 +181,9 @@ static void count_tasks(struct top *tp)
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		char st = proc_state(de->d_name);
-		if (!st)
+		char st;
+		uint32_t ppid;
+		if (!proc_head(de->d_name, &st, &ppid))
 			continue;	/* gone since: not counted */
 		tp->tasks[TASKS_ALL]++;
 		tp->tasks[st == 'R' ? TASKS_RUNNING : st == 'T' || st == 't' ? TASKS_STOPPED :
@@ -189,20 +191,6 @@ static void count_tasks(struct top *tp)
 	}
 	if (d)
 		closedir(d);
-}
-
-/* A process's parent from root/proc/PID/stat, or 0. */
-static uint32_t proc_ppid(const char *pid)
-{
-	char rel[64];
-	unsigned ppid = 0;
-	snprintf(rel, sizeof(rel), "proc/%.40s/stat", pid);
-	char *text = procfs_read("/", rel, NULL);
-	const char *p = text ? strrchr(text, ')') : NULL;
-	if (p && sscanf(p + 1, " %*c %u", &ppid) != 1)
-		ppid = 0;
-	free(text);
-	return ppid;
 }
 
 /* -p PID: the processes already under those pids when top starts are in
@@ -228,7 +216,8 @@ static int scope_descendants(struct engine *e, const pid_t *pids, int npids)
 		}
 		uint32_t pid = (uint32_t)strtoul(de->d_name, NULL, 10);
 		procs[n].pid = pid;
-		procs[n].ppid = proc_ppid(de->d_name);
+		char st;
+		proc_head(de->d_name, &st, &procs[n].ppid);	/* gone: ppid 0 */
 		procs[n].in = false;
 		for (int i = 0; i < npids; i++)
 			procs[n].in |= pid == (uint32_t)pids[i];
@@ -388,7 +377,7 @@ static int64_t proc_uid(uint32_t pid)
 
 /* What /proc/PID/stat (or a thread's) says: state, parent, nice, utime +
  * stime, RSS; a process gone since is left unknown. */
-static void proc_figures(struct top_row *r, bool thread, long ticks_per_s, long page_kb)
+static void proc_figures(struct top_row *r, bool thread, long page_kb)
 {
 	char rel[64];
 	if (thread)
@@ -413,17 +402,16 @@ static void proc_figures(struct top_row *r, bool thread, long ticks_per_s, long 
 		r->time_ticks = utime + stime;
 		r->rss_kb = rss * (unsigned long long)page_kb;
 	}
-	(void)ticks_per_s;
 	free(text);
 }
 
 static void all_proc_figures(struct top *tp)
 {
-	long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE) / 1024;
+	long page = sysconf(_SC_PAGESIZE) / 1024;
 	if (tp->mode == TOP_PROGRAMS)
 		return;	/* a program's processes come and go: no one figure */
 	for (uint32_t i = 0; i < tp->v.nrows; i++)
-		proc_figures(&tp->v.rows[i], tp->mode == TOP_THREADS, hz, page > 0 ? page : 4);
+		proc_figures(&tp->v.rows[i], tp->mode == TOP_THREADS, page > 0 ? page : 4);
 }
 
 /* RES as top shows it: KiB, then m and g. */
