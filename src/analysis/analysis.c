@@ -565,6 +565,11 @@ static void describe_steal(struct analysis *a, const struct engine *e,
 		snprintf(a->accounting_source, sizeof(a->accounting_source), "%s", "");
 	else if (a->o.accounting_set && a->o.accounting != ACCT_JUDGE)
 		snprintf(a->accounting_source, sizeof(a->accounting_source), "option");
+	else if (st->accounting_judged && st->judge_kernel_ns)
+		snprintf(a->accounting_source, sizeof(a->accounting_source),
+			 "data: the residuals held %.3f s of the %.3f s of steal the kernel "
+			 "counted", (double)st->judge_residual_ns / NSEC_PER_SEC,
+			 (double)st->judge_kernel_ns / NSEC_PER_SEC);
 	else if (st->accounting_judged)
 		snprintf(a->accounting_source, sizeof(a->accounting_source),
 			 "data: %" PRIu64 " of %" PRIu64 " stints with a sample gap held it",

@@ -159,13 +159,25 @@ int cmd_sched(int argc, char **argv);
 #define CPULEDGER_COMMIT "unknown"
 #endif
 
+struct script_import_kernel;
+/* --proc-stat START,END of import and report: two copies of the traced
+ * machine's /proc/stat, read and checked into k (cli_proc_stat_free
+ * frees them). 0 or an exit status, having said what is wrong. */
+#define PROC_STAT_HELP "copies of the traced machine's /proc/stat from\n" \
+	"before and after perf recorded: each CPU's steal\nis then the kernel's " \
+	"(docs/import.md)"
+int cli_proc_stat_load(const char *arg, struct script_import_kernel *k);
+void cli_proc_stat_free(struct script_import_kernel *k);
 /* Imports the perf script text at path ("-": standard input) into a
- * recording on out_fd, printing what it read unless quiet. 0 or an exit
- * status, having printed FILE:LINE: what is wrong. */
-int cli_import_script(const char *path, int out_fd, bool quiet);
+ * recording on out_fd, printing what it read unless quiet; k (may be
+ * NULL) the kernel's steal. 0 or an exit status, having printed
+ * FILE:LINE: what is wrong. */
+int cli_import_script(const char *path, int out_fd, bool quiet,
+		      const struct script_import_kernel *k);
 /* A recording to read: the file input, or perf-script:FILE (or
- * perf-script:- for standard input) imported into memory. A file
- * descriptor, or minus the exit status, having said why. */
-int cli_open_recording(const char *input);
+ * perf-script:- for standard input) imported into memory, with k as the
+ * import's (may be NULL). A file descriptor, or minus the exit status,
+ * having said why. */
+int cli_open_recording(const char *input, const struct script_import_kernel *k);
 
 #endif

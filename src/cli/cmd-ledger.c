@@ -142,7 +142,7 @@ static int complete(const char *path, struct batch *b, bool *nothing, char *msg,
 
 static int add_one(const char *ledger, const char *rec, const struct account_rules *rules)
 {
-	int fd = cli_open_recording(rec);
+	int fd = cli_open_recording(rec, NULL);
 	if (fd < 0)
 		return -fd;
 	struct rec_error e = { 0 };

@@ -17,12 +17,13 @@
 #include "../core/accounts.h"
 #include "../format/fold.h"
 #include "../format/perf_script.h"
+#include "../format/script_import.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
 enum { O_INPUT = 1, O_OUTPUT, O_BY, O_METHOD, O_ACCOUNTS, O_CONTROL, O_FORMAT,
        O_FOLDED, O_SALVAGE, O_SORT, O_COMM, O_PID, O_TID, O_DSO, O_PERCENT, O_TOP,
-       O_WIDE, O_NO_DEMANGLE, O_KERNEL_ACCOUNTING };
+       O_WIDE, O_NO_DEMANGLE, O_KERNEL_ACCOUNTING, O_PROC_STAT };
 
 static const struct cli_option report_options[] = {
 	{ "input", 'i', "FILE", O_INPUT, "the recording (default cpuledger.rec), or\n"
@@ -39,6 +40,7 @@ static const struct cli_option report_options[] = {
 	  "Debian, Ubuntu, SUSE), paravirt+irq\n(excludes steal and IRQ time: RHEL), auto\n"
 	  "(default: as recorded, else judged from the data;\ndocs/record.md)",
 	  "auto paravirt plain paravirt+irq" },
+	{ "proc-stat", 0, "START,END", O_PROC_STAT, "with -i perf-script:FILE: " PROC_STAT_HELP },
 	{ "accounts", 0, "FILE", O_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)\n"
 	  "instead of those recorded, or the defaults" },
 	{ "control", 0, "LIST", O_CONTROL, "accounts that count as system code (SYSTEM_CODE_S)\n"
@@ -78,7 +80,7 @@ const struct cli_command report_command = {
 };
 
 struct report_opts {
-	const char *input, *output, *folded, *accounts;
+	const char *input, *output, *folded, *accounts, *proc_stat;
 	const struct report_writer *writer;
 	bool folded_format, by_given, wide;
 	size_t top;
@@ -127,6 +129,7 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 		o->a.accounting_set = true;
 		return 0;
 	case O_ACCOUNTS: o->accounts = arg; return 0;
+	case O_PROC_STAT: o->proc_stat = arg; return 0;
 	case O_CONTROL: return cli_parse_list("--control", arg, &o->control);
 	case O_FORMAT: return set_format(o, arg);
 	case O_FOLDED: o->folded = arg; return 0;
@@ -167,6 +170,11 @@ static int check(struct report_opts *o)
 	if (o->folded && !(script && o->folded_format)) {
 		cli_error("--folded: only with --format folded of perf-script:FILE (a recording's "
 			  "own stacks are folded by --format folded alone)");
+		return -1;
+	}
+	if (o->proc_stat && (!script || o->folded_format)) {
+		cli_error("--proc-stat: only with -i perf-script:FILE (a recording holds "
+			  "/proc/stat itself; folded text has no steal)");
 		return -1;
 	}
 	if (o->writer == &report_pprof || o->writer == &report_folded) {
@@ -374,7 +382,11 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (o.accounts)
 		o.a.rules = &rules;
-	int fd = cli_open_recording(o.input);
+	struct script_import_kernel k = { 0 };
+	if (o.proc_stat && (status = cli_proc_stat_load(o.proc_stat, &k)))
+		goto out;
+	int fd = cli_open_recording(o.input, o.proc_stat ? &k : NULL);
+	cli_proc_stat_free(&k);
 	if (fd < 0) {
 		status = -fd;
 		goto out;

@@ -253,6 +253,9 @@ struct engine_stats {
 	enum steal_accounting accounting;
 	bool accounting_judged;
 	uint64_t judge_gapped, judge_agreed;
+	/* or, where no missed tick told, by the kernel's steal (0: not) set
+	 * against what the residuals held */
+	uint64_t judge_kernel_ns, judge_residual_ns;
 	bool steal_from_gaps;	/* steal was found from sample gaps */
 	bool steal_scaled;	/* and shared out as the kernel's steal */
 	uint64_t unmatched_runtime_ns;	/* runtime outside any known stint */

@@ -24,6 +24,9 @@
  * not a late one: timer latency on some hypervisors reaches hundreds of
  * microseconds) judge the accounting, once there are this many. */
 #define JUDGE_MIN 16
+/* Steal the kernel counted that judges the accounting: two USER_HZ ticks,
+ * more than /proc/stat's rounding at each end. */
+#define KERNEL_JUDGE_MIN_NS 20000000
 /* Stints judged between two calibrations: at least 64, and a sixteenth
  * of the window, so that calibrating (linear in the window) costs a few
  * operations a stint however wide the window; the window moves by 6 % at
@@ -993,10 +996,48 @@ int eng_close_all(struct engine *e, uint64_t end_ns)
  * Where runtime includes steal, what a thread is given is taken out of
  * its runtime.
  */
+/*
+ * Not told, and the samples' gaps did not tell, what runtime holds: where
+ * the kernel counts steal, its count says. Steal it counted that the
+ * residuals do not hold (under a quarter) while the sample gaps saw it (a
+ * quarter or more) means runtime holds steal; residuals that hold half of
+ * it or more, that it leaves steal out. Steal in episodes shorter than the
+ * interval leaves no missed tick to judge by, but the kernel counts it.
+ * Residuals of stints still waiting are not in the count yet: a
+ * collection may leave it to the next.
+ */
+static void judge_by_kernel(struct engine *e)
+{
+	uint64_t kernel = 0, residual = 0, gaps = 0;
+	for (uint32_t c = 0; c < e->c.ncpus; c++) {
+		const struct eng_cpu *cpu = &e->cpus[c];
+		if (!cpu->kernel_known)
+			continue;
+		kernel += cpu->st.kernel_steal_ns;
+		residual += cpu->st.steal_ns;
+		gaps += cpu->gap_ns;
+	}
+	if (kernel < KERNEL_JUDGE_MIN_NS)
+		return;
+	if (4 * residual < kernel && 4 * gaps >= kernel)
+		e->st.accounting = ACCT_INCLUDED;
+	else if (2 * residual >= kernel)
+		e->st.accounting = ACCT_EXCLUDED;
+	else
+		return;
+	e->st.accounting_judged = true;
+	e->st.judge_kernel_ns = kernel;
+	e->st.judge_residual_ns = residual;
+	if (e->st.accounting == ACCT_EXCLUDED)
+		drop_gap_sums(e);
+}
+
 int eng_settle(struct engine *e)
 {
 	bool stints = e->c.mode == STEAL_STINTS;
 	int err = 0;
+	if (stints && e->st.accounting == ACCT_JUDGE && e->c.scale_to_kernel)
+		judge_by_kernel(e);
 	e->st.steal_from_gaps = eng_steal_from_gaps(e);
 	if (stints && e->st.accounting == ACCT_JUDGE) {
 		drop_gap_sums(e);	/* never judged: residuals counted */

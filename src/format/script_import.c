@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "perf_script.h"
+#include "procstat.h"
 #include "../core/grow.h"
 #include "../core/strtab.h"
 #include "../core/units.h"
@@ -565,7 +566,27 @@ static void find_interval(struct script_parser *im)
 	}
 }
 
-static int write_meta(struct script_parser *im, item_fn emit, void *ctx)
+/* "yes" where the kernel counted steal (since boot, or while perf
+ * recorded), "none" where it counted none on any CPU: no steal clock, no
+ * reference (as a live recording says it). */
+static const char *steal_clock_of(const struct script_parser *im,
+				  const struct script_import_kernel *k)
+{
+	uint32_t n = im->ncpus ? im->ncpus : 1;
+	uint64_t *steal = calloc(2 * (size_t)n, sizeof(*steal));
+	uint8_t *seen = calloc(2 * (size_t)n, 1);
+	bool counted = false;
+	if (steal && seen && procstat_steal(k->procstat[0], steal, seen, n) >= 0 &&
+	    procstat_steal(k->procstat[1], steal + n, seen + n, n) >= 0)
+		for (uint32_t c = 0; c < 2 * n; c++)
+			counted |= steal[c] > 0;
+	free(steal);
+	free(seen);
+	return counted ? "yes" : "none";
+}
+
+static int write_meta(struct script_parser *im, const struct script_import_kernel *k,
+		      item_fn emit, void *ctx)
 {
 	struct script_import_stats *st = im->st;
 	st->sched_unusable = im->sched_untimed > 0;
@@ -603,6 +624,8 @@ static int write_meta(struct script_parser *im, item_fn emit, void *ctx)
 		}
 	if (!any)
 		fputs("cpu=0\n", m);
+	if (k)
+		fprintf(m, "steal_clock=%s\n", steal_clock_of(im, k));
 	for (uint32_t i = 0; i < st->nevents; i++) {
 		/* a name that would break the line is left out */
 		const char *n = st->events[i].name;
@@ -621,14 +644,24 @@ static int add_to_writer(void *ctx, uint32_t type, const void *a, size_t alen,
 			 const void *b, size_t blen);
 
 /* The output: META, the items kept in body, what was lost, the end. */
-static int write_output(struct script_parser *im, int body_fd, int out_fd)
+/* A /proc/stat copy as the recorder writes it (phase 0 start, 1 end). */
+static int add_procstat(struct rec_writer *w, uint32_t phase, const char *text)
+{
+	uint32_t pre[2] = { phase, 0 };
+	return rec_writer__add(w, REC_PROCSTAT, pre, sizeof(pre), text, strlen(text));
+}
+
+static int write_output(struct script_parser *im, const struct script_import_kernel *k,
+			int body_fd, int out_fd)
 {
 	struct rec_writer *w = rec_writer__new(out_fd);
 	if (!w)
 		return -errno;
 	struct rec_error rerr;
 	struct rec_reader *r = NULL;
-	int err = write_meta(im, add_to_writer, w);
+	int err = write_meta(im, k, add_to_writer, w);
+	if (!err && k)
+		err = add_procstat(w, 0, k->procstat[0]);
 	if (!err && lseek(body_fd, 0, SEEK_SET) < 0)
 		err = -errno;
 	if (!err && !(r = rec_reader__new(body_fd, &rerr)))
@@ -641,6 +674,8 @@ static int write_output(struct script_parser *im, int body_fd, int out_fd)
 		err = type != REC_SCHED || im->switch_period <= 1 ?
 		      rec_writer__add(w, type, d, len, NULL, 0) : 0;
 	}
+	if (!err && k)
+		err = add_procstat(w, 1, k->procstat[1]);
 	if (!err && im->st->lost_chunks) {
 		uint32_t pre[2] = { 0, 0 };
 		err = rec_writer__add(w, REC_LOST, pre, sizeof(pre), &im->st->lost_chunks, 8);
@@ -725,8 +760,9 @@ static int feed_parser(void *ctx, const char *buf, size_t n)
 }
 
 int script_import(int in_fd, int out_fd, import_progress_fn progress,
-		  void *progress_ctx, struct script_import_stats *st,
-		  uint64_t *bad_line, char *msg, size_t msg_size)
+		  void *progress_ctx, const struct script_import_kernel *k,
+		  struct script_import_stats *st, uint64_t *bad_line, char *msg,
+		  size_t msg_size)
 {
 	*bad_line = 0;
 	FILE *tmp = tmpfile();
@@ -743,7 +779,7 @@ int script_import(int in_fd, int out_fd, import_progress_fn progress,
 	if (!err)
 		err = rec_writer__finish(body);
 	if (!err)
-		err = write_output(im, fileno(tmp), out_fd);
+		err = write_output(im, k, fileno(tmp), out_fd);
 	script_parser__free(im);
 	rec_writer__free(body);
 	if (tmp)

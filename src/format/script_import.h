@@ -57,13 +57,25 @@ void script_parser__free(struct script_parser *p);
 typedef void (*import_progress_fn)(void *ctx, uint64_t bytes);
 
 /*
+ * The traced machine's /proc/stat, copied before and after perf recorded
+ * (NUL-terminated texts, checked by the caller): the recording then holds
+ * each CPU's steal as the kernel counted it, and steal found per stint is
+ * scaled to it as in a live recording (docs/import.md).
+ */
+struct script_import_kernel {
+	const char *procstat[2];	/* start, end */
+};
+
+/*
  * Reads perf script text from in_fd to its end and writes a whole
- * recording to out_fd. 0; -EBADMSG for a line that is none of perf
- * script's (*bad_line is its number, msg says what is wrong); -errno when
- * reading or writing fails. Statistics in *st in every case.
+ * recording to out_fd; k (may be NULL) adds the kernel's steal. 0;
+ * -EBADMSG for a line that is none of perf script's (*bad_line is its
+ * number, msg says what is wrong); -errno when reading or writing fails.
+ * Statistics in *st in every case.
  */
 int script_import(int in_fd, int out_fd, import_progress_fn progress,
-		  void *progress_ctx, struct script_import_stats *st,
-		  uint64_t *bad_line, char *msg, size_t msg_size);
+		  void *progress_ctx, const struct script_import_kernel *k,
+		  struct script_import_stats *st, uint64_t *bad_line, char *msg,
+		  size_t msg_size);
 
 #endif
