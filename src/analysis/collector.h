@@ -18,6 +18,7 @@
 #include "../core/hindex.h"
 #include "../core/strtab.h"
 #include "../ledger/writer.h"
+#include "tracker.h"
 
 struct collector {
 	const struct strtab *names;	/* the engine's */
@@ -30,6 +31,7 @@ struct collector {
 	struct coll_entry *v;	/* live threads' accounts */
 	uint32_t n, cap;
 	struct hindex index;
+	struct tracker collected;	/* each entry's figures as last collected */
 	struct batch *gone;	/* gone threads' last rows, for the next one */
 	struct strtab accounts;
 	uint32_t epoch;		/* a new one per collection and per gone thread */

@@ -22,6 +22,7 @@
 #include "../core/engine.h"
 #include "../core/hindex.h"
 #include "../core/strtab.h"
+#include "tracker.h"
 
 enum top_mode { TOP_PROCESSES, TOP_THREADS, TOP_PROGRAMS };
 
@@ -59,6 +60,7 @@ struct topview {
 	struct top_program *progs;	/* what gone processes ran, by program */
 	uint32_t nprogs, progs_cap;
 	struct strtab prog_names;
+	struct tracker shown;		/* each thread's figures at the last refresh */
 	struct top_row *rows;		/* valid until the next refresh */
 	uint32_t nrows, rows_cap;
 	uint32_t cur;			/* the thread being handed, or UINT32_MAX */
