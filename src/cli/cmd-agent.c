@@ -45,8 +45,8 @@ enum { A_LEDGER = 1, A_INTERVAL, A_FREQ, A_NO_CALL_GRAPH, A_ACCOUNTS, A_LISTEN, 
 static const struct cli_option agent_options[] = {
 	{ "ledger", 0, "PATH", A_LEDGER, "the ledger (default " DEFAULT_LEDGER ")" },
 	{ "interval", 0, "SEC", A_INTERVAL, "a collection every SEC seconds (default 60)" },
-	{ "freq", 'F', "HZ", A_FREQ, "cpu-clock samples per second (default 49: CPU time\n"
-	  "and steal come from the tracepoints, samples only\nsplit them among functions)" },
+	LIVE_FREQ_OPTION(A_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from the "
+			 "tracepoints, samples only\nsplit them among functions"),
 	{ "no-call-graph", 0, NULL, A_NO_CALL_GRAPH, "no call chains (profiles then have one\n"
 	  "frame a sample)" },
 	{ "accounts", 0, "FILE", A_ACCOUNTS, "charge accounts by these rules (docs/accounts.md);\n"
@@ -673,9 +673,8 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 				return -1;
 			break;
 		case A_FREQ:
-			if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
+			if (live_opts__freq(o, arg) < 0)
 				return -1;
-			o->hz = (uint32_t)v;
 			break;
 		case A_NO_CALL_GRAPH: o->callchain = false; break;
 		case A_ACCOUNTS: o->accounts = g->accounts_path = arg; break;
@@ -769,7 +768,7 @@ int cmd_agent(int argc, char **argv)
 	live_opts__init(&o);
 	struct agent g = { .max_programs = 50, .client_connections = 8, .idle_timeout = 10 };
 	o.all = true;
-	o.hz = 49;
+	o.hz = LIVE_HZ_LIGHT;
 	o.callchain = true;
 	o.interval = 60;
 	o.retain_days = 90;

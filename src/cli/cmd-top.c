@@ -45,8 +45,7 @@ static const struct cli_option top_options[] = {
 	{ "batch", 'b', NULL, T_BATCH, "print each refresh as plain text (no terminal\n"
 	  "needed), as top -b does" },
 	{ "iterations", 'n', "N", T_ITER, "stop after N refreshes" },
-	{ "freq", 'F', "HZ", T_FREQ, "cpu-clock samples per second (default 49: CPU time\n"
-	  "and steal come from the tracepoints)" },
+	LIVE_FREQ_OPTION(T_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from the tracepoints"),
 	{ "threads", 'H', NULL, T_THREADS, "a row per thread (key H)" },
 	{ "programs", 'g', NULL, T_PROGRAMS, "a row per program, its processes summed (key g)" },
 	{ "tree", 't', NULL, T_TREE, "processes as a tree, each under its parent (key t)" },
@@ -961,9 +960,8 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			tp->max_iterations = v;
 			break;
 		case T_FREQ:
-			if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
+			if (live_opts__freq(o, arg) < 0)
 				return -1;
-			o->hz = (uint32_t)v;
 			break;
 		case T_THREADS: tp->mode = TOP_THREADS; break;
 		case T_PROGRAMS: tp->mode = TOP_PROGRAMS; break;
@@ -1005,7 +1003,7 @@ int cmd_top(int argc, char **argv)
 	if (columns && atoi(columns) >= 40 && atoi(columns) <= 500)
 		tp.width = atoi(columns);
 	o.all = true;
-	o.hz = 49;
+	o.hz = LIVE_HZ_LIGHT;
 	o.quiet = true;
 	int r = parse(argc, argv, &o, &tp);
 	if (r) {

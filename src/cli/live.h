@@ -84,6 +84,20 @@ struct live_opts {
 void live_opts__init(struct live_opts *o);
 void live_opts__release(struct live_opts *o);
 
+/* -F/--freq: record and run sample at LIVE_HZ, where samples place the
+ * time; the agent and top at LIVE_HZ_LIGHT, where the tracepoints give
+ * it and samples only split it among functions. */
+#define LIVE_HZ 1000
+#define LIVE_HZ_LIGHT 49
+#define LIVE_STR_(x) #x
+#define LIVE_STR(x) LIVE_STR_(x)
+/* The option's entry in a command's table: id its id there, hz its
+ * default, why what the help says after the default (or ""). */
+#define LIVE_FREQ_OPTION(id, hz, why) \
+	{ "freq", 'F', "HZ", id, "cpu-clock samples per second (default " LIVE_STR(hz) why ")" }
+/* --freq's value into o->hz: 1, or -1 having said why. */
+int live_opts__freq(struct live_opts *o, const char *arg);
+
 /* The options record and run share, for their tables. */
 extern const struct cli_option live_record_options[];
 /* Takes one of them; 1 taken, 0 not one of them, -1 bad (said). */
