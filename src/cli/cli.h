@@ -16,37 +16,48 @@
 
 extern const char *cli_progname;	/* "cpuledger analyze", for messages */
 
+/*
+ * Errors. The libraries below return 0 or -errno (NULL and errno for
+ * pointers) and print nothing. A function of src/cli that can fail
+ * returns 0, or the exit status the command ends with (EXIT_RUNTIME,
+ * EXIT_USAGE), having said why: so a command passes it on as it is
+ * (`if ((st = f()))` then `return st`). Kept apart, and said so where
+ * they are declared: option parsers that tell "taken" from "not one of
+ * mine" (live_opts__parse: 1, 0, -1) and parsers that say nothing
+ * (cli_parse_time: its caller says what is wrong).
+ */
+
 /* Prints "cpuledger CMD: MSG" to stderr. */
 __attribute__((format(printf, 1, 2)))
 void cli_error(const char *fmt, ...);
 
-/* Parses an option's unsigned integer value in [min, max]; on failure says
- * which option is at fault and returns false. */
-bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
-		   uint64_t max, uint64_t *out);
-bool cli_parse_double(const char *opt, const char *arg, double *out);
+/* Parses an option's unsigned integer value in [min, max]: 0, or
+ * EXIT_USAGE having said which option is at fault. */
+int cli_parse_u64(const char *opt, const char *arg, uint64_t min,
+		  uint64_t max, uint64_t *out);
+int cli_parse_double(const char *opt, const char *arg, double *out);
 /* Seconds from min to max (at most CLI_MAX_SECONDS, so that any of them
  * in nanoseconds fits 64 bits with room to add a start time): every
  * duration, interval and wait of every command is read by this, so all
- * refuse alike; false having said which option is at fault. */
+ * refuse alike; 0, or EXIT_USAGE having said which option is at fault. */
 #define CLI_MAX_SECONDS 31536000.0	/* a year */
 /* --duration and --interval, the same in record, run, top and agent */
 #define CLI_DURATION_MIN 0.001
 #define CLI_INTERVAL_MIN 0.1
 #define CLI_INTERVAL_MAX 86400.0
-bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
-		       double *out);
+int cli_parse_seconds(const char *opt, const char *arg, double min, double max,
+		      double *out);
 /* A time as nanoseconds since the epoch: @SECONDS, YYYY-MM-DD,
  * YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS (UTC), now, today or yesterday
  * (midnight UTC), or -N followed by s, min, h, d or w (so long before
  * now); false if none of these. */
 bool cli_parse_time(const char *s, int64_t *out);
 
-/* --method and --format values, shared by analyze, report and run;
- * false, having named the option at fault, on an unknown value. */
+/* --method and --format values, shared by analyze, report and run: 0, or
+ * EXIT_USAGE, having named the option at fault, on an unknown value. */
 struct report_writer;
-bool cli_parse_method(const char *arg, enum steal_method *out);
-bool cli_parse_format(const char *arg, const struct report_writer **out);
+int cli_parse_method(const char *arg, enum steal_method *out);
+int cli_parse_format(const char *arg, const struct report_writer **out);
 
 /* A comma-separated list of names (--comm, --control): 0, or -1 having
  * named the option at fault (an empty name). Appends to l. */

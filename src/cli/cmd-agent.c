@@ -617,33 +617,33 @@ static int parse_shared_host(int id, const char *arg, struct live_opts *o, struc
 	}
 	case A_PROFILE_LABELS: g->profile_labels = true; break;
 	case A_CLIENT_CONNS:
-		if (!cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
+		if (cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
 			return -1;
 		g->client_connections = (unsigned)v;
 		break;
 	case A_IDLE_TIMEOUT:
-		if (!cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
+		if (cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
 			return -1;
 		g->idle_timeout = (unsigned)v;
 		break;
 	case A_MAX_NAMES:
-		if (!cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
+		if (cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
 			return -1;
 		o->max_names = (uint32_t)v;
 		break;
 	case A_MAX_CGROUPS:
-		if (!cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
+		if (cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
 			return -1;
 		o->max_cgroups = (uint32_t)v;
 		break;
 	case A_MAX_SYMBOL_FILES:
-		if (!cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
+		if (cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
 			return -1;
 		o->max_symbol_files = (uint32_t)v;
 		break;
 	case A_MAX_SYMBOL_MB:
 	case A_MAX_JIT_MB:
-		if (!cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
+		if (cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
 				   1, 1048576, &v))
 			return -1;
 		*(id == A_MAX_JIT_MB ? &o->max_jit_bytes : &o->max_symbol_bytes) = v << 20;
@@ -668,7 +668,7 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			return 1;
 		case A_LEDGER: o->ledger = arg; break;
 		case A_INTERVAL:
-			if (!cli_parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
+			if (cli_parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
 					       CLI_INTERVAL_MAX, &o->interval))
 				return -1;
 			break;
@@ -690,24 +690,24 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			break;
 		}
 		case A_RETAIN:
-			if (!cli_parse_double("--retain", arg, &d) || d < 0 || d > 36500) {
+			if (cli_parse_double("--retain", arg, &d) || d < 0 || d > 36500) {
 				cli_error("--retain: '%s' is not 0 to 36500 days", arg);
 				return -1;
 			}
 			o->retain_days = d;
 			break;
 		case A_PROGRAMS:
-			if (!cli_parse_u64("--programs", arg, 1, 10000, &v))
+			if (cli_parse_u64("--programs", arg, 1, 10000, &v))
 				return -1;
 			g->max_programs = (uint32_t)v;
 			break;
 		case A_DURATION:
-			if (!cli_parse_seconds("--duration", arg, CLI_DURATION_MIN,
+			if (cli_parse_seconds("--duration", arg, CLI_DURATION_MIN,
 					       CLI_MAX_SECONDS, &o->duration))
 				return -1;
 			break;
 		case A_MMAP_PAGES:
-			if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v) || (v & (v - 1))) {
+			if (cli_parse_u64("--mmap-pages", arg, 8, 65536, &v) || (v & (v - 1))) {
 				cli_error("--mmap-pages: '%s' is not a power of 2 from 8 to 65536", arg);
 				return -1;
 			}

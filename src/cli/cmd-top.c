@@ -944,7 +944,7 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			cli_usage(stdout, &top_command);
 			return 1;
 		case T_DELAY:
-			if (!cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
+			if (cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
 				return -1;
 			tp->delay_ns = (uint64_t)(d * NSEC_PER_SEC);
 			break;
@@ -955,7 +955,7 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			break;
 		case T_BATCH: tp->batch = true; break;
 		case T_ITER:
-			if (!cli_parse_u64("--iterations", arg, 1, 1000000, &v))
+			if (cli_parse_u64("--iterations", arg, 1, 1000000, &v))
 				return -1;
 			tp->max_iterations = v;
 			break;

@@ -81,13 +81,13 @@ int live_opts__add_pids(struct live_opts *o, const char *arg)
 static int parse_seconds(const char *opt, const char *arg, double min, double max,
 			 double *out)
 {
-	return cli_parse_seconds(opt, arg, min, max, out) ? 1 : -1;
+	return cli_parse_seconds(opt, arg, min, max, out) ? -1 : 1;
 }
 
 int live_opts__mmap_pages(struct live_opts *o, const char *arg)
 {
 	uint64_t v;
-	if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v))
+	if (cli_parse_u64("--mmap-pages", arg, 8, 65536, &v))
 		return -1;
 	if (v & (v - 1)) {
 		cli_error("--mmap-pages: %s is not a power of 2", arg);
@@ -100,7 +100,7 @@ int live_opts__mmap_pages(struct live_opts *o, const char *arg)
 int live_opts__freq(struct live_opts *o, const char *arg)
 {
 	uint64_t v;
-	if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
+	if (cli_parse_u64("--freq", arg, 1, 100000, &v))
 		return -1;
 	o->hz = (uint32_t)v;
 	return 1;
@@ -133,7 +133,7 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 						   CLI_INTERVAL_MAX, &o->interval);
 	case L_MMAP_PAGES: return live_opts__mmap_pages(o, arg);
 	case L_REALTIME:
-		if (!cli_parse_u64("--realtime", arg, 1, 99, &v))
+		if (cli_parse_u64("--realtime", arg, 1, 99, &v))
 			return -1;
 		o->realtime = (int)v;
 		return 1;

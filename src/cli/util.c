@@ -35,8 +35,8 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
-		   uint64_t max, uint64_t *out)
+int cli_parse_u64(const char *opt, const char *arg, uint64_t min,
+		  uint64_t max, uint64_t *out)
 {
 	char *end;
 	errno = 0;
@@ -44,27 +44,27 @@ bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
 	if (!*arg || *end || errno || arg[0] == '-' || v < min || v > max) {
 		cli_error("%s: '%s' is not an integer from %llu to %llu", opt,
 			  arg, (unsigned long long)min, (unsigned long long)max);
-		return false;
+		return EXIT_USAGE;
 	}
 	*out = v;
-	return true;
+	return 0;
 }
 
-bool cli_parse_double(const char *opt, const char *arg, double *out)
+int cli_parse_double(const char *opt, const char *arg, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(arg, &end);
 	if (!*arg || *end || errno || !isfinite(v)) {
 		cli_error("%s: '%s' is not a number", opt, arg);
-		return false;
+		return EXIT_USAGE;
 	}
 	*out = v;
-	return true;
+	return 0;
 }
 
-bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
-		       double *out)
+int cli_parse_seconds(const char *opt, const char *arg, double min, double max,
+		      double *out)
 {
 	char *end;
 	errno = 0;
@@ -75,10 +75,10 @@ bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
 	if (!*arg || *end || errno || !isfinite(v) || !(v >= min && v <= max)) {
 		cli_error("%s: '%s' is not a number of seconds from %.15g to %.15g", opt, arg,
 			  min, max);
-		return false;
+		return EXIT_USAGE;
 	}
 	*out = v;
-	return true;
+	return 0;
 }
 
 /* now, today, yesterday (midnight UTC), -N{s,min,h,d,w} (so long ago). */
@@ -146,21 +146,21 @@ bool cli_parse_time(const char *s, int64_t *out)
 	return true;
 }
 
-bool cli_parse_method(const char *arg, enum steal_method *out)
+int cli_parse_method(const char *arg, enum steal_method *out)
 {
 	if (!steal_method__parse(arg, out))
-		return true;
+		return 0;
 	cli_error("--method: unknown method '%s' (preceding, bracketed or ratio)", arg);
-	return false;
+	return EXIT_USAGE;
 }
 
-bool cli_parse_format(const char *arg, const struct report_writer **out)
+int cli_parse_format(const char *arg, const struct report_writer **out)
 {
 	*out = report_writer__find(arg);
 	if (*out)
-		return true;
+		return 0;
 	cli_error("--format: unknown format '%s' (%s)", arg, report_writer__names());
-	return false;
+	return EXIT_USAGE;
 }
 
 int cli_parse_list(const char *opt, const char *arg, struct cli_list *l)
