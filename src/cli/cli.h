@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../core/attribute.h"
+#include "../output/outfile.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -96,37 +97,6 @@ struct account_rules;
 int cli_load_accounts(const char *path, struct account_rules *rules,
 		      char **text);
 
-/*
- * An output file (reports, exports, recordings) that appears whole or not
- * at all: written under a temporary name beside it, created 0600 (or the
- * octal mode in $CPULEDGER_FILE_MODE), and renamed into place by
- * outfile__commit(). Never through a symbolic link; never over a file of
- * another user (under sudo, a root file at the path stays untouched); a
- * device or FIFO at the path is written in place, never replaced. A path
- * of NULL or "-" is standard output.
- */
-struct outfile {
-	const char *path;
-	char *tmp;		/* the temporary name, or NULL */
-	FILE *f;
-	int fd;
-	bool in_place;		/* a device or FIFO */
-};
-
-/* 0, or -errno with a message printed. */
-int outfile__open(struct outfile *o, const char *path);
-/* A recording's file: PATH.part, locked so that a second recorder into
- * the same path is refused while the first runs (-EBUSY, said). A .part
- * a killed recorder left is kept as PATH.killed. */
-int outfile__open_recording(struct outfile *o, const char *path);
-/* Flushes, checks for write errors, renames into place. 0 or -errno, with a
- * message printed; the temporary file is gone either way. */
-int outfile__commit(struct outfile *o);
-/* Removes the temporary file; accepts a never-opened outfile. */
-void outfile__abort(struct outfile *o);
-/* A recording that failed part way (a full disk): its temporary file is
- * kept for report --salvage, and said where; what was at the path stays. */
-void outfile__keep_partial(struct outfile *o);
 /* EXIT_USAGE, having said so, when the environment asks for what cannot
  * be (CPULEDGER_FILE_MODE not a mode); else 0. */
 int cli_check_environment(void);
