@@ -60,8 +60,9 @@ struct report_writer;
 int cli_parse_method(const char *arg, enum steal_method *out);
 int cli_parse_format(const char *arg, const struct report_writer **out);
 
-/* A comma-separated list of names (--comm, --control): 0, or -1 having
- * named the option at fault (an empty name). Appends to l. */
+/* A comma-separated list of names (--comm, --control), appended to l: 0,
+ * or EXIT_USAGE having named the option at fault (an empty name), or
+ * EXIT_RUNTIME having said memory ran out. */
 struct cli_list {
 	char **v;
 	size_t n;
@@ -70,7 +71,8 @@ int cli_parse_list(const char *opt, const char *arg, struct cli_list *l);
 void cli_list__release(struct cli_list *l);
 
 /* A comma-separated list of process or thread ids (--pid, --tid),
- * appended to ids; on failure (said) ids is emptied and freed. */
+ * appended to ids: 0, or EXIT_USAGE (not ids) or EXIT_RUNTIME (out of
+ * memory), said, with ids emptied and freed. */
 struct cli_ids {
 	uint32_t *v;
 	size_t n;

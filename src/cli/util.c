@@ -168,14 +168,15 @@ int cli_parse_list(const char *opt, const char *arg, struct cli_list *l)
 		size_t len = strcspn(p, ",");
 		if (!len) {
 			cli_error("%s: '%s' has an empty name", opt, arg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
-		if (!v)
-			return -1;
-		l->v = v;
-		if (!(l->v[l->n] = strndup(p, len)))
-			return -1;
+		if (v)
+			l->v = v;
+		if (!v || !(l->v[l->n] = strndup(p, len))) {
+			cli_error("out of memory");
+			return EXIT_RUNTIME;
+		}
 		l->n++;
 		if (!p[len])
 			return 0;
@@ -192,13 +193,14 @@ void cli_list__release(struct cli_list *l)
 	l->n = 0;
 }
 
-/* On failure the ids are freed: the caller has nothing to release. */
-static int ids_fail(struct cli_ids *ids)
+/* On failure the ids are freed: the caller has nothing to release.
+ * status: what the caller returns. */
+static int ids_fail(struct cli_ids *ids, int status)
 {
 	free(ids->v);
 	ids->v = NULL;
 	ids->n = 0;
-	return -1;
+	return status;
 }
 
 int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids)
@@ -210,11 +212,13 @@ int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids)
 		if (end == p || errno || v <= 0 || v > 4194304 || (*end && *end != ',')) {
 			cli_error("%s: '%s' is not a list of %s ids", opt, arg,
 				  strstr(opt, "tid") ? "thread" : "process");
-			return ids_fail(ids);
+			return ids_fail(ids, EXIT_USAGE);
 		}
 		uint32_t *n = realloc(ids->v, (ids->n + 1) * sizeof(*n));
-		if (!n)
-			return ids_fail(ids);
+		if (!n) {
+			cli_error("out of memory");
+			return ids_fail(ids, EXIT_RUNTIME);
+		}
 		ids->v = n;
 		ids->v[ids->n++] = (uint32_t)v;
 		p = *end ? end + 1 : end;
