@@ -294,6 +294,16 @@ static int walk_program(void *ctx, const struct engine *e, const struct eng_thre
 	return collector__program(ctx, e, t, f, final);
 }
 
+static int sink_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	return collector__thread_gone(ctx, e, t);
+}
+
+struct engine_sink collector__sink(struct collector *c)
+{
+	return (struct engine_sink){ c, walk_program, NULL, sink_gone };
+}
+
 struct batch *collector__collect(struct collector *c, struct engine *e, const char *reason,
 				 int64_t now_realtime)
 {

@@ -213,6 +213,16 @@ int metrics__take(struct metrics *m, struct engine *e)
 	return err ? err : flush(m, false);
 }
 
+static int sink_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	return metrics__thread_gone(ctx, e, t);
+}
+
+struct engine_sink metrics__sink(struct metrics *m)
+{
+	return (struct engine_sink){ m, walk_program, NULL, sink_gone };
+}
+
 /* A family's HELP and TYPE; OpenMetrics names a counter without _total. */
 static void family(FILE *f, const char *name, const char *type, const char *help, bool om)
 {

@@ -97,6 +97,8 @@ int metrics__program(struct metrics *m, const struct engine *e, const struct eng
 		     const struct eng_figures *f, bool final);
 /* As the engine's sink: the thread's last figures were handed out. */
 int metrics__thread_gone(struct metrics *m, const struct engine *e, const struct eng_thread *t);
+/* The two above as a sink, for engine__add_sink. */
+struct engine_sink metrics__sink(struct metrics *m);
 
 /* A snapshot now: the gone threads' figures and the live ones'
  * (engine__walk). 0 or -ENOMEM. */

@@ -172,6 +172,16 @@ static int walk_program(void *ctx, const struct engine *e, const struct eng_thre
 	return topview__program(ctx, e, t, f, final);
 }
 
+static int sink_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	return topview__thread_gone(ctx, e, t);
+}
+
+struct engine_sink topview__sink(struct topview *v)
+{
+	return (struct engine_sink){ v, walk_program, NULL, sink_gone };
+}
+
 /* What gone processes of a program ran, by its name's id. */
 static struct top_program *program_of(struct topview *v, const char *name)
 {

@@ -74,6 +74,8 @@ void topview__release(struct topview *v);
 int topview__program(struct topview *v, const struct engine *e, const struct eng_thread *t,
 		     const struct eng_figures *f, bool final);
 int topview__thread_gone(struct topview *v, const struct engine *e, const struct eng_thread *t);
+/* The two above as a sink, for engine__add_sink. */
+struct engine_sink topview__sink(struct topview *v);
 
 /*
  * A refresh: walks the engine (the live threads' figures so far), makes

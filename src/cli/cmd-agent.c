@@ -272,23 +272,8 @@ static int http_profile(void *ctx, const char *client, unsigned seconds, char **
 
 /* --- the recording's side */
 
-/* A thread's last figures, and its end: into the metrics. */
-static int hook_program(void *ctx, const struct engine *e, const struct eng_thread *t,
-			const struct eng_figures *f, bool final)
-{
-	struct agent *g = ctx;
-	return g->metrics_ready && final ? metrics__program(&g->m, e, t, f, true) : 0;
-}
-
-static int hook_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
-{
-	struct agent *g = ctx;
-	return g->metrics_ready ? metrics__thread_gone(&g->m, e, t) : 0;
-}
-
 static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 {
-	(void)e;
 	struct agent *g = ctx;
 	g->ncpus = recorder__ncpus(r);
 	uint32_t n = g->ncpus ? g->ncpus : 1;
@@ -303,6 +288,11 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		return EXIT_RUNTIME;
 	}
 	g->metrics_ready = true;
+	struct engine_sink sink = metrics__sink(&g->m);	/* threads gone, from now */
+	if (engine__add_sink(e, &sink)) {
+		cli_error("the engine takes no more consumers");
+		return EXIT_RUNTIME;
+	}
 	if (g->listen) {
 		char msg[256];
 		struct http_handlers h = { g, http_metrics, http_profile };
@@ -796,8 +786,7 @@ int cmd_agent(int argc, char **argv)
 	}
 	pthread_mutex_init(&g.lock, NULL);
 	pthread_cond_init(&g.profile_done, NULL);
-	struct live_hooks hooks = { &g, hook_program, NULL, hook_gone, hook_started, hook_tick,
-				    hook_reload };
+	struct live_hooks hooks = { &g, hook_started, hook_tick, hook_reload };
 	o.hooks = &hooks;
 	say_start(&o, &g);
 	struct live_result res;

@@ -118,19 +118,6 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static int hook_program(void *ctx, const struct engine *e, const struct eng_thread *t,
-			const struct eng_figures *f, bool final)
-{
-	struct top *tp = ctx;
-	return tp->ready && final ? topview__program(&tp->v, e, t, f, true) : 0;
-}
-
-static int hook_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
-{
-	struct top *tp = ctx;
-	return tp->ready ? topview__thread_gone(&tp->v, e, t) : 0;
-}
-
 /* /proc/stat now, into tp->stat1. */
 static void read_stat(struct top *tp)
 {
@@ -257,6 +244,11 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		return EXIT_RUNTIME;
 	}
 	tp->ready = true;
+	struct engine_sink sink = topview__sink(&tp->v);	/* threads gone, from now */
+	if (engine__add_sink(e, &sink)) {
+		cli_error("the engine takes no more consumers");
+		return EXIT_RUNTIME;
+	}
 	read_stat(tp);
 	memcpy(tp->stat0, tp->stat1, n * sizeof(*tp->stat0));
 	tp->start_ns = tp->last_ns = clock_ns(CLOCK_MONOTONIC);
@@ -1017,8 +1009,7 @@ int cmd_top(int argc, char **argv)
 	}
 	tp.pids = o.pids;
 	tp.npids = o.npids;
-	struct live_hooks hooks = { &tp, hook_program, NULL, hook_gone, hook_started, hook_tick,
-				    NULL };
+	struct live_hooks hooks = { &tp, hook_started, hook_tick, NULL };
 	o.hooks = &hooks;
 	if (!tp.batch) {
 		initscr();

@@ -33,19 +33,16 @@ struct live_status {
 };
 
 /*
- * What a long-running user of the recording (the agent) adds: the
- * engine's figures as the collector gets them, a turn every poll of the
+ * What a long-running user of the recording (the agent, top) adds: a
+ * start, where it adds its sink to the engine (engine__add_sink, for the
+ * figures of threads as they go), a turn every poll of the
  * rings (at most 100 ms apart), and SIGHUP taken as "reload" instead of
  * "stop". All are called on the recording's own thread.
  */
 struct live_hooks {
 	void *ctx;
-	int (*program)(void *ctx, const struct engine *e, const struct eng_thread *t,
-		       const struct eng_figures *f, bool final);
-	int (*stack)(void *ctx, const struct engine *e, const struct eng_thread *t,
-		     const struct eng_stack_figures *f);
-	int (*thread_gone)(void *ctx, const struct engine *e, const struct eng_thread *t);
-	/* after recording has started; 0, or an exit status to stop with */
+	/* after recording has started (the place to add a sink to the
+	 * engine); 0, or an exit status to stop with */
 	int (*started)(void *ctx, struct recorder *r, struct engine *e);
 	int (*tick)(void *ctx, struct recorder *r, struct engine *e, uint64_t now_ns,
 		    const struct live_status *st);

@@ -198,19 +198,9 @@ static int open_recorder(struct live *l)
 }
 
 
-static int collector_program(void *ctx, const struct engine *e, const struct eng_thread *t,
-			     const struct eng_figures *f, bool final)
-{
-	return collector__program(ctx, e, t, f, final);
-}
-
-static int collector_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
-{
-	return collector__thread_gone(ctx, e, t);
-}
-
-/* The engine's consumers, each a sink of its own: the run's table, the
- * ledger's collections, the agent's or top's hooks, whichever there are. */
+/* The engine's consumers, each a sink of its own: the run's table and
+ * the ledger's collections, whichever there are (the agent's /metrics and
+ * top's view add theirs when started). */
 static int add_sinks(struct live *l)
 {
 	int err = 0;
@@ -219,12 +209,7 @@ static int add_sinks(struct live *l)
 		err = engine__add_sink(l->engine, &s);
 	}
 	if (!err && l->o->ledger) {
-		struct engine_sink s = { &l->coll, collector_program, NULL, collector_gone };
-		err = engine__add_sink(l->engine, &s);
-	}
-	const struct live_hooks *h = l->o->hooks;
-	if (!err && h) {
-		struct engine_sink s = { h->ctx, h->program, h->stack, h->thread_gone };
+		struct engine_sink s = collector__sink(&l->coll);
 		err = engine__add_sink(l->engine, &s);
 	}
 	return err;
