@@ -9,11 +9,11 @@
 #include "../core/grow.h"
 #include "../core/banned.h"
 
-/* One thread's figures for one account: what was collected, what is now. */
+/* One thread's figures for one account, now (c->collected has them as
+ * last collected). */
 struct coll_entry {
 	uint32_t pid, tid, account;	/* account: id in c->accounts */
 	int64_t proc_start;
-	int64_t cpu, steal, samples;		/* as last collected */
 	int64_t now_cpu, now_steal, now_samples;
 	uint32_t epoch;			/* the collection that set now_* */
 	char *command, *executable, *comm, *cgroup;
@@ -39,6 +39,7 @@ int collector__init(struct collector *c, const struct strtab *names, const char 
 	c->steal_known = steal_known;
 	hindex__init(&c->index);
 	strtab__init(&c->accounts);
+	tracker__init(&c->collected);
 	return 0;
 }
 
@@ -60,6 +61,7 @@ void collector__release(struct collector *c)
 	free(c->v);
 	hindex__release(&c->index);
 	strtab__release(&c->accounts);
+	tracker__release(&c->collected);
 	batch__free(c->gone);
 	memset(c, 0, sizeof(*c));
 }
@@ -164,9 +166,21 @@ int collector__program(struct collector *c, const struct engine *eng,
 	return note_task(c, e, eng, p, t);
 }
 
-/* A row of what e gained since it was last collected. */
+/* Who e is, to the tracker. */
+static struct track_key track_key(const struct coll_entry *e)
+{
+	return (struct track_key){ (uint64_t)e->pid << 32 | e->tid, (uint64_t)e->proc_start,
+				   e->account };
+}
+
+/* A row of what e gained since it was last collected (now its last
+ * collection). */
 static int add_row(struct collector *c, struct batch *b, const struct coll_entry *e)
 {
+	struct track_key k = track_key(e);
+	struct track_figs now = { e->now_cpu, e->now_steal, e->now_samples }, d;
+	if (tracker__look(&c->collected, &k, &now, TRACK_EXACT, &d))
+		return -ENOMEM;
 	struct task_info t = { .pid = e->pid, .tid = e->tid, .uid = e->uid,
 			       .command = e->command, .executable = e->executable,
 			       .cgroup = e->cgroup,
@@ -177,8 +191,7 @@ static int add_row(struct collector *c, struct batch *b, const struct coll_entry
 		t.end_ns = (int64_t)e->last_ns + c->realtime_shift;
 	}
 	struct usage u = { .account = strtab__str(&c->accounts, e->account),
-			   .cpu_ns = e->now_cpu - e->cpu, .steal_ns = e->now_steal - e->steal,
-			   .samples = e->now_samples - e->samples,
+			   .cpu_ns = d.cpu_ns, .steal_ns = d.steal_ns, .samples = d.samples,
 			   .steal_known = c->steal_known };
 	if (!u.cpu_ns && !u.steal_ns && !u.samples)
 		return 0;
@@ -244,6 +257,8 @@ int collector__thread_gone(struct collector *c, const struct engine *eng,
 			continue;
 		settle(c, e);
 		err = add_row(c, c->gone, e);
+		struct track_key tk = track_key(e);
+		tracker__forget(&c->collected, &tk);
 		struct key k = { c, e->pid, e->tid, e->account, e->proc_start };
 		hindex__remove(&c->index, key_hash(&k), i);
 		entry_release(e);
@@ -279,6 +294,16 @@ static int walk_program(void *ctx, const struct engine *e, const struct eng_thre
 	return collector__program(ctx, e, t, f, final);
 }
 
+static int sink_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	return collector__thread_gone(ctx, e, t);
+}
+
+struct engine_sink collector__sink(struct collector *c)
+{
+	return (struct engine_sink){ c, walk_program, NULL, sink_gone };
+}
+
 struct batch *collector__collect(struct collector *c, struct engine *e, const char *reason,
 				 int64_t now_realtime)
 {
@@ -292,9 +317,6 @@ struct batch *collector__collect(struct collector *c, struct engine *e, const ch
 			continue;
 		settle(c, en);	/* every live thread was walked */
 		err = add_row(c, b, en);
-		en->cpu = en->now_cpu;
-		en->steal = en->now_steal;
-		en->samples = en->now_samples;
 	}
 	/* the threads gone since the last collection */
 	for (uint32_t i = 0; c->gone && i < c->gone->n && !err; i++)

@@ -18,6 +18,7 @@
 #include "../core/hindex.h"
 #include "../core/strtab.h"
 #include "../ledger/writer.h"
+#include "tracker.h"
 
 struct collector {
 	const struct strtab *names;	/* the engine's */
@@ -30,6 +31,7 @@ struct collector {
 	struct coll_entry *v;	/* live threads' accounts */
 	uint32_t n, cap;
 	struct hindex index;
+	struct tracker collected;	/* each entry's figures as last collected */
 	struct batch *gone;	/* gone threads' last rows, for the next one */
 	struct strtab accounts;
 	uint32_t epoch;		/* a new one per collection and per gone thread */
@@ -43,13 +45,15 @@ int collector__init(struct collector *c, const struct strtab *names, const char 
 void collector__release(struct collector *c);
 
 /* As the engine's sink: a gone thread's last figures (live ones come
- * through collector__collect). Chain it: the engine has one sink. */
+ * through collector__collect). */
 int collector__program(struct collector *c, const struct engine *e,
 		       const struct eng_thread *t, const struct eng_figures *f, bool final);
 
 /* As the engine's sink, after a gone thread's last figures. */
 int collector__thread_gone(struct collector *c, const struct engine *e,
 			   const struct eng_thread *t);
+/* The two above as a sink, for engine__add_sink. */
+struct engine_sink collector__sink(struct collector *c);
 
 /* A collection of what accrued since the last one, now: a new batch (the
  * caller's), or NULL with errno ENOMEM. reason: interval, request, end. */

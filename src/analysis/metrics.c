@@ -18,15 +18,6 @@ struct metrics_series {
 	uint64_t cpu_ns, steal_ns;	/* counted so far */
 };
 
-/* A live thread: what it had when last counted. */
-struct metrics_thread {
-	uint32_t tid;
-	uint64_t first_ns;		/* with tid, who it is */
-	uint64_t cpu_ns, steal_ns;
-	bool used;
-	uint32_t next_free;
-};
-
 /* One function's figures of the thread being handed out. */
 struct metrics_part {
 	uint32_t series;
@@ -38,13 +29,12 @@ int metrics__init(struct metrics *m, const struct strtab *names, uint32_t max_pr
 	memset(m, 0, sizeof(*m));
 	m->names = names;
 	m->max_programs = max_programs;
-	m->free_thread = UINT32_MAX;
 	m->part_tid = UINT32_MAX;
 	strtab__init(&m->labels);
 	strtab__init(&m->labelled);
 	strtab__init(&m->labelled_cgroups);
 	hindex__init(&m->index);
-	hindex__init(&m->thread_index);
+	tracker__init(&m->seen);
 	m->other = strtab__intern(&m->labels, "other", 5);
 	return m->other == HINDEX_NONE ? -ENOMEM : 0;
 }
@@ -55,9 +45,8 @@ void metrics__release(struct metrics *m)
 	strtab__release(&m->labelled);
 	strtab__release(&m->labelled_cgroups);
 	hindex__release(&m->index);
-	hindex__release(&m->thread_index);
+	tracker__release(&m->seen);
 	free(m->v);
-	free(m->threads);
 	free(m->parts);
 	memset(m, 0, sizeof(*m));
 }
@@ -129,53 +118,6 @@ static uint32_t series(struct metrics *m, uint32_t program, uint32_t account, ui
 	return m->n++;
 }
 
-struct tkey {
-	const struct metrics *m;
-	uint32_t tid;
-	uint64_t first_ns;
-};
-
-static bool thread_eq(const void *ctx, uint32_t id)
-{
-	const struct tkey *k = ctx;
-	const struct metrics_thread *t = &k->m->threads[id];
-	return t->used && t->tid == k->tid && t->first_ns == k->first_ns;
-}
-
-static uint64_t thread_hash(uint32_t tid, uint64_t first_ns)
-{
-	return hash_mix((uint64_t)tid ^ hash_mix(first_ns));
-}
-
-/* The thread's record, made on first sight; NULL when memory runs out. */
-static struct metrics_thread *thread_of(struct metrics *m, uint32_t tid, uint64_t first_ns,
-					uint32_t *slot)
-{
-	struct tkey k = { m, tid, first_ns };
-	uint64_t h = thread_hash(tid, first_ns);
-	uint32_t id = hindex__find(&m->thread_index, h, thread_eq, &k);
-	if (id == HINDEX_NONE) {
-		if (m->free_thread != UINT32_MAX) {
-			id = m->free_thread;
-			m->free_thread = m->threads[id].next_free;
-		} else if (!grow_array((void **)&m->threads, &m->threads_cap, m->nthreads,
-					sizeof(*m->threads), 256)) {
-			id = m->nthreads++;
-		} else {
-			return NULL;
-		}
-		if (hindex__insert(&m->thread_index, h, id)) {
-			m->threads[id] = (struct metrics_thread){ .next_free = m->free_thread };
-			m->free_thread = id;
-			return NULL;
-		}
-		m->threads[id] = (struct metrics_thread){ .tid = tid, .first_ns = first_ns,
-							  .used = true };
-	}
-	*slot = id;
-	return &m->threads[id];
-}
-
 /* What the buffered thread gained since it was last counted, split by its
  * functions' shares now. gone: its record goes too. */
 static int flush(struct metrics *m, bool gone)
@@ -190,13 +132,12 @@ static int flush(struct metrics *m, bool gone)
 		if (m->parts[i].cpu_ns > m->parts[big].cpu_ns)
 			big = i;
 	}
-	uint32_t slot;
-	struct metrics_thread *t = thread_of(m, m->part_tid, m->part_first_ns, &slot);
+	struct track_key k = { m->part_tid, m->part_first_ns, 0 };
+	struct track_figs now = { (int64_t)cpu, (int64_t)steal, 0 }, d;
 	m->part_tid = UINT32_MAX;
-	if (!t)
+	if (tracker__look(&m->seen, &k, &now, TRACK_COUNTER, &d))
 		return -ENOMEM;
-	uint64_t dc = cpu > t->cpu_ns ? cpu - t->cpu_ns : 0;
-	uint64_t ds = steal > t->steal_ns ? steal - t->steal_ns : 0;
+	uint64_t dc = (uint64_t)d.cpu_ns, ds = (uint64_t)d.steal_ns;
 	uint64_t gc = 0, gs = 0;
 	for (uint32_t i = 0; i < m->nparts; i++) {
 		struct metrics_series *s = &m->v[m->parts[i].series];
@@ -211,13 +152,8 @@ static int flush(struct metrics *m, bool gone)
 		m->v[m->parts[big].series].cpu_ns += dc - gc;
 		m->v[m->parts[big].series].steal_ns += ds - gs;
 	}
-	t->cpu_ns += dc;
-	t->steal_ns += ds;
-	if (gone) {
-		hindex__remove(&m->thread_index, thread_hash(t->tid, t->first_ns), slot);
-		*t = (struct metrics_thread){ .next_free = m->free_thread };
-		m->free_thread = slot;
-	}
+	if (gone)
+		tracker__forget(&m->seen, &k);
 	m->nparts = 0;
 	return 0;
 }
@@ -275,6 +211,16 @@ int metrics__take(struct metrics *m, struct engine *e)
 	struct engine_sink walk = { m, walk_program, NULL, NULL };
 	int err = engine__walk(e, &walk);
 	return err ? err : flush(m, false);
+}
+
+static int sink_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	return metrics__thread_gone(ctx, e, t);
+}
+
+struct engine_sink metrics__sink(struct metrics *m)
+{
+	return (struct engine_sink){ m, walk_program, NULL, sink_gone };
 }
 
 /* A family's HELP and TYPE; OpenMetrics names a counter without _total. */

@@ -29,10 +29,10 @@
 #include "../core/engine.h"
 #include "../core/hindex.h"
 #include "../core/strtab.h"
+#include "tracker.h"
 
 struct metrics_series;
 
-struct metrics_thread;
 struct metrics_part;
 
 struct metrics {
@@ -45,10 +45,8 @@ struct metrics {
 	uint32_t n, cap;
 	struct hindex index;
 	uint32_t other;			/* the label id of "other" */
-	/* what each live thread had at the last snapshot */
-	struct metrics_thread *threads;
-	uint32_t nthreads, threads_cap, free_thread;
-	struct hindex thread_index;
+	/* what each live thread (tid, first_ns) had when last counted */
+	struct tracker seen;
 	/* the figures of the thread being handed out, by function */
 	struct metrics_part *parts;
 	uint32_t nparts, parts_cap;
@@ -99,6 +97,8 @@ int metrics__program(struct metrics *m, const struct engine *e, const struct eng
 		     const struct eng_figures *f, bool final);
 /* As the engine's sink: the thread's last figures were handed out. */
 int metrics__thread_gone(struct metrics *m, const struct engine *e, const struct eng_thread *t);
+/* The two above as a sink, for engine__add_sink. */
+struct engine_sink metrics__sink(struct metrics *m);
 
 /* A snapshot now: the gone threads' figures and the live ones'
  * (engine__walk). 0 or -ENOMEM. */

@@ -16,8 +16,7 @@ struct top_thread {
 	uint32_t comm;			/* string id, or ENGINE_NONE */
 	char *command;			/* its process's, or NULL */
 	char program[64];
-	uint64_t cpu_ns, steal_ns;	/* so far */
-	uint64_t shown_cpu, shown_steal;	/* at the last refresh */
+	uint64_t cpu_ns, steal_ns;	/* so far (v->shown: at the last refresh) */
 	uint32_t account;		/* where most of its time went */
 	/* while its figures are handed, function by function */
 	uint64_t sum_cpu, sum_steal, best_ns;
@@ -26,7 +25,7 @@ struct top_thread {
 };
 
 struct top_program {
-	uint64_t cpu_ns, steal_ns, shown_cpu, shown_steal;	/* of gone processes */
+	uint64_t cpu_ns, steal_ns;	/* of gone processes */
 };
 
 int topview__init(struct topview *v, const struct strtab *names)
@@ -36,6 +35,7 @@ int topview__init(struct topview *v, const struct strtab *names)
 	v->cur = UINT32_MAX;
 	hindex__init(&v->index);
 	strtab__init(&v->prog_names);
+	tracker__init(&v->shown);
 	return 0;
 }
 
@@ -48,6 +48,7 @@ void topview__release(struct topview *v)
 	free(v->rows);
 	hindex__release(&v->index);
 	strtab__release(&v->prog_names);
+	tracker__release(&v->shown);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -55,6 +56,13 @@ static bool tid_eq(const void *ctx, uint32_t id)
 {
 	const struct { const struct topview *v; uint32_t tid; } *k = ctx;
 	return k->v->t[id].tid == k->tid;
+}
+
+/* Who a thread is, to the tracker: its tid (an entry is reset, and its
+ * last look forgotten, when the tid is given again). */
+static struct track_key shown_key(uint32_t tid)
+{
+	return (struct track_key){ tid, 0, 0 };
 }
 
 static uint32_t find(const struct topview *v, uint32_t tid)
@@ -91,6 +99,8 @@ static struct top_thread *entry(struct topview *v, const struct engine *e,
 		/* another thread of that tid: the one before is forgotten */
 		free(v->t[id].command);
 		v->t[id] = (struct top_thread){ .tid = t->tid };
+		struct track_key k = shown_key(t->tid);
+		tracker__forget(&v->shown, &k);
 	}
 	if (id == HINDEX_NONE) {
 		if (grow_array((void **)&v->t, &v->cap, v->n, sizeof(*v->t), 256) ||
@@ -162,6 +172,16 @@ static int walk_program(void *ctx, const struct engine *e, const struct eng_thre
 	return topview__program(ctx, e, t, f, final);
 }
 
+static int sink_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	return topview__thread_gone(ctx, e, t);
+}
+
+struct engine_sink topview__sink(struct topview *v)
+{
+	return (struct engine_sink){ v, walk_program, NULL, sink_gone };
+}
+
 /* What gone processes of a program ran, by its name's id. */
 static struct top_program *program_of(struct topview *v, const char *name)
 {
@@ -189,8 +209,8 @@ static int forget_gone(struct topview *v, const struct engine *e)
 				return -ENOMEM;
 			p->cpu_ns += x->cpu_ns;
 			p->steal_ns += x->steal_ns;
-			p->shown_cpu += x->shown_cpu;
-			p->shown_steal += x->shown_steal;
+			struct track_key k = shown_key(x->tid);
+			tracker__forget(&v->shown, &k);
 			free(x->command);
 			continue;
 		}
@@ -245,9 +265,9 @@ static double pct(uint64_t ns, uint64_t interval_ns)
 	return interval_ns ? 100.0 * (double)ns / (double)interval_ns : 0;
 }
 
-static uint64_t gain(uint64_t now, uint64_t before)
+static uint64_t gain(int64_t d)
 {
-	return now > before ? now - before : 0;
+	return d > 0 ? (uint64_t)d : 0;
 }
 
 /* Each thread into its row; a row shows the account of its member that
@@ -263,20 +283,20 @@ static int add_threads(struct topview *v, struct hindex *idx, enum top_mode mode
 		uint32_t key = mode == TOP_PROCESSES ? x->pid : mode == TOP_THREADS ? x->tid :
 			       strtab__intern(&v->prog_names, x->program, strlen(x->program));
 		struct top_row *r = key == HINDEX_NONE ? NULL : row_for(v, idx, x, mode, key);
-		if (!r)
+		struct track_key k = shown_key(x->tid);
+		struct track_figs now = { (int64_t)x->cpu_ns, (int64_t)x->steal_ns, 0 }, d;
+		if (!r || tracker__look(&v->shown, &k, &now, TRACK_EXACT, &d))
 			return -ENOMEM;
 		r->threads += !x->gone;
 		r->cpu_ns += x->cpu_ns;
 		r->steal_ns += x->steal_ns;
-		r->cpu_pct += pct(gain(x->cpu_ns, x->shown_cpu), interval_ns);
-		r->steal_pct += pct(gain(x->steal_ns, x->shown_steal), interval_ns);
+		r->cpu_pct += pct(gain(d.cpu_ns), interval_ns);
+		r->steal_pct += pct(gain(d.steal_ns), interval_ns);
 		if (x->account != ENGINE_NONE && x->account != NO_DSO &&
 		    (!r->account || x->cpu_ns > r->best_ns)) {
 			r->best_ns = x->cpu_ns;
 			r->account = strtab__str(v->names, x->account);
 		}
-		x->shown_cpu = x->cpu_ns;
-		x->shown_steal = x->steal_ns;
 		x->shown_gone = x->gone;
 	}
 	return 0;

@@ -22,6 +22,7 @@
 #include "../core/engine.h"
 #include "../core/hindex.h"
 #include "../core/strtab.h"
+#include "tracker.h"
 
 enum top_mode { TOP_PROCESSES, TOP_THREADS, TOP_PROGRAMS };
 
@@ -59,6 +60,7 @@ struct topview {
 	struct top_program *progs;	/* what gone processes ran, by program */
 	uint32_t nprogs, progs_cap;
 	struct strtab prog_names;
+	struct tracker shown;		/* each thread's figures at the last refresh */
 	struct top_row *rows;		/* valid until the next refresh */
 	uint32_t nrows, rows_cap;
 	uint32_t cur;			/* the thread being handed, or UINT32_MAX */
@@ -72,6 +74,8 @@ void topview__release(struct topview *v);
 int topview__program(struct topview *v, const struct engine *e, const struct eng_thread *t,
 		     const struct eng_figures *f, bool final);
 int topview__thread_gone(struct topview *v, const struct engine *e, const struct eng_thread *t);
+/* The two above as a sink, for engine__add_sink. */
+struct engine_sink topview__sink(struct topview *v);
 
 /*
  * A refresh: walks the engine (the live threads' figures so far), makes

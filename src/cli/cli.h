@@ -10,46 +10,59 @@
 #include <stdio.h>
 
 #include "../core/attribute.h"
+#include "../output/outfile.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 
 extern const char *cli_progname;	/* "cpuledger analyze", for messages */
 
+/*
+ * Errors. The libraries below return 0 or -errno (NULL and errno for
+ * pointers) and print nothing. A function of src/cli that can fail
+ * returns 0, or the exit status the command ends with (EXIT_RUNTIME,
+ * EXIT_USAGE), having said why: so a command passes it on as it is
+ * (`if ((st = f()))` then `return st`). Kept apart, and said so where
+ * they are declared: option parsers that tell "taken" from "not one of
+ * mine" (live_opts__parse: 1, 0, -1) and parsers that say nothing
+ * (cli_parse_time: its caller says what is wrong).
+ */
+
 /* Prints "cpuledger CMD: MSG" to stderr. */
 __attribute__((format(printf, 1, 2)))
 void cli_error(const char *fmt, ...);
 
-/* Parses an option's unsigned integer value in [min, max]; on failure says
- * which option is at fault and returns false. */
-bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
-		   uint64_t max, uint64_t *out);
-bool cli_parse_double(const char *opt, const char *arg, double *out);
+/* Parses an option's unsigned integer value in [min, max]: 0, or
+ * EXIT_USAGE having said which option is at fault. */
+int cli_parse_u64(const char *opt, const char *arg, uint64_t min,
+		  uint64_t max, uint64_t *out);
+int cli_parse_double(const char *opt, const char *arg, double *out);
 /* Seconds from min to max (at most CLI_MAX_SECONDS, so that any of them
  * in nanoseconds fits 64 bits with room to add a start time): every
  * duration, interval and wait of every command is read by this, so all
- * refuse alike; false having said which option is at fault. */
+ * refuse alike; 0, or EXIT_USAGE having said which option is at fault. */
 #define CLI_MAX_SECONDS 31536000.0	/* a year */
 /* --duration and --interval, the same in record, run, top and agent */
 #define CLI_DURATION_MIN 0.001
 #define CLI_INTERVAL_MIN 0.1
 #define CLI_INTERVAL_MAX 86400.0
-bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
-		       double *out);
+int cli_parse_seconds(const char *opt, const char *arg, double min, double max,
+		      double *out);
 /* A time as nanoseconds since the epoch: @SECONDS, YYYY-MM-DD,
  * YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS (UTC), now, today or yesterday
  * (midnight UTC), or -N followed by s, min, h, d or w (so long before
  * now); false if none of these. */
 bool cli_parse_time(const char *s, int64_t *out);
 
-/* --method and --format values, shared by analyze, report and run;
- * false, having named the option at fault, on an unknown value. */
+/* --method and --format values, shared by analyze, report and run: 0, or
+ * EXIT_USAGE, having named the option at fault, on an unknown value. */
 struct report_writer;
-bool cli_parse_method(const char *arg, enum steal_method *out);
-bool cli_parse_format(const char *arg, const struct report_writer **out);
+int cli_parse_method(const char *arg, enum steal_method *out);
+int cli_parse_format(const char *arg, const struct report_writer **out);
 
-/* A comma-separated list of names (--comm, --control): 0, or -1 having
- * named the option at fault (an empty name). Appends to l. */
+/* A comma-separated list of names (--comm, --control), appended to l: 0,
+ * or EXIT_USAGE having named the option at fault (an empty name), or
+ * EXIT_RUNTIME having said memory ran out. */
 struct cli_list {
 	char **v;
 	size_t n;
@@ -58,7 +71,8 @@ int cli_parse_list(const char *opt, const char *arg, struct cli_list *l);
 void cli_list__release(struct cli_list *l);
 
 /* A comma-separated list of process or thread ids (--pid, --tid),
- * appended to ids; on failure (said) ids is emptied and freed. */
+ * appended to ids: 0, or EXIT_USAGE (not ids) or EXIT_RUNTIME (out of
+ * memory), said, with ids emptied and freed. */
 struct cli_ids {
 	uint32_t *v;
 	size_t n;
@@ -85,37 +99,6 @@ struct account_rules;
 int cli_load_accounts(const char *path, struct account_rules *rules,
 		      char **text);
 
-/*
- * An output file (reports, exports, recordings) that appears whole or not
- * at all: written under a temporary name beside it, created 0600 (or the
- * octal mode in $CPULEDGER_FILE_MODE), and renamed into place by
- * outfile__commit(). Never through a symbolic link; never over a file of
- * another user (under sudo, a root file at the path stays untouched); a
- * device or FIFO at the path is written in place, never replaced. A path
- * of NULL or "-" is standard output.
- */
-struct outfile {
-	const char *path;
-	char *tmp;		/* the temporary name, or NULL */
-	FILE *f;
-	int fd;
-	bool in_place;		/* a device or FIFO */
-};
-
-/* 0, or -errno with a message printed. */
-int outfile__open(struct outfile *o, const char *path);
-/* A recording's file: PATH.part, locked so that a second recorder into
- * the same path is refused while the first runs (-EBUSY, said). A .part
- * a killed recorder left is kept as PATH.killed. */
-int outfile__open_recording(struct outfile *o, const char *path);
-/* Flushes, checks for write errors, renames into place. 0 or -errno, with a
- * message printed; the temporary file is gone either way. */
-int outfile__commit(struct outfile *o);
-/* Removes the temporary file; accepts a never-opened outfile. */
-void outfile__abort(struct outfile *o);
-/* A recording that failed part way (a full disk): its temporary file is
- * kept for report --salvage, and said where; what was at the path stays. */
-void outfile__keep_partial(struct outfile *o);
 /* EXIT_USAGE, having said so, when the environment asks for what cannot
  * be (CPULEDGER_FILE_MODE not a mode); else 0. */
 int cli_check_environment(void);

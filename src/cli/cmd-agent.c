@@ -45,8 +45,8 @@ enum { A_LEDGER = 1, A_INTERVAL, A_FREQ, A_NO_CALL_GRAPH, A_ACCOUNTS, A_LISTEN, 
 static const struct cli_option agent_options[] = {
 	{ "ledger", 0, "PATH", A_LEDGER, "the ledger (default " DEFAULT_LEDGER ")" },
 	{ "interval", 0, "SEC", A_INTERVAL, "a collection every SEC seconds (default 60)" },
-	{ "freq", 'F', "HZ", A_FREQ, "cpu-clock samples per second (default 49: CPU time\n"
-	  "and steal come from the tracepoints, samples only\nsplit them among functions)" },
+	LIVE_FREQ_OPTION(A_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from the "
+			 "tracepoints, samples only\nsplit them among functions"),
 	{ "no-call-graph", 0, NULL, A_NO_CALL_GRAPH, "no call chains (profiles then have one\n"
 	  "frame a sample)" },
 	{ "accounts", 0, "FILE", A_ACCOUNTS, "charge accounts by these rules (docs/accounts.md);\n"
@@ -272,23 +272,8 @@ static int http_profile(void *ctx, const char *client, unsigned seconds, char **
 
 /* --- the recording's side */
 
-/* A thread's last figures, and its end: into the metrics. */
-static int hook_program(void *ctx, const struct engine *e, const struct eng_thread *t,
-			const struct eng_figures *f, bool final)
-{
-	struct agent *g = ctx;
-	return g->metrics_ready && final ? metrics__program(&g->m, e, t, f, true) : 0;
-}
-
-static int hook_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
-{
-	struct agent *g = ctx;
-	return g->metrics_ready ? metrics__thread_gone(&g->m, e, t) : 0;
-}
-
 static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 {
-	(void)e;
 	struct agent *g = ctx;
 	g->ncpus = recorder__ncpus(r);
 	uint32_t n = g->ncpus ? g->ncpus : 1;
@@ -303,6 +288,11 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		return EXIT_RUNTIME;
 	}
 	g->metrics_ready = true;
+	struct engine_sink sink = metrics__sink(&g->m);	/* threads gone, from now */
+	if (engine__add_sink(e, &sink)) {
+		cli_error("the engine takes no more consumers");
+		return EXIT_RUNTIME;
+	}
 	if (g->listen) {
 		char msg[256];
 		struct http_handlers h = { g, http_metrics, http_profile };
@@ -617,33 +607,33 @@ static int parse_shared_host(int id, const char *arg, struct live_opts *o, struc
 	}
 	case A_PROFILE_LABELS: g->profile_labels = true; break;
 	case A_CLIENT_CONNS:
-		if (!cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
+		if (cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
 			return -1;
 		g->client_connections = (unsigned)v;
 		break;
 	case A_IDLE_TIMEOUT:
-		if (!cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
+		if (cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
 			return -1;
 		g->idle_timeout = (unsigned)v;
 		break;
 	case A_MAX_NAMES:
-		if (!cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
+		if (cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
 			return -1;
 		o->max_names = (uint32_t)v;
 		break;
 	case A_MAX_CGROUPS:
-		if (!cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
+		if (cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
 			return -1;
 		o->max_cgroups = (uint32_t)v;
 		break;
 	case A_MAX_SYMBOL_FILES:
-		if (!cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
+		if (cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
 			return -1;
 		o->max_symbol_files = (uint32_t)v;
 		break;
 	case A_MAX_SYMBOL_MB:
 	case A_MAX_JIT_MB:
-		if (!cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
+		if (cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
 				   1, 1048576, &v))
 			return -1;
 		*(id == A_MAX_JIT_MB ? &o->max_jit_bytes : &o->max_symbol_bytes) = v << 20;
@@ -668,14 +658,13 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			return 1;
 		case A_LEDGER: o->ledger = arg; break;
 		case A_INTERVAL:
-			if (!cli_parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
+			if (cli_parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
 					       CLI_INTERVAL_MAX, &o->interval))
 				return -1;
 			break;
 		case A_FREQ:
-			if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
+			if (live_opts__freq(o, arg) < 0)
 				return -1;
-			o->hz = (uint32_t)v;
 			break;
 		case A_NO_CALL_GRAPH: o->callchain = false; break;
 		case A_ACCOUNTS: o->accounts = g->accounts_path = arg; break;
@@ -691,24 +680,24 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			break;
 		}
 		case A_RETAIN:
-			if (!cli_parse_double("--retain", arg, &d) || d < 0 || d > 36500) {
+			if (cli_parse_double("--retain", arg, &d) || d < 0 || d > 36500) {
 				cli_error("--retain: '%s' is not 0 to 36500 days", arg);
 				return -1;
 			}
 			o->retain_days = d;
 			break;
 		case A_PROGRAMS:
-			if (!cli_parse_u64("--programs", arg, 1, 10000, &v))
+			if (cli_parse_u64("--programs", arg, 1, 10000, &v))
 				return -1;
 			g->max_programs = (uint32_t)v;
 			break;
 		case A_DURATION:
-			if (!cli_parse_seconds("--duration", arg, CLI_DURATION_MIN,
+			if (cli_parse_seconds("--duration", arg, CLI_DURATION_MIN,
 					       CLI_MAX_SECONDS, &o->duration))
 				return -1;
 			break;
 		case A_MMAP_PAGES:
-			if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v) || (v & (v - 1))) {
+			if (cli_parse_u64("--mmap-pages", arg, 8, 65536, &v) || (v & (v - 1))) {
 				cli_error("--mmap-pages: '%s' is not a power of 2 from 8 to 65536", arg);
 				return -1;
 			}
@@ -769,7 +758,7 @@ int cmd_agent(int argc, char **argv)
 	live_opts__init(&o);
 	struct agent g = { .max_programs = 50, .client_connections = 8, .idle_timeout = 10 };
 	o.all = true;
-	o.hz = 49;
+	o.hz = LIVE_HZ_LIGHT;
 	o.callchain = true;
 	o.interval = 60;
 	o.retain_days = 90;
@@ -797,8 +786,7 @@ int cmd_agent(int argc, char **argv)
 	}
 	pthread_mutex_init(&g.lock, NULL);
 	pthread_cond_init(&g.profile_done, NULL);
-	struct live_hooks hooks = { &g, hook_program, NULL, hook_gone, hook_started, hook_tick,
-				    hook_reload };
+	struct live_hooks hooks = { &g, hook_started, hook_tick, hook_reload };
 	o.hooks = &hooks;
 	say_start(&o, &g);
 	struct live_result res;

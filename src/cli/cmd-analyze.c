@@ -69,13 +69,13 @@ static int set_by(struct analyze_opts *o, const char *arg)
 static int one_option(struct analyze_opts *o, int id, const char *arg)
 {
 	switch (id) {
-	case A_METHOD: return cli_parse_method(arg, &o->method) ? 0 : -1;
+	case A_METHOD: return cli_parse_method(arg, &o->method) ? -1 : 0;
 	case A_BY: return set_by(o, arg);
 	case A_PERIOD:
-		return cli_parse_u64("--period-ns", arg, 1, UINT64_MAX / 4, &o->interval_ns) ? 0 : -1;
+		return cli_parse_u64("--period-ns", arg, 1, UINT64_MAX / 4, &o->interval_ns) ? -1 : 0;
 	case A_TIMESTAMPS: o->timestamps = true; return 0;
 	case A_FORMAT:
-		if (!cli_parse_format(arg, &o->writer))
+		if (cli_parse_format(arg, &o->writer))
 			return -1;
 		if (o->writer != &report_text && o->writer != &report_csv &&
 		    o->writer != &report_json) {

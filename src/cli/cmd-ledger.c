@@ -196,7 +196,7 @@ static int parse(int argc, char **argv, const char **path, const char **accounts
 		case G_LEDGER: *path = arg; break;
 		case G_ACCOUNTS: *accounts = arg; break;
 		case G_WAIT:
-			if (!cli_parse_seconds("--wait", arg, 0, 86400, &wait))
+			if (cli_parse_seconds("--wait", arg, 0, 86400, &wait))
 				return -1;
 			ledger__set_wait((int)(wait * 1000));
 			break;

@@ -109,7 +109,7 @@ static int set_format(struct report_opts *o, const char *arg)
 		o->writer = &report_folded;
 		return 0;
 	}
-	return cli_parse_format(arg, &o->writer) ? 0 : -1;
+	return cli_parse_format(arg, &o->writer) ? -1 : 0;
 }
 
 static int one_option(struct report_opts *o, int id, const char *arg)
@@ -119,7 +119,7 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 	case O_INPUT: o->input = arg; return 0;
 	case O_OUTPUT: o->output = arg; return 0;
 	case O_BY: return set_keys(o, arg);
-	case O_METHOD: return cli_parse_method(arg, &o->a.method) ? 0 : -1;
+	case O_METHOD: return cli_parse_method(arg, &o->a.method) ? -1 : 0;
 	case O_KERNEL_ACCOUNTING:
 		if (steal_accounting__parse(arg, &o->a.accounting)) {
 			cli_error("--kernel-accounting: '%s' is not auto, paravirt, plain or "
@@ -145,14 +145,14 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 	case O_PID: return cli_parse_ids("--pid", arg, &o->pids);
 	case O_TID: return cli_parse_ids("--tid", arg, &o->tids);
 	case O_PERCENT:
-		if (cli_parse_double("--percent-limit", arg, &o->a.percent_limit) &&
+		if (!cli_parse_double("--percent-limit", arg, &o->a.percent_limit) &&
 		    o->a.percent_limit >= 0 && o->a.percent_limit <= 100)
 			return 0;
 		cli_error("--percent-limit: '%s' is not a share from 0 to 100", arg);
 		return -1;
 	case O_TOP: {
 		uint64_t v;
-		if (!cli_parse_u64("--top", arg, 0, 100000000, &v))
+		if (cli_parse_u64("--top", arg, 0, 100000000, &v))
 			return -1;
 		o->top = (size_t)v;
 		return 0;

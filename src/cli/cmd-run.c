@@ -161,7 +161,7 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		if (id == R_METHOD) {
-			if (!cli_parse_method(arg, &o.a.method))
+			if (cli_parse_method(arg, &o.a.method))
 				goto out;
 			continue;
 		}

@@ -76,7 +76,7 @@ static int parse_args(int argc, char **argv, struct sched_args *a)
 	while ((id = cli_next(&sched_command, argc, argv, &arg)) > 0) {
 		switch (id) {
 		case S_DURATION:
-			if (!cli_parse_u64("--duration", arg, 1, 86400 * 365, &a->duration_s))
+			if (cli_parse_u64("--duration", arg, 1, 86400 * 365, &a->duration_s))
 				return EXIT_USAGE;
 			break;
 		case S_PID:
@@ -95,7 +95,7 @@ static int parse_args(int argc, char **argv, struct sched_args *a)
 			a->opts.stints = true;
 			break;
 		case S_MAX_THREADS:
-			if (!cli_parse_u64("--max-threads", arg, 1, 1u << 24, &v))
+			if (cli_parse_u64("--max-threads", arg, 1, 1u << 24, &v))
 				return EXIT_USAGE;
 			a->opts.max_threads = (uint32_t)v;
 			break;

@@ -46,24 +46,24 @@ static int one_option(struct sim_config *c, int id, const char *arg, const char 
 {
 	uint64_t v;
 	switch (id) {
-	case S_SEED: return cli_parse_u64("--seed", arg, 0, UINT64_MAX, &c->seed) ? 0 : -1;
+	case S_SEED: return cli_parse_u64("--seed", arg, 0, UINT64_MAX, &c->seed) ? -1 : 0;
 	case S_VMS:
-		if (!cli_parse_u64("--vms", arg, 1, 1000, &v))
+		if (cli_parse_u64("--vms", arg, 1, 1000, &v))
 			return -1;
 		c->vms = (uint32_t)v;
 		return 0;
 	case S_VCPUS:
-		if (!cli_parse_u64("--vcpus", arg, 1, 1024, &v))
+		if (cli_parse_u64("--vcpus", arg, 1, 1024, &v))
 			return -1;
 		c->vcpus = (uint32_t)v;
 		return 0;
 	case S_DURATION:
-		return cli_parse_u64("--duration-ms", arg, 1, UINT32_MAX, &c->duration_ms) ? 0 : -1;
-	case S_STEAL: return cli_parse_double("--steal-pct", arg, &c->steal_pct) ? 0 : -1;
+		return cli_parse_u64("--duration-ms", arg, 1, UINT32_MAX, &c->duration_ms) ? -1 : 0;
+	case S_STEAL: return cli_parse_double("--steal-pct", arg, &c->steal_pct) ? -1 : 0;
 	case S_JITTER:
-		return cli_parse_u64("--jitter-ns", arg, 0, UINT32_MAX, &c->jitter_ns) ? 0 : -1;
+		return cli_parse_u64("--jitter-ns", arg, 0, UINT32_MAX, &c->jitter_ns) ? -1 : 0;
 	case S_PERIOD:
-		return cli_parse_u64("--period-ns", arg, 1, UINT32_MAX, &c->interval_ns) ? 0 : -1;
+		return cli_parse_u64("--period-ns", arg, 1, UINT32_MAX, &c->interval_ns) ? -1 : 0;
 	case S_OUTPUT: *out = arg; return 0;
 	case S_TRUTH: *truth = arg; return 0;
 	}

@@ -45,8 +45,7 @@ static const struct cli_option top_options[] = {
 	{ "batch", 'b', NULL, T_BATCH, "print each refresh as plain text (no terminal\n"
 	  "needed), as top -b does" },
 	{ "iterations", 'n', "N", T_ITER, "stop after N refreshes" },
-	{ "freq", 'F', "HZ", T_FREQ, "cpu-clock samples per second (default 49: CPU time\n"
-	  "and steal come from the tracepoints)" },
+	LIVE_FREQ_OPTION(T_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from the tracepoints"),
 	{ "threads", 'H', NULL, T_THREADS, "a row per thread (key H)" },
 	{ "programs", 'g', NULL, T_PROGRAMS, "a row per program, its processes summed (key g)" },
 	{ "tree", 't', NULL, T_TREE, "processes as a tree, each under its parent (key t)" },
@@ -117,19 +116,6 @@ static uint64_t clock_ns(clockid_t id)
 	struct timespec ts;
 	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-static int hook_program(void *ctx, const struct engine *e, const struct eng_thread *t,
-			const struct eng_figures *f, bool final)
-{
-	struct top *tp = ctx;
-	return tp->ready && final ? topview__program(&tp->v, e, t, f, true) : 0;
-}
-
-static int hook_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
-{
-	struct top *tp = ctx;
-	return tp->ready ? topview__thread_gone(&tp->v, e, t) : 0;
 }
 
 /* /proc/stat now, into tp->stat1. */
@@ -258,6 +244,11 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		return EXIT_RUNTIME;
 	}
 	tp->ready = true;
+	struct engine_sink sink = topview__sink(&tp->v);	/* threads gone, from now */
+	if (engine__add_sink(e, &sink)) {
+		cli_error("the engine takes no more consumers");
+		return EXIT_RUNTIME;
+	}
 	read_stat(tp);
 	memcpy(tp->stat0, tp->stat1, n * sizeof(*tp->stat0));
 	tp->start_ns = tp->last_ns = clock_ns(CLOCK_MONOTONIC);
@@ -945,7 +936,7 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			cli_usage(stdout, &top_command);
 			return 1;
 		case T_DELAY:
-			if (!cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
+			if (cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
 				return -1;
 			tp->delay_ns = (uint64_t)(d * NSEC_PER_SEC);
 			break;
@@ -956,14 +947,13 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 			break;
 		case T_BATCH: tp->batch = true; break;
 		case T_ITER:
-			if (!cli_parse_u64("--iterations", arg, 1, 1000000, &v))
+			if (cli_parse_u64("--iterations", arg, 1, 1000000, &v))
 				return -1;
 			tp->max_iterations = v;
 			break;
 		case T_FREQ:
-			if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
+			if (live_opts__freq(o, arg) < 0)
 				return -1;
-			o->hz = (uint32_t)v;
 			break;
 		case T_THREADS: tp->mode = TOP_THREADS; break;
 		case T_PROGRAMS: tp->mode = TOP_PROGRAMS; break;
@@ -1005,7 +995,7 @@ int cmd_top(int argc, char **argv)
 	if (columns && atoi(columns) >= 40 && atoi(columns) <= 500)
 		tp.width = atoi(columns);
 	o.all = true;
-	o.hz = 49;
+	o.hz = LIVE_HZ_LIGHT;
 	o.quiet = true;
 	int r = parse(argc, argv, &o, &tp);
 	if (r) {
@@ -1019,8 +1009,7 @@ int cmd_top(int argc, char **argv)
 	}
 	tp.pids = o.pids;
 	tp.npids = o.npids;
-	struct live_hooks hooks = { &tp, hook_program, NULL, hook_gone, hook_started, hook_tick,
-				    NULL };
+	struct live_hooks hooks = { &tp, hook_started, hook_tick, NULL };
 	o.hooks = &hooks;
 	if (!tp.batch) {
 		initscr();

@@ -261,7 +261,7 @@ int cmd_workload(int argc, char **argv)
 	while ((id = cli_next(&workload_command, argc, argv, &arg)) != CLI_END) {
 		switch (id) {
 		case W_DUTY:
-			if (!cli_parse_double("--duty", arg, &duty))
+			if (cli_parse_double("--duty", arg, &duty))
 				return EXIT_USAGE;
 			if (!(duty > 0 && duty <= 1)) {
 				cli_error("--duty: '%s' is not a fraction above 0, at most 1", arg);
@@ -271,19 +271,19 @@ int cmd_workload(int argc, char **argv)
 		case W_EXEC: exec_spawn = true; break;
 		case W_SCHEDSTAT: print_schedstat = true; break;
 		case W_RATE:
-			if (!cli_parse_u64("--rate", arg, 1, 100000, &rate))
+			if (cli_parse_u64("--rate", arg, 1, 100000, &rate))
 				return EXIT_USAGE;
 			break;
 		case W_SECONDS:
-			if (!cli_parse_u64("--seconds", arg, 1, 86400, &seconds))
+			if (cli_parse_u64("--seconds", arg, 1, 86400, &seconds))
 				return EXIT_USAGE;
 			break;
 		case W_THREADS:
-			if (!cli_parse_u64("--threads", arg, 1, 1024, &nthreads))
+			if (cli_parse_u64("--threads", arg, 1, 1024, &nthreads))
 				return EXIT_USAGE;
 			break;
 		case W_ITERATIONS:
-			if (!cli_parse_u64("--iterations", arg, 1, UINT64_MAX / 2, &iterations))
+			if (cli_parse_u64("--iterations", arg, 1, UINT64_MAX / 2, &iterations))
 				return EXIT_USAGE;
 			break;
 		case CLI_HELP:

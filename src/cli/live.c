@@ -27,7 +27,7 @@ enum { L_ALL = 1, L_PID, L_FREQ, L_G, L_CALL_GRAPH, L_OUTPUT, L_DURATION,
 const struct cli_option live_record_options[] = {
 	{ "all-cpus", 'a', NULL, L_ALL, "record every CPU and task" },
 	{ "pid", 'p', "PID[,PID]", L_PID, "record these processes (their threads and children)" },
-	{ "freq", 'F', "HZ", L_FREQ, "cpu-clock samples per second (default 1000)" },
+	LIVE_FREQ_OPTION(L_FREQ, LIVE_HZ, ""),
 	{ "", 'g', NULL, L_G, "record call chains (frame pointers), as --call-graph fp" },
 	{ "call-graph", 0, "MODE", L_CALL_GRAPH, "record call chains: fp (frame pointers); dwarf\n"
 	  "is not built yet", "fp dwarf" },
@@ -50,7 +50,7 @@ const struct cli_option live_record_options[] = {
 void live_opts__init(struct live_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->hz = 1000;
+	o->hz = LIVE_HZ;
 	o->root = "/";
 	o->a.method = METHOD_PRECEDING;
 }
@@ -81,13 +81,13 @@ int live_opts__add_pids(struct live_opts *o, const char *arg)
 static int parse_seconds(const char *opt, const char *arg, double min, double max,
 			 double *out)
 {
-	return cli_parse_seconds(opt, arg, min, max, out) ? 1 : -1;
+	return cli_parse_seconds(opt, arg, min, max, out) ? -1 : 1;
 }
 
 int live_opts__mmap_pages(struct live_opts *o, const char *arg)
 {
 	uint64_t v;
-	if (!cli_parse_u64("--mmap-pages", arg, 8, 65536, &v))
+	if (cli_parse_u64("--mmap-pages", arg, 8, 65536, &v))
 		return -1;
 	if (v & (v - 1)) {
 		cli_error("--mmap-pages: %s is not a power of 2", arg);
@@ -97,17 +97,22 @@ int live_opts__mmap_pages(struct live_opts *o, const char *arg)
 	return 1;
 }
 
+int live_opts__freq(struct live_opts *o, const char *arg)
+{
+	uint64_t v;
+	if (cli_parse_u64("--freq", arg, 1, 100000, &v))
+		return -1;
+	o->hz = (uint32_t)v;
+	return 1;
+}
+
 int live_opts__parse(struct live_opts *o, int id, const char *arg)
 {
 	uint64_t v;
 	switch (id) {
 	case L_ALL: o->all = true; return 1;
 	case L_PID: return live_opts__add_pids(o, arg);
-	case L_FREQ:
-		if (!cli_parse_u64("--freq", arg, 1, 100000, &v))
-			return -1;
-		o->hz = (uint32_t)v;
-		return 1;
+	case L_FREQ: return live_opts__freq(o, arg);
 	case L_G: o->callchain = true; return 1;
 	case L_CALL_GRAPH:
 		if (!strcmp(arg, "fp")) {
@@ -128,7 +133,7 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 						   CLI_INTERVAL_MAX, &o->interval);
 	case L_MMAP_PAGES: return live_opts__mmap_pages(o, arg);
 	case L_REALTIME:
-		if (!cli_parse_u64("--realtime", arg, 1, 99, &v))
+		if (cli_parse_u64("--realtime", arg, 1, 99, &v))
 			return -1;
 		o->realtime = (int)v;
 		return 1;

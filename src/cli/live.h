@@ -33,19 +33,16 @@ struct live_status {
 };
 
 /*
- * What a long-running user of the recording (the agent) adds: the
- * engine's figures as the collector gets them, a turn every poll of the
+ * What a long-running user of the recording (the agent, top) adds: a
+ * start, where it adds its sink to the engine (engine__add_sink, for the
+ * figures of threads as they go), a turn every poll of the
  * rings (at most 100 ms apart), and SIGHUP taken as "reload" instead of
  * "stop". All are called on the recording's own thread.
  */
 struct live_hooks {
 	void *ctx;
-	int (*program)(void *ctx, const struct engine *e, const struct eng_thread *t,
-		       const struct eng_figures *f, bool final);
-	int (*stack)(void *ctx, const struct engine *e, const struct eng_thread *t,
-		     const struct eng_stack_figures *f);
-	int (*thread_gone)(void *ctx, const struct engine *e, const struct eng_thread *t);
-	/* after recording has started; 0, or an exit status to stop with */
+	/* after recording has started (the place to add a sink to the
+	 * engine); 0, or an exit status to stop with */
 	int (*started)(void *ctx, struct recorder *r, struct engine *e);
 	int (*tick)(void *ctx, struct recorder *r, struct engine *e, uint64_t now_ns,
 		    const struct live_status *st);
@@ -83,6 +80,20 @@ struct live_opts {
 
 void live_opts__init(struct live_opts *o);
 void live_opts__release(struct live_opts *o);
+
+/* -F/--freq: record and run sample at LIVE_HZ, where samples place the
+ * time; the agent and top at LIVE_HZ_LIGHT, where the tracepoints give
+ * it and samples only split it among functions. */
+#define LIVE_HZ 1000
+#define LIVE_HZ_LIGHT 49
+#define LIVE_STR_(x) #x
+#define LIVE_STR(x) LIVE_STR_(x)
+/* The option's entry in a command's table: id its id there, hz its
+ * default, why what the help says after the default (or ""). */
+#define LIVE_FREQ_OPTION(id, hz, why) \
+	{ "freq", 'F', "HZ", id, "cpu-clock samples per second (default " LIVE_STR(hz) why ")" }
+/* --freq's value into o->hz: 1, or -1 having said why. */
+int live_opts__freq(struct live_opts *o, const char *arg);
 
 /* The options record and run share, for their tables. */
 extern const struct cli_option live_record_options[];

@@ -198,47 +198,21 @@ static int open_recorder(struct live *l)
 }
 
 
-/* The engine has one sink: this passes figures to the analysis (run's
- * table) and the collector (the ledger), whichever there are. */
-static int chain_program(void *ctx, const struct engine *e, const struct eng_thread *t,
-			 const struct eng_figures *f, bool final)
+/* The engine's consumers, each a sink of its own: the run's table and
+ * the ledger's collections, whichever there are (the agent's /metrics and
+ * top's view add theirs when started). */
+static int add_sinks(struct live *l)
 {
-	struct live *l = ctx;
 	int err = 0;
 	if (l->o->analyse) {
 		struct engine_sink s = analysis__sink(&l->res->a);
-		err = s.program(s.ctx, e, t, f, final);
+		err = engine__add_sink(l->engine, &s);
 	}
-	if (!err && l->collecting)
-		err = collector__program(&l->coll, e, t, f, final);
-	const struct live_hooks *h = l->o->hooks;
-	if (!err && h && h->program)
-		err = h->program(h->ctx, e, t, f, final);
+	if (!err && l->o->ledger) {
+		struct engine_sink s = collector__sink(&l->coll);
+		err = engine__add_sink(l->engine, &s);
+	}
 	return err;
-}
-
-static int chain_stack(void *ctx, const struct engine *e, const struct eng_thread *t,
-		       const struct eng_stack_figures *f)
-{
-	struct live *l = ctx;
-	struct engine_sink s = analysis__sink(&l->res->a);
-	int err = l->o->analyse && s.stack ? s.stack(s.ctx, e, t, f) : 0;
-	const struct live_hooks *h = l->o->hooks;
-	return !err && h && h->stack ? h->stack(h->ctx, e, t, f) : err;
-}
-
-static int chain_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
-{
-	struct live *l = ctx;
-	int err = 0;
-	if (l->o->analyse) {
-		struct engine_sink s = analysis__sink(&l->res->a);
-		err = s.thread_gone ? s.thread_gone(s.ctx, e, t) : 0;
-	}
-	if (!err && l->collecting)
-		err = collector__thread_gone(&l->coll, e, t);
-	const struct live_hooks *h = l->o->hooks;
-	return !err && h && h->thread_gone ? h->thread_gone(h->ctx, e, t) : err;
 }
 
 static int setup_engine(struct live *l)
@@ -254,11 +228,10 @@ static int setup_engine(struct live *l)
 	l->res->analysed = l->o->analyse;
 	if (l->o->analyse)
 		l->res->a.cg = recorder__cgstats(l->rec);
-	struct engine_sink sink = { l, chain_program, chain_stack, chain_gone };
-	l->engine = engine__new(&c, &sink);
+	l->engine = engine__new(&c, NULL);
 	if (!l->engine)
 		return -ENOMEM;
-	int err = 0;
+	int err = add_sinks(l);
 	for (int i = 0; i < l->o->npids && !c.scope_all && !err; i++)
 		err = engine__scope(l->engine, (uint32_t)l->o->pids[i]);
 	if (!err && l->child > 0 && !c.scope_all)

@@ -162,6 +162,7 @@ int main(int argc, char **argv)
 		static char prog[64];
 		snprintf(prog, sizeof(prog), "cpuledger %s", name);
 		cli_progname = prog;
+		outfile_set_say(cli_error);
 		if (cli_check_environment())
 			return EXIT_USAGE;
 		return finish_stdout(commands[i].fn(argc - 1, argv + 1));

@@ -1,15 +1,14 @@
-/* cli/util: messages, option values, whole-or-nothing output files and
- * terminal progress, shared by the subcommands. */
+/* cli/util: messages, option values, the environment's checks and
+ * terminal progress, shared by the subcommands (output files are
+ * src/output/'s). */
 #include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,8 +34,8 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
-		   uint64_t max, uint64_t *out)
+int cli_parse_u64(const char *opt, const char *arg, uint64_t min,
+		  uint64_t max, uint64_t *out)
 {
 	char *end;
 	errno = 0;
@@ -44,27 +43,27 @@ bool cli_parse_u64(const char *opt, const char *arg, uint64_t min,
 	if (!*arg || *end || errno || arg[0] == '-' || v < min || v > max) {
 		cli_error("%s: '%s' is not an integer from %llu to %llu", opt,
 			  arg, (unsigned long long)min, (unsigned long long)max);
-		return false;
+		return EXIT_USAGE;
 	}
 	*out = v;
-	return true;
+	return 0;
 }
 
-bool cli_parse_double(const char *opt, const char *arg, double *out)
+int cli_parse_double(const char *opt, const char *arg, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(arg, &end);
 	if (!*arg || *end || errno || !isfinite(v)) {
 		cli_error("%s: '%s' is not a number", opt, arg);
-		return false;
+		return EXIT_USAGE;
 	}
 	*out = v;
-	return true;
+	return 0;
 }
 
-bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
-		       double *out)
+int cli_parse_seconds(const char *opt, const char *arg, double min, double max,
+		      double *out)
 {
 	char *end;
 	errno = 0;
@@ -75,10 +74,10 @@ bool cli_parse_seconds(const char *opt, const char *arg, double min, double max,
 	if (!*arg || *end || errno || !isfinite(v) || !(v >= min && v <= max)) {
 		cli_error("%s: '%s' is not a number of seconds from %.15g to %.15g", opt, arg,
 			  min, max);
-		return false;
+		return EXIT_USAGE;
 	}
 	*out = v;
-	return true;
+	return 0;
 }
 
 /* now, today, yesterday (midnight UTC), -N{s,min,h,d,w} (so long ago). */
@@ -146,21 +145,21 @@ bool cli_parse_time(const char *s, int64_t *out)
 	return true;
 }
 
-bool cli_parse_method(const char *arg, enum steal_method *out)
+int cli_parse_method(const char *arg, enum steal_method *out)
 {
 	if (!steal_method__parse(arg, out))
-		return true;
+		return 0;
 	cli_error("--method: unknown method '%s' (preceding, bracketed or ratio)", arg);
-	return false;
+	return EXIT_USAGE;
 }
 
-bool cli_parse_format(const char *arg, const struct report_writer **out)
+int cli_parse_format(const char *arg, const struct report_writer **out)
 {
 	*out = report_writer__find(arg);
 	if (*out)
-		return true;
+		return 0;
 	cli_error("--format: unknown format '%s' (%s)", arg, report_writer__names());
-	return false;
+	return EXIT_USAGE;
 }
 
 int cli_parse_list(const char *opt, const char *arg, struct cli_list *l)
@@ -169,14 +168,15 @@ int cli_parse_list(const char *opt, const char *arg, struct cli_list *l)
 		size_t len = strcspn(p, ",");
 		if (!len) {
 			cli_error("%s: '%s' has an empty name", opt, arg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
-		if (!v)
-			return -1;
-		l->v = v;
-		if (!(l->v[l->n] = strndup(p, len)))
-			return -1;
+		if (v)
+			l->v = v;
+		if (!v || !(l->v[l->n] = strndup(p, len))) {
+			cli_error("out of memory");
+			return EXIT_RUNTIME;
+		}
 		l->n++;
 		if (!p[len])
 			return 0;
@@ -193,13 +193,14 @@ void cli_list__release(struct cli_list *l)
 	l->n = 0;
 }
 
-/* On failure the ids are freed: the caller has nothing to release. */
-static int ids_fail(struct cli_ids *ids)
+/* On failure the ids are freed: the caller has nothing to release.
+ * status: what the caller returns. */
+static int ids_fail(struct cli_ids *ids, int status)
 {
 	free(ids->v);
 	ids->v = NULL;
 	ids->n = 0;
-	return -1;
+	return status;
 }
 
 int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids)
@@ -211,11 +212,13 @@ int cli_parse_ids(const char *opt, const char *arg, struct cli_ids *ids)
 		if (end == p || errno || v <= 0 || v > 4194304 || (*end && *end != ',')) {
 			cli_error("%s: '%s' is not a list of %s ids", opt, arg,
 				  strstr(opt, "tid") ? "thread" : "process");
-			return ids_fail(ids);
+			return ids_fail(ids, EXIT_USAGE);
 		}
 		uint32_t *n = realloc(ids->v, (ids->n + 1) * sizeof(*n));
-		if (!n)
-			return ids_fail(ids);
+		if (!n) {
+			cli_error("out of memory");
+			return ids_fail(ids, EXIT_RUNTIME);
+		}
 		ids->v = n;
 		ids->v[ids->n++] = (uint32_t)v;
 		p = *end ? end + 1 : end;
@@ -315,31 +318,6 @@ int cli_load_accounts(const char *path, struct account_rules *rules,
 	return 0;
 }
 
-/* The temporary file of the output being written, removed if a signal
- * ends the process first, so an interrupted command leaves nothing. */
-static char *volatile pending_tmp;
-
-static void on_fatal_signal(int sig)
-{
-	char *t = pending_tmp;
-	if (t)
-		unlink(t);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Handlers only where none is set: the recorder's own stop cleanly. */
-static void remove_on_signal(char *tmp)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	pending_tmp = tmp;
-	for (size_t i = 0; tmp && i < sizeof(sigs) / sizeof(*sigs); i++) {
-		struct sigaction old;
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-			signal(sigs[i], on_fatal_signal);
-	}
-}
-
 /* $CPULEDGER_FILE_MODE as a mode, or -1 when it is not one (unset: 0600). */
 static long env_file_mode(void)
 {
@@ -357,231 +335,12 @@ int cli_check_environment(void)
 	long mode = env_file_mode();
 	if (mode >= 0) {
 		ledger__set_file_mode((unsigned)mode);
+		outfile_set_mode((unsigned)mode);
 		return 0;
 	}
 	cli_error("CPULEDGER_FILE_MODE: '%s' is not an octal mode from 0 to 0777",
 		  getenv("CPULEDGER_FILE_MODE"));
 	return EXIT_USAGE;
-}
-
-/* The mode new files get: 0600, or $CPULEDGER_FILE_MODE (octal; checked
- * at the start by cli_check_environment). */
-static mode_t file_mode(void)
-{
-	long v = env_file_mode();
-	return v < 0 ? 0600 : (mode_t)v;
-}
-
-/* What is at path now: 0 nothing or a regular file of ours, 1 a device
- * or FIFO (written in place), or -errno having said why it is refused. */
-static int check_target(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st)) {
-		if (errno == ENOENT)
-			return 0;
-		cli_error("cannot write '%s': %s", path, strerror(errno));
-		return -errno;
-	}
-	if (S_ISLNK(st.st_mode)) {
-		cli_error("cannot write '%s': it is a symbolic link (refused: write to what it "
-			  "points to)", path);
-		return -ELOOP;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return 1;
-	if (S_ISDIR(st.st_mode)) {
-		cli_error("cannot write '%s': it is a directory", path);
-		return -EISDIR;
-	}
-	if (st.st_uid != geteuid()) {
-		cli_error("cannot write '%s': it belongs to user %u, not to %u (refused: remove "
-			  "it, or write elsewhere)", path, (unsigned)st.st_uid, (unsigned)geteuid());
-		return -EPERM;
-	}
-	return 0;
-}
-
-static int open_in_place(struct outfile *o, const char *path)
-{
-	o->fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	if (o->fd < 0) {
-		int err = -errno;
-		cli_error("cannot write '%s': %s", path, strerror(errno));
-		return err;
-	}
-	o->in_place = true;
-	o->f = fdopen(o->fd, "w");
-	if (!o->f) {
-		int err = -errno;
-		close(o->fd);
-		return err;
-	}
-	return 0;
-}
-
-/* A new file at name, ours and 0600 (or as asked), never through a link. */
-static int create_new(const char *name, bool excl)
-{
-	int fd = open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (excl ? O_EXCL : 0),
-		      0600);
-	if (fd >= 0 && fchmod(fd, file_mode()))
-		errno = 0;	/* the mode asked for could not be set: 0600 stays */
-	return fd;
-}
-
-int outfile__open(struct outfile *o, const char *path)
-{
-	*o = (struct outfile){ .path = path, .fd = -1 };
-	if (!path || strcmp(path, "-") == 0) {
-		o->f = stdout;
-		return 0;
-	}
-	int kind = check_target(path);
-	if (kind < 0)
-		return kind;
-	if (kind == 1)
-		return open_in_place(o, path);
-	size_t n = strlen(path) + 32;
-	o->tmp = malloc(n);
-	if (!o->tmp)
-		return -ENOMEM;
-	for (int tries = 0; tries < 100; tries++) {
-		snprintf(o->tmp, n, "%s.tmp.%d.%d", path, (int)getpid(), rand() % 1000000);
-		if ((o->fd = create_new(o->tmp, true)) >= 0 || errno != EEXIST)
-			break;
-	}
-	if (o->fd < 0) {
-		int err = -errno;
-		cli_error("cannot create '%s': %s", path, strerror(errno));
-		free(o->tmp);
-		o->tmp = NULL;
-		return err;
-	}
-	remove_on_signal(o->tmp);
-	o->f = fdopen(o->fd, "w");
-	if (!o->f) {
-		int err = -errno;
-		close(o->fd);
-		outfile__abort(o);
-		return err;
-	}
-	return 0;
-}
-
-int outfile__open_recording(struct outfile *o, const char *path)
-{
-	*o = (struct outfile){ .path = path, .fd = -1 };
-	int kind = check_target(path);
-	if (kind < 0)
-		return kind;
-	if (kind == 1)
-		return open_in_place(o, path);
-	size_t n = strlen(path) + 16;
-	if (!(o->tmp = malloc(n)))
-		return -ENOMEM;
-	snprintf(o->tmp, n, "%s.part", path);
-	if (check_target(o->tmp) < 0 || (o->fd = create_new(o->tmp, false)) < 0) {
-		int err = errno ? -errno : -EPERM;
-		if (o->fd < 0 && errno)
-			cli_error("cannot create '%s': %s", o->tmp, strerror(errno));
-		free(o->tmp);
-		o->tmp = NULL;
-		return err;
-	}
-	if (flock(o->fd, LOCK_EX | LOCK_NB)) {
-		cli_error("another cpuledger records into '%s' now (its '%s' is locked)", path,
-			  o->tmp);
-		close(o->fd);
-		free(o->tmp);
-		o->tmp = NULL;
-		return -EBUSY;
-	}
-	struct stat st;
-	if (!fstat(o->fd, &st) && st.st_size) {	/* a killed recorder's: kept */
-		char killed[4096];
-		snprintf(killed, sizeof(killed), "%s.killed", path);
-		if (check_target(killed) == 0 && !rename(o->tmp, killed)) {
-			fprintf(stderr, "%s: '%s', left by a recorder that was killed, is kept as "
-				"'%s' (report --salvage reads it)\n", cli_progname, o->tmp, killed);
-			close(o->fd);	/* its lock goes with it */
-			o->fd = create_new(o->tmp, true);
-			if (o->fd < 0 || flock(o->fd, LOCK_EX | LOCK_NB)) {
-				cli_error("cannot create '%s': %s", o->tmp, strerror(errno));
-				return -EBUSY;
-			}
-		} else if (ftruncate(o->fd, 0)) {
-			cli_error("cannot write '%s': %s", o->tmp, strerror(errno));
-			return -errno;
-		}
-	}
-	return 0;
-}
-
-int outfile__commit(struct outfile *o)
-{
-	int err = 0;
-	if (o->f == stdout) {
-		if (fflush(stdout) || ferror(stdout)) {
-			err = -(errno ? errno : EIO);
-			cli_error("cannot write standard output: %s", strerror(-err));
-		}
-		return err;
-	}
-	if (o->f && (fflush(o->f) || ferror(o->f)))
-		err = -(errno ? errno : EIO);
-	if (!err && !o->in_place && o->fd >= 0 && fsync(o->fd) && errno != EINVAL)
-		err = -errno;
-	if (o->f ? fclose(o->f) && !err : o->fd >= 0 && close(o->fd) && !err)
-		err = -(errno ? errno : EIO);
-	o->f = NULL;
-	o->fd = -1;
-	if (!err && o->tmp && rename(o->tmp, o->path))
-		err = -errno;
-	remove_on_signal(NULL);
-	if (err) {
-		cli_error("cannot write '%s': %s", o->path, strerror(-err));
-		if (o->tmp)
-			unlink(o->tmp);
-	}
-	free(o->tmp);
-	o->tmp = NULL;
-	return err;
-}
-
-void outfile__abort(struct outfile *o)
-{
-	if (o->f && o->f != stdout)
-		fclose(o->f);
-	else if (!o->f && o->fd >= 0)
-		close(o->fd);
-	o->f = NULL;
-	o->fd = -1;
-	remove_on_signal(NULL);
-	if (o->tmp) {
-		unlink(o->tmp);
-		free(o->tmp);
-		o->tmp = NULL;
-	}
-}
-
-void outfile__keep_partial(struct outfile *o)
-{
-	if (!o->tmp) {
-		outfile__abort(o);
-		return;
-	}
-	if (o->f)
-		fclose(o->f);
-	else if (o->fd >= 0)
-		close(o->fd);
-	o->f = NULL;
-	o->fd = -1;
-	remove_on_signal(NULL);
-	fprintf(stderr, "%s: what was recorded up to there is kept in '%s' (report --salvage "
-		"reads it); '%s' is as it was\n", cli_progname, o->tmp, o->path);
-	free(o->tmp);
-	o->tmp = NULL;
 }
 
 int outfile__not_input(const char *out, const char *in, const char *role)

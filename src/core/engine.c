@@ -41,7 +41,8 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 	if (!e)
 		return NULL;
 	e->c = *c;
-	e->sink = *sink;
+	if (sink)
+		e->sinks[e->nsinks++] = *sink;
 	e->st.accounting = c->accounting;
 	/* hrtimer latency on a busy guest is tens of microseconds */
 	e->gap_min_ns = c->interval_ns / 20 > 50000 ? c->interval_ns / 20 : 50000;
@@ -71,6 +72,14 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 		cpu->last_prog = cpu->last_any_prog = ENGINE_NONE;
 	}
 	return e;
+}
+
+int engine__add_sink(struct engine *e, const struct engine_sink *sink)
+{
+	if (e->nsinks == ENGINE_SINKS)
+		return -ENOSPC;
+	e->sinks[e->nsinks++] = *sink;
+	return 0;
 }
 
 void engine__free(struct engine *e)

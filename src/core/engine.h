@@ -223,6 +223,7 @@ struct engine;
  * otherwise they are its cumulative figures so far (engine__walk). */
 struct engine_sink {
 	void *ctx;
+	/* may be NULL */
 	int (*program)(void *ctx, const struct engine *e, const struct eng_thread *t,
 		       const struct eng_figures *f, bool final);
 	int (*stack)(void *ctx, const struct engine *e, const struct eng_thread *t,
@@ -278,8 +279,15 @@ int steal_accounting__parse(const char *s, enum steal_accounting *out);
 const char *steal_accounting__describe(enum steal_accounting a);
 const char *steal_accounting__describe_name(const char *name);
 
-/* NULL with errno ENOMEM. */
+/* NULL with errno ENOMEM. sink is the first of the sinks (NULL: none yet). */
 struct engine *engine__new(const struct engine_config *c, const struct engine_sink *sink);
+
+/* Another consumer of the threads' last figures (the run's table, the
+ * ledger's collections, the agent's /metrics, top), each its own sink
+ * so that no caller chains them: every sink is handed every thread gone,
+ * in the order added. Up to ENGINE_SINKS; 0 or -ENOSPC. */
+#define ENGINE_SINKS 4
+int engine__add_sink(struct engine *e, const struct engine_sink *sink);
 void engine__free(struct engine *e);
 
 /* Puts process pid in scope (a -p PID or the recorded command). */

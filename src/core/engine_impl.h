@@ -99,7 +99,8 @@ struct eng_head {
 
 struct engine {
 	struct engine_config c;
-	struct engine_sink sink;
+	struct engine_sink sinks[ENGINE_SINKS];	/* each handed every thread gone */
+	uint32_t nsinks;
 	struct engine_stats st;
 	uint64_t gap_min_ns;
 	struct eng_cpu *cpus;

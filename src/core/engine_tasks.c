@@ -500,7 +500,7 @@ static int hand_out_progs(struct engine *e, const struct engine_sink *sink,
 			f.run_ns += t->cpu_ns - given;
 		if (!f.run_ns && !f.steal_ns && !f.samples && !f.steal_samples)
 			continue;
-		int err = sink->program(sink->ctx, e, t, &f, final);
+		int err = sink->program ? sink->program(sink->ctx, e, t, &f, final) : 0;
 		if (err)
 			return err;
 	}
@@ -606,12 +606,22 @@ static void thread_release(struct engine *e, uint32_t thread)
 	}
 }
 
+/* A thread's last figures, to every sink in turn (each a consumer of its
+ * own: the order among them changes nothing). */
+static int hand_out_final(struct engine *e, uint32_t thread)
+{
+	int err = 0;
+	for (uint32_t i = 0; i < e->nsinks && !err; i++)
+		err = eng_hand_out(e, &e->sinks[i], thread, true);
+	return err;
+}
+
 int eng_maybe_gone(struct engine *e, uint32_t thread)
 {
 	struct eng_thread *t = &e->threads.v[thread];
 	if (!t->done || t->refs || t->oncpu != ENGINE_NONE || e->c.keep_all)
 		return 0;
-	int err = eng_hand_out(e, &e->sink, thread, true);
+	int err = hand_out_final(e, thread);
 	if (!err)
 		thread_release(e, thread);
 	return err;
@@ -622,7 +632,7 @@ int eng_hand_out_all(struct engine *e)
 	for (uint32_t i = 0; i < e->threads.n; i++) {
 		if (!e->threads.v[i].used)
 			continue;
-		int err = eng_hand_out(e, &e->sink, i, true);
+		int err = hand_out_final(e, i);
 		if (err)
 			return err;
 		thread_release(e, i);

@@ -54,12 +54,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 1:
-		if (cli_parse_u64("--n", arg, 1, 100000, &u) && (u < 1 || u > 100000))
+		if (!cli_parse_u64("--n", arg, 1, 100000, &u) && (u < 1 || u > 100000))
 			abort();
 		break;
 	case 2:
 		(void)cli_parse_double("--x", arg, &d);
-		if (cli_parse_seconds("--s", arg, 0.5, 1e300, &d) &&
+		if (!cli_parse_seconds("--s", arg, 0.5, 1e300, &d) &&
 		    !(d >= 0.5 && d <= CLI_MAX_SECONDS))
 			abort();
 		break;
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!sort_spec__parse(&so, arg, &bad) && (so.n == 0 || so.n > SORT_COUNT))
 			abort();
-		if (cli_parse_format(arg, &w) && !w)
+		if (!cli_parse_format(arg, &w) && !w)
 			abort();
 		struct cli_list l = { 0 };
 		(void)cli_parse_list("--x", arg, &l);
