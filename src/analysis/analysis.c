@@ -217,7 +217,7 @@ static struct incl_entry *incl_entry(struct analysis *a, uint32_t fn, uint32_t d
 
 static bool counts_inclusive(const struct analysis *a)
 {
-	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION) && !a->o.fold_stacks;
+	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION) && !a->o.no_rows;
 }
 
 /*
@@ -327,7 +327,7 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 		cg->steal_ns += f->steal_ns;
 	}
 	const char *dso = name(a, f->dso);
-	if (!wanted(a, &w, t, dso) || a->o.fold_stacks)
+	if (!wanted(a, &w, t, dso) || a->o.no_rows)
 		return 0;
 	if (counts_inclusive(a)) {
 		struct incl_entry *en = incl_entry(a, f->function, f->dso, f->account);
