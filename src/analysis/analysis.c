@@ -231,10 +231,15 @@ static int fold_staged(struct analysis *a)
 {
 	const struct rows *st = &a->staged;
 	int err = 0;
+	char prog[256];
+	uint32_t named[2] = { ROW_NONE, ROW_NONE };	/* prog's attributes */
 	for (uint32_t i = 0; i < st->n && !err; i++) {
 		const struct row *w = &st->v[i];
-		char prog[256];
-		report_stack_program(st, w, prog, sizeof(prog));
+		/* a thread's rows share its attributes: named once */
+		if (!i || w->attr_command != named[0] || w->attr_comm != named[1])
+			report_stack_program(st, w, prog, sizeof(prog));
+		named[0] = w->attr_command;
+		named[1] = w->attr_comm;
 		const char *cmd = rows__str(st, w->attr_command);
 		const char *comm = rows__str(st, w->attr_comm);
 		struct row_key k = { .command = cmd ? prog : NULL, .comm = cmd ? NULL : comm,
