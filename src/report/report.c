@@ -83,6 +83,10 @@ void json_put_string(FILE *out, const char *s)
 	putc('"', out);
 	for (size_t i = 0; i < n;) {
 		unsigned char c = p[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;	/* printable ASCII, most of what is written */
+			continue;
+		}
 		size_t len = utf8_seq(p + i, n - i);
 		if (len && c != '"' && c != '\\' && c >= 0x20 && c != 0x7f) {
 			i += len;
@@ -204,6 +208,11 @@ int text_put(FILE *out, const char *s, int max, int pad)
 	size_t n = strlen(s), run = 0, i = 0;	/* p[run, i) waits */
 	int cols = 0;
 	while (i < n) {
+		if (!max && p[i] >= 0x20 && p[i] < 0x7f) {
+			i++;	/* printable ASCII, as text_char finds it */
+			cols++;
+			continue;
+		}
 		const char *show;
 		size_t len = text_char(p + i, n - i, &show);
 		if (max && cols == max - 1 && i + len < n) {
