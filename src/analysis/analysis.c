@@ -217,7 +217,7 @@ static struct incl_entry *incl_entry(struct analysis *a, uint32_t fn, uint32_t d
 
 static bool counts_inclusive(const struct analysis *a)
 {
-	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION) && !a->o.fold_stacks;
+	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION) && !a->o.no_rows;
 }
 
 /*
@@ -231,10 +231,15 @@ static int fold_staged(struct analysis *a)
 {
 	const struct rows *st = &a->staged;
 	int err = 0;
+	char prog[256];
+	uint32_t named[2] = { ROW_NONE, ROW_NONE };	/* prog's attributes */
 	for (uint32_t i = 0; i < st->n && !err; i++) {
 		const struct row *w = &st->v[i];
-		char prog[256];
-		report_stack_program(st, w, prog, sizeof(prog));
+		/* a thread's rows share its attributes: named once */
+		if (!i || w->attr_command != named[0] || w->attr_comm != named[1])
+			report_stack_program(st, w, prog, sizeof(prog));
+		named[0] = w->attr_command;
+		named[1] = w->attr_comm;
 		const char *cmd = rows__str(st, w->attr_command);
 		const char *comm = rows__str(st, w->attr_comm);
 		struct row_key k = { .command = cmd ? prog : NULL, .comm = cmd ? NULL : comm,
@@ -327,7 +332,7 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 		cg->steal_ns += f->steal_ns;
 	}
 	const char *dso = name(a, f->dso);
-	if (!wanted(a, &w, t, dso) || a->o.fold_stacks)
+	if (!wanted(a, &w, t, dso) || a->o.no_rows)
 		return 0;
 	if (counts_inclusive(a)) {
 		struct incl_entry *en = incl_entry(a, f->function, f->dso, f->account);

@@ -41,6 +41,9 @@ struct analysis_opts {
 	 * by those as it goes (memory follows the programs and stacks seen,
 	 * not the threads) */
 	bool fold_stacks;
+	/* the output reads the stacks alone (pprof, folded): no rows (a
+	 * thread's functions as rows were most of the time and memory) */
+	bool no_rows;
 	bool salvage;
 	bool raw_names;			/* functions as the file has them */
 	/* filters, as perf report's --comms, --pids, --tids, --dsos:

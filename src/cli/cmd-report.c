@@ -185,6 +185,7 @@ static int check(struct report_opts *o)
 		}
 		o->a.stacks = true;
 		o->a.fold_stacks = o->writer == &report_folded;
+		o->a.no_rows = true;
 	}
 	bool html = o->writer == &report_html;
 	if (html)

@@ -35,8 +35,20 @@ typedef Perftools__Profiles__ValueType ValueType;
 
 enum { LABELS = 12 };
 
-/* Message parts are kept in arrays of pointers, each part allocated on
- * its own, since protobuf-c packs from pointers. */
+/* A string looked up before, by its address, and its string id. */
+struct seen {
+	const char *s;
+	int64_t id;
+};
+
+/*
+ * Mappings, functions and locations are kept in arrays of pointers, each
+ * allocated on its own, since protobuf-c packs from pointers. Samples,
+ * one for each stack of each thread (most of a profile), are packed by
+ * protobuf-c as they come, each as the Profile's field 2, and kept as
+ * bytes: an unpacked sample with its labels took a kilobyte, its bytes
+ * a tenth of it. pack() writes the fields before and after them.
+ */
 struct builder {
 	struct strtab strings;		/* the profile's string table */
 	struct strtab mapping_keys;	/* file string -> mapping index */
@@ -44,14 +56,27 @@ struct builder {
 	Mapping **mappings;
 	Function **functions;
 	Location **locations;
-	Sample **samples;
+	uint8_t *samples;		/* the packed samples */
+	size_t samples_len, samples_cap;
+	uint64_t *locs;			/* a sample's location ids */
+	size_t locs_cap;
 	uint32_t nmappings, nfunctions, nsamples;
-	uint32_t mappings_cap, functions_cap, locations_cap, samples_cap;
+	uint32_t mappings_cap, functions_cap, locations_cap;
+	/* what was looked up before, as the lookup would find it again (the
+	 * strings given stay put while the profile is built): a string by
+	 * its address -> string id, a stack's (name, file) ids of x->names
+	 * -> location id */
+	struct hindex seen_index;
+	struct seen *seen;
+	uint32_t nseen, seen_cap;
+	struct strtab loc_keys;
+	int64_t *loc_ids;
+	uint32_t loc_ids_cap;
 	bool steal_known;
 };
 
 /* The string table index of s, made valid UTF-8. */
-static int64_t str(struct builder *b, const char *s)
+static int64_t str_clean(struct builder *b, const char *s)
 {
 	char *clean = utf8_dup_clean(s);
 	if (!clean)
@@ -59,6 +84,35 @@ static int64_t str(struct builder *b, const char *s)
 	uint32_t id = strtab__intern(&b->strings, clean, strlen(clean));
 	free(clean);
 	return id == HINDEX_NONE ? -1 : (int64_t)id;
+}
+
+struct seen_key {
+	const struct builder *b;
+	const char *s;
+};
+
+static bool seen_eq(const void *ctx, uint32_t id)
+{
+	const struct seen_key *k = ctx;
+	return k->b->seen[id].s == k->s;
+}
+
+/* str_clean of s, once for each address: a profile names the same
+ * command, account and function in thousands of samples. */
+static int64_t str(struct builder *b, const char *s)
+{
+	struct seen_key k = { b, s };
+	uint64_t h = hash_mix((uint64_t)(uintptr_t)s);
+	uint32_t i = hindex__find(&b->seen_index, h, seen_eq, &k);
+	if (i != HINDEX_NONE)
+		return b->seen[i].id;
+	int64_t id = str_clean(b, s);
+	if (id < 0 || grow_array((void **)&b->seen, &b->seen_cap, b->nseen, sizeof(*b->seen),
+				 256) ||
+	    hindex__insert(&b->seen_index, h, b->nseen))
+		return -1;
+	b->seen[b->nseen++] = (struct seen){ s, id };
+	return id;
 }
 
 /* A sample's labels: the row's key fields. */
@@ -181,46 +235,70 @@ static int64_t location(struct builder *b, const char *name, const char *dso)
 	return id + 1;
 }
 
-/* A sample, with room for nloc location ids the caller fills. */
-static Sample *sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
-		      const struct labels *l)
+/* Room for n location ids in b->locs. */
+static int locs_room(struct builder *b, size_t n)
 {
-	struct part {
-		Sample s;
-		int64_t values[2];
-		Label labels[LABELS];
-		Label *label_ptrs[LABELS];
-		uint64_t locs[];
-	} *p = malloc(sizeof(*p) + nloc * sizeof(uint64_t));
-	if (!p || grow_array((void **)&b->samples, &b->samples_cap, b->nsamples,
-			     sizeof(*b->samples), 256)) {
-		free(p);
-		return NULL;
-	}
-	perftools__profiles__sample__init(&p->s);
-	p->values[0] = (int64_t)cpu;
-	p->values[1] = (int64_t)steal;
-	p->s.n_value = b->steal_known ? 2 : 1;	/* unknown: no steal at all */
-	p->s.value = p->values;
-	p->s.n_location_id = nloc;
-	p->s.location_id = p->locs;
+	if (n <= b->locs_cap)
+		return 0;
+	uint64_t *v = realloc(b->locs, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b->locs = v;
+	b->locs_cap = n;
+	return 0;
+}
+
+/* The string ids of a sample's labels, in the order sample() takes them. */
+static int strings_of(struct builder *b, const struct labels *l)
+{
+	for (size_t k = 0; k < l->n; k++)
+		if (str(b, l->key[k]) < 0 || (l->str[k] && str(b, l->str[k]) < 0))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A sample of nloc locations (b->locs), packed after the ones before. */
+static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
+		  const struct labels *l)
+{
+	Sample s;
+	int64_t values[2] = { (int64_t)cpu, (int64_t)steal };
+	Label labels[LABELS];
+	Label *label_ptrs[LABELS];
+	perftools__profiles__sample__init(&s);
+	s.n_value = b->steal_known ? 2 : 1;	/* unknown: no steal at all */
+	s.value = values;
+	s.n_location_id = nloc;
+	s.location_id = b->locs;
 	for (size_t k = 0; k < l->n; k++) {
-		perftools__profiles__label__init(&p->labels[k]);
-		p->label_ptrs[k] = &p->labels[k];
-		p->labels[k].key = str(b, l->key[k]);
+		perftools__profiles__label__init(&labels[k]);
+		label_ptrs[k] = &labels[k];
+		labels[k].key = str(b, l->key[k]);
 		if (l->str[k])
-			p->labels[k].str = str(b, l->str[k]);
+			labels[k].str = str(b, l->str[k]);
 		else
-			p->labels[k].num = l->num[k];
-		if (p->labels[k].key < 0 || p->labels[k].str < 0) {
-			free(p);
-			return NULL;
-		}
+			labels[k].num = l->num[k];
+		if (labels[k].key < 0 || labels[k].str < 0)
+			return -ENOMEM;
 	}
-	p->s.n_label = l->n;
-	p->s.label = p->label_ptrs;
-	b->samples[b->nsamples++] = &p->s;
-	return &p->s;
+	s.n_label = l->n;
+	s.label = label_ptrs;
+	/* field 2, length-delimited: its tag, its length, its bytes */
+	size_t len = perftools__profiles__sample__get_packed_size(&s);
+	if (grow_bytes((char **)&b->samples, &b->samples_cap, b->samples_len + len + 11,
+		       1 << 16))
+		return -ENOMEM;
+	uint8_t *p = b->samples + b->samples_len;
+	*p++ = 2 << 3 | 2;
+	for (size_t v = len; ; v >>= 7) {
+		*p++ = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+		if (v < 0x80)
+			break;
+	}
+	p += perftools__profiles__sample__pack(&s, p);
+	b->samples_len = (size_t)(p - b->samples);
+	b->nsamples++;
+	return 0;
 }
 
 static int from_rows(struct builder *b, const struct table *t)
@@ -231,12 +309,30 @@ static int from_rows(struct builder *b, const struct table *t)
 		int64_t loc = location(b, r->function ? r->function : "[unknown]",
 				       r->dso ? r->dso : "[unknown]");
 		row_labels(t, &t->keys, r, &l);
-		Sample *s = loc < 0 ? NULL : sample(b, 1, r->cpu_ns, r->steal_ns, &l);
-		if (!s)
+		if (loc < 0 || locs_room(b, 1))
 			return -ENOMEM;
-		s->location_id[0] = (uint64_t)loc;
+		b->locs[0] = (uint64_t)loc;
+		int err = sample(b, 1, r->cpu_ns, r->steal_ns, &l);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+/* The location of a stack's (name, file) ids, as location() gives it. */
+static int64_t stack_location(struct builder *b, const struct report_extras *x,
+			      const uint32_t pair[2])
+{
+	uint32_t before = b->loc_keys.count;
+	uint32_t i = strtab__intern(&b->loc_keys, (const char *)pair, 2 * sizeof(uint32_t));
+	if (i == HINDEX_NONE || grow_array((void **)&b->loc_ids, &b->loc_ids_cap, i,
+					   sizeof(*b->loc_ids), 256))
+		return -1;
+	if (b->loc_keys.count != before)
+		b->loc_ids[i] = location(b, strtab__str(x->names, pair[0]),
+					 pair[1] != NO_DSO ? strtab__str(x->names, pair[1]) :
+					 "[unknown]");
+	return b->loc_ids[i];
 }
 
 /* One stack row: its locations, leaf first. */
@@ -256,20 +352,18 @@ static int stack_sample(struct builder *b, const struct table *t,
 	row_labels(t, &st->keys, &r, &l);
 	const uint32_t *k = (const uint32_t *)strtab__str(x->stack_frames, w->stack);
 	size_t nloc = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));
-	Sample *s = sample(b, nloc, w->f.cpu_ns, w->f.steal_ns, &l);
-	if (!s)
-		return -ENOMEM;
-	for (size_t n = 0; n < nloc; n++) {
+	/* the labels' strings first, then the locations' (the string table's
+	 * order, as when the sample was made before its locations) */
+	int err = locs_room(b, nloc) || strings_of(b, &l) ? -ENOMEM : 0;
+	for (size_t n = 0; n < nloc && !err; n++) {
 		uint32_t pair[2];
 		memcpy(pair, k + 3 * n, sizeof(pair));	/* keys are not aligned */
-		int64_t loc = location(b, strtab__str(x->names, pair[0]),
-				       pair[1] != NO_DSO ? strtab__str(x->names, pair[1]) :
-				       "[unknown]");
+		int64_t loc = stack_location(b, x, pair);
 		if (loc < 0)
 			return -ENOMEM;
-		s->location_id[n] = (uint64_t)loc;
+		b->locs[n] = (uint64_t)loc;
 	}
-	return 0;
+	return err ? err : sample(b, nloc, w->f.cpu_ns, w->f.steal_ns, &l);
 }
 
 static int from_stacks(struct builder *b, const struct table *t,
@@ -286,28 +380,54 @@ static int from_stacks(struct builder *b, const struct table *t,
 	return 0;
 }
 
-/* gzip of buf, written to out. */
-static int write_gzip(FILE *out, const uint8_t *buf, size_t len)
+/* The gzip stream of the n buffers one after another, written to out
+ * as it comes: the same bytes as one deflate() of them all (the golden
+ * and formats tests' profiles, and bench/streaming_real's, compared). */
+static int write_gzip(FILE *out, const uint8_t *const *buf, const size_t *len, int n)
 {
 	z_stream z = { 0 };
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
-	uLong cap = deflateBound(&z, (uLong)len);
-	uint8_t *zbuf = malloc(cap);
-	int err = zbuf ? 0 : -ENOMEM;
-	if (!err) {
-		z.next_in = (Bytef *)buf;
-		z.avail_in = (uInt)len;
-		z.next_out = zbuf;
-		z.avail_out = (uInt)cap;
-		err = deflate(&z, Z_FINISH) == Z_STREAM_END ? 0 : -EIO;
+	static __thread uint8_t zbuf[1 << 16];
+	int err = 0, zr = Z_OK;
+	for (int i = 0; i < n && !err; i++) {
+		z.next_in = (Bytef *)buf[i];
+		z.avail_in = (uInt)len[i];
+		int flush = i == n - 1 ? Z_FINISH : Z_NO_FLUSH;
+		do {
+			z.next_out = zbuf;
+			z.avail_out = sizeof(zbuf);
+			zr = deflate(&z, flush);
+			size_t have = sizeof(zbuf) - z.avail_out;
+			if (zr == Z_STREAM_ERROR || fwrite(zbuf, 1, have, out) != have)
+				err = -EIO;
+		} while (!err && (z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END)));
 	}
-	if (!err && fwrite(zbuf, 1, z.total_out, out) != z.total_out)
-		err = -EIO;
 	deflateEnd(&z);
-	free(zbuf);
 	return err;
+}
+
+/* p packed without its samples: its sample_type alone (head), or all
+ * but that (the others cleared). */
+static uint8_t *pack_part(const Profile *p, bool head, size_t *len)
+{
+	Profile q = *p;
+	if (!head) {
+		q.n_sample_type = 0;
+		q.sample_type = NULL;
+	} else {
+		q.n_mapping = q.n_location = q.n_function = q.n_string_table = 0;
+		q.period_type = NULL;
+		q.period = q.duration_nanos = q.default_sample_type = 0;
+		q.n_comment = 0;
+	}
+	q.n_sample = 0;
+	*len = perftools__profiles__profile__get_packed_size(&q);
+	uint8_t *buf = malloc(*len ? *len : 1);
+	if (buf)
+		perftools__profiles__profile__pack(&q, buf);
+	return buf;
 }
 
 static int pack(struct builder *b, const struct table *t, const struct report_extras *x,
@@ -337,8 +457,6 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 	perftools__profiles__profile__init(&p);
 	p.n_sample_type = b->steal_known ? 2 : 1;
 	p.sample_type = type_ptrs;
-	p.n_sample = b->nsamples;
-	p.sample = b->samples;
 	p.n_mapping = b->nmappings;
 	p.mapping = b->mappings;
 	p.n_location = b->nfunctions;
@@ -355,14 +473,14 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 		p.n_comment = 1;
 		p.comment = &note;
 	}
-	size_t len = perftools__profiles__profile__get_packed_size(&p);
-	uint8_t *packed = malloc(len ? len : 1);
-	int err = packed ? 0 : -ENOMEM;
-	if (!err) {
-		perftools__profiles__profile__pack(&p, packed);
-		err = write_gzip(out, packed, len);
-	}
-	free(packed);
+	/* the fields in their numbers' order, as protobuf-c packs them:
+	 * sample_type (1), the samples (2), the rest (3 on) */
+	size_t len[3] = { 0, b->samples_len, 0 };
+	uint8_t *head = pack_part(&p, true, &len[0]), *tail = pack_part(&p, false, &len[2]);
+	const uint8_t *bufs[3] = { head, b->samples, tail };
+	int err = head && tail ? write_gzip(out, bufs, len, 3) : -ENOMEM;
+	free(head);
+	free(tail);
 	free(table);
 	return err;
 }
@@ -373,18 +491,23 @@ static int write_pprof(FILE *out, const struct table *t, const struct report_ext
 	strtab__init(&b.strings);
 	strtab__init(&b.mapping_keys);
 	strtab__init(&b.function_keys);
+	strtab__init(&b.loc_keys);
+	hindex__init(&b.seen_index);
 	int err = str(&b, "") == 0 ? 0 : -ENOMEM;	/* string 0 is "" */
 	if (!err)
 		err = x && x->stacks ? from_stacks(&b, t, x) : from_rows(&b, t);
 	if (!err)
 		err = pack(&b, t, x, out);
-	for (uint32_t i = 0; i < b.nsamples; i++)
-		free(b.samples[i]);
 	for (uint32_t i = 0; i < b.nmappings; i++)
 		free(b.mappings[i]);
 	for (uint32_t i = 0; i < b.nfunctions; i++)
 		free(b.functions[i]);	/* the part starts with its function */
 	free(b.samples);
+	free(b.locs);
+	free(b.seen);
+	free(b.loc_ids);
+	hindex__release(&b.seen_index);
+	strtab__release(&b.loc_keys);
 	free(b.mappings);
 	free(b.functions);
 	free(b.locations);

@@ -68,28 +68,40 @@ char *utf8_dup_clean(const char *s)
 	return d;
 }
 
+/* Writes p[from, to): the bytes a writer passes on as they are, a run
+ * at a time (an fwrite for each byte was 6 % of folded's time). */
+static void put_run(FILE *out, const unsigned char *p, size_t from, size_t to)
+{
+	if (to > from)
+		fwrite(p + from, 1, to - from, out);
+}
+
 void json_put_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
+	size_t n = strlen(s), run = 0;	/* p[run, i) waits to be written */
 	putc('"', out);
 	for (size_t i = 0; i < n;) {
 		unsigned char c = p[i];
-		size_t len = utf8_seq(p + i, n - i);
-		if (!len) {
-			fputs("\\ufffd", out);	/* not UTF-8: replaced */
-			i++;
-		} else if (c == '"' || c == '\\') {
-			fprintf(out, "\\%c", c);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-			i++;
-		} else {
-			fwrite(p + i, 1, len, out);
-			i += len;
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;	/* printable ASCII, most of what is written */
+			continue;
 		}
+		size_t len = utf8_seq(p + i, n - i);
+		if (len && c != '"' && c != '\\' && c >= 0x20 && c != 0x7f) {
+			i += len;
+			continue;
+		}
+		put_run(out, p, run, i);
+		if (!len)
+			fputs("\\ufffd", out);	/* not UTF-8: replaced */
+		else if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else
+			fprintf(out, "\\u%04x", c);
+		run = ++i;
 	}
+	put_run(out, p, run, n);
 	putc('"', out);
 }
 
@@ -193,23 +205,32 @@ size_t text_char(const unsigned char *s, size_t n, const char **show)
 int text_put(FILE *out, const char *s, int max, int pad)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
+	size_t n = strlen(s), run = 0, i = 0;	/* p[run, i) waits */
 	int cols = 0;
-	for (size_t i = 0; i < n;) {
+	while (i < n) {
+		if (!max && p[i] >= 0x20 && p[i] < 0x7f) {
+			i++;	/* printable ASCII, as text_char finds it */
+			cols++;
+			continue;
+		}
 		const char *show;
 		size_t len = text_char(p + i, n - i, &show);
 		if (max && cols == max - 1 && i + len < n) {
+			put_run(out, p, run, i);
+			run = i;
 			putc('+', out);	/* more than fits */
 			cols++;
 			break;
 		}
-		if (show)
+		if (show) {
+			put_run(out, p, run, i);
 			fputs(show, out);
-		else
-			fwrite(p + i, 1, len, out);
+			run = i + len;
+		}
 		i += len;
 		cols++;
 	}
+	put_run(out, p, run, i);
 	for (; cols < pad; cols++)
 		putc(' ', out);
 	return cols;
