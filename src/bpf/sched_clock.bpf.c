@@ -83,6 +83,7 @@ struct {
 #define SEEN_TIME 1	/* sc_cpu.seen_in: t_in is set */
 #define SEEN_STEAL 2	/* steal_in is set */
 #define SEEN_IRQ 4	/* irq_in is set */
+#define SEEN_RQ_CLOCK 8	/* t_in is the run queue's clock, not ktime */
 
 #define TASK_RUNNING 0
 #define TASK_DEAD 0x80
@@ -248,8 +249,30 @@ static __always_inline void emit_stint(__u32 tid, __u32 pid, __u32 cpu, __u32 fl
 /* The clocks read at one switch. */
 struct reading {
 	__u64 now, steal, irq;
-	bool steal_ok, irq_ok;
+	bool steal_ok, irq_ok, rq_clock;
 };
+
+/*
+ * Now, for a stint's wall time: the run queue's clock where this CPU's
+ * is known, which __schedule() has just updated (sched_clock's ns, the
+ * clock sum_exec_runtime is counted by), a load instead of a clock read:
+ * on a KVM guest (kvm-clock) bpf_ktime_get_ns costs about as much as all
+ * the rest of a switch here. Stints through the ring buffer and waits
+ * timed from wakeups compare times across CPUs: they keep
+ * CLOCK_MONOTONIC.
+ */
+static __always_inline __u64 now_here(const struct sc_cpu *c, bool *rq_clock)
+{
+	__u64 t = 0;
+
+	*rq_clock = !want_stints && !wait_from_events && c->base > 1 &&
+		    bpf_core_field_exists(((struct rq *)0)->clock);
+	if (!*rq_clock)
+		return bpf_ktime_get_ns();
+	bpf_probe_read_kernel(&t, sizeof(t), (void *)(c->base + rq_off +
+						       bpf_core_field_offset(struct rq, clock)));
+	return t;
+}
 
 /* prev leaves the CPU: its stint's wall time, steal and IRQ time, its
  * counters. */
@@ -258,7 +281,8 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 {
 	__u32 tid = prev->pid;
 	__u64 now = r->now, steal = r->steal;
-	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid;
+	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid &&
+		    !(c->seen_in & SEEN_RQ_CLOCK) == !r->rq_clock;
 	bool steal_seen = seen && r->steal_ok && (c->seen_in & SEEN_STEAL);
 	bool irq_seen = seen && r->irq_ok && (c->seen_in & SEEN_IRQ);
 
@@ -316,7 +340,8 @@ static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next
 	c->t_in = now;
 	c->steal_in = r->steal;
 	c->irq_in = r->irq;
-	c->seen_in = SEEN_TIME | (r->steal_ok ? SEEN_STEAL : 0) | (r->irq_ok ? SEEN_IRQ : 0);
+	c->seen_in = SEEN_TIME | (r->steal_ok ? SEEN_STEAL : 0) | (r->irq_ok ? SEEN_IRQ : 0) |
+		     (r->rq_clock ? SEEN_RQ_CLOCK : 0);
 	if (tid == 0)
 		return;
 	c->rt_in = next->se.sum_exec_runtime;
@@ -340,8 +365,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	struct reading r;
 
-	r.now = bpf_ktime_get_ns();
 	r.steal = steal_here(c, next, cpu, &r.steal_ok);
+	r.now = now_here(c, &r.rq_clock);
 	r.irq = irq_here(c, &r.irq_ok);
 	c->switches++;
 	switch_out(c, cpu, prev, &r);
