@@ -49,15 +49,22 @@ trap cleanup EXIT
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 ctxt() { awk '/^ctxt/ { print $2 }' /proc/stat; }
 now_ns() { date +%s%N; }
-# run time of the collector's programs, ns and runs, summed
+# run time of the collector's programs, ns and runs, summed: those
+# loaded since the program ids in $TMP/before were listed (another
+# collector loaded meanwhile, a test's, is not counted)
 prog_stats() {
 	bpftool prog show --json | python3 -c '
 import json, sys
+names = ("on_switch", "on_free", "on_wakeup", "on_wakeup_new")
+old = set(int(x) for x in open(sys.argv[1]).read().split())
 t = c = 0
 for p in json.load(sys.stdin):
-    if p.get("name") in ("on_switch", "on_free", "on_wakeup", "on_wakeup_new"):
+    if p.get("name") in names and (sys.argv[2] == "list" or p["id"] not in old):
+        if sys.argv[2] == "list":
+            print(p["id"])
         t += p.get("run_time_ns", 0); c += p.get("run_cnt", 0)
-print(t, c)'
+if sys.argv[2] != "list":
+    print(t, c)' "$TMP/before" "${1:-sum}"
 }
 
 # The workload once; its rate (operations a second) on standard output.
@@ -101,7 +108,11 @@ one() {
 	case $cfg in
 	alone) ;;
 	sched) start "$CL" sched ;;
-	stats) sysctl -q -w kernel.bpf_stats_enabled=1; start "$CL" sched ;;
+	stats) sysctl -q -w kernel.bpf_stats_enabled=1
+		: >"$TMP/before"
+		prog_stats list >"$TMP/before.new"
+		mv "$TMP/before.new" "$TMP/before"
+		start "$CL" sched ;;
 	perf) start perf record -q -a -e sched:sched_switch -e sched:sched_stat_runtime \
 		-e cpu-clock -o "$TMP/perf.data" ;;
 	record) start "$CL" record -a -o "$TMP/perf.data" ;;
