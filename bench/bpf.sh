@@ -3,17 +3,19 @@
 # a high rate of context switches, beside perf recording the scheduler's
 # tracepoints (issue 25).
 #
-# The workload is `perf bench sched pipe -l LOOPS`: two tasks passing a
-# token through pipes, a context switch on each pass. Each round runs it
+# The workload (WORK) is `perf bench sched pipe -l LOOPS` (pipe, the
+# default): two tasks passing a token through pipes, a context switch on
+# each pass; or a compile loop (compile: cc -O2 -c of src/core/*.c, one
+# after the other, LOOPS/10000 times over). Each round runs it
 #   alone;
 #   under `cpuledger sched` at its defaults (per-thread maps, no stints);
-#   under `cpuledger sched --stints /dev/null` (a ring buffer record per
-#     stint, read and written as CSV by user space);
-#   under `perf record -a -e sched:sched_switch -e sched:sched_wakeup
-#     -e sched:sched_stat_runtime`;
+#   under `perf record -a -e sched:sched_switch -e sched:sched_stat_runtime
+#     -e cpu-clock` (the events cpuledger record asks for);
+#   under `cpuledger record -a` (the perf path, at its defaults);
 #   under `cpuledger sched` with kernel.bpf_stats_enabled=1, for the BPF
 #     programs' own run time (bpftool prog show: run_time_ns, run_cnt),
-#     which the kernel charges to whatever task was switching;
+#     which the kernel charges to whatever task was switching, so that no
+#     tracer CPU shows it: it is printed apart, as a share of a CPU;
 # in turn, with a run alone between every two, ROUNDS times; medians are
 # printed. Per configuration: the workload's rate (ops/s), its slowdown
 # (the mean rate of the two runs alone beside it over its own: the
@@ -21,11 +23,14 @@
 # (/proc/stat's ctxt), and the tracer's own CPU (its threads' schedstat)
 # as a share of one CPU while the workload ran.
 #
-# usage: bench/bpf.sh [ROUNDS [LOOPS]]   (default 10 rounds, 50000 loops)
+# usage: bench/bpf.sh [ROUNDS [LOOPS [WORK]]]   (default 10 rounds,
+# 200000 loops, pipe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-10}
-LOOPS=${2:-50000}
+LOOPS=${2:-200000}
+WORK=${3:-pipe}
+SRC=$PWD/src
 CL=${CPULEDGER:-$PWD/build/cpuledger}
 [ -x "$CL" ] || make -s all
 command -v perf >/dev/null || { echo "bench/bpf: perf is not installed" >&2; exit 1; }
@@ -44,15 +49,39 @@ trap cleanup EXIT
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 ctxt() { awk '/^ctxt/ { print $2 }' /proc/stat; }
 now_ns() { date +%s%N; }
-# run time of the collector's programs, ns and runs, summed
+# run time of the collector's programs, ns and runs, summed: those
+# loaded since the program ids in $TMP/before were listed (another
+# collector loaded meanwhile, a test's, is not counted)
 prog_stats() {
 	bpftool prog show --json | python3 -c '
 import json, sys
+names = ("on_switch", "on_free", "on_wakeup", "on_wakeup_new")
+old = set(int(x) for x in open(sys.argv[1]).read().split())
 t = c = 0
 for p in json.load(sys.stdin):
-    if p.get("name") in ("on_switch", "on_free", "on_wakeup", "on_wakeup_new"):
+    if p.get("name") in names and (sys.argv[2] == "list" or p["id"] not in old):
+        if sys.argv[2] == "list":
+            print(p["id"])
         t += p.get("run_time_ns", 0); c += p.get("run_cnt", 0)
-print(t, c)'
+if sys.argv[2] != "list":
+    print(t, c)' "$TMP/before" "${1:-sum}"
+}
+
+# The workload once; its rate (operations a second) on standard output.
+work() {
+	if [ "$WORK" = pipe ]; then
+		perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ { print $1 }'
+		return
+	fi
+	local t0 n=0 i f
+	t0=$(now_ns)
+	for i in $(seq $((LOOPS / 10000))); do
+		for f in "$SRC"/core/*.c; do
+			cc -std=c11 -O2 -D_GNU_SOURCE -I"$SRC" -c -o "$TMP/o.o" "$f"
+			n=$((n + 1))
+		done
+	done
+	echo "scale=3; $n * 1000000000 / ($(now_ns) - $t0)" | bc
 }
 
 # Starts a tracer (its argv), waits until it is collecting.
@@ -60,8 +89,8 @@ start() {
 	"$@" >"$TMP/out" 2>"$TMP/err" &
 	tracer=$!
 	for _ in $(seq 100); do
-		grep -q collecting "$TMP/err" && break
-		[ "$1" = perf ] && [ -e "$TMP/perf.data" ] && break
+		grep -q "collecting\|recording" "$TMP/err" && break
+		[ -e "$TMP/perf.data" ] || [ -e "$TMP/perf.data.part" ] && break
 		sleep 0.1
 	done
 	sleep 0.5
@@ -70,7 +99,7 @@ stop() {
 	kill -INT "$tracer"
 	wait "$tracer" || true
 	tracer=
-	rm -f "$TMP/perf.data"
+	rm -f "$TMP/perf.data" "$TMP/perf.data.part"
 }
 
 # One run of the workload under config $1: "ops switches_per_s tracer_cpu_share prog_ns prog_runs"
@@ -79,16 +108,20 @@ one() {
 	case $cfg in
 	alone) ;;
 	sched) start "$CL" sched ;;
-	stints) start "$CL" sched --stints /dev/null ;;
-	stats) sysctl -q -w kernel.bpf_stats_enabled=1; start "$CL" sched ;;
-	perf) start perf record -q -a -e sched:sched_switch -e sched:sched_wakeup \
-		-e sched:sched_stat_runtime -o "$TMP/perf.data" ;;
+	stats) sysctl -q -w kernel.bpf_stats_enabled=1
+		: >"$TMP/before"
+		prog_stats list >"$TMP/before.new"
+		mv "$TMP/before.new" "$TMP/before"
+		start "$CL" sched ;;
+	perf) start perf record -q -a -e sched:sched_switch -e sched:sched_stat_runtime \
+		-e cpu-clock -o "$TMP/perf.data" ;;
+	record) start "$CL" record -a -o "$TMP/perf.data" ;;
 	esac
 	[ "$cfg" = stats ] && read -r -a p0 < <(prog_stats)
 	c0=$([ -n "$tracer" ] && cpu_ns "$tracer" || echo 0)
 	x0=$(ctxt)
 	t0=$(now_ns)
-	ops=$(perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ { print $1 }')
+	ops=$(work)
 	t1=$(now_ns)
 	x1=$(ctxt)
 	c1=$([ -n "$tracer" ] && cpu_ns "$tracer" || echo 0)
@@ -102,7 +135,7 @@ one() {
 # alone between every two tracers: each tracer's run is judged against
 # the mean of the two runs alone beside it, as the machine's other load
 # comes and goes by the second
-order="alone sched alone stints alone perf alone stats alone"
+order="alone sched alone perf alone record alone stats alone"
 for r in $(seq "$ROUNDS"); do
 	for cfg in $order; do
 		echo "$r $cfg $(one "$cfg")" >>"$TMP/runs"
@@ -110,7 +143,7 @@ for r in $(seq "$ROUNDS"); do
 	echo "round $r of $ROUNDS done" >&2
 done
 
-python3 - "$TMP/runs" "$ROUNDS" "$LOOPS" <<'PY'
+python3 - "$TMP/runs" "$ROUNDS" "$LOOPS" "$WORK" <<'PY'
 import statistics as st, sys
 rows = [l.split() for l in open(sys.argv[1])]
 runs, ratios = {}, {}
@@ -120,18 +153,22 @@ for i, (r, cfg, ops, sw, share, pns, pcnt, wall) in enumerate(rows):
         base = (float(rows[i - 1][2]) + float(rows[i + 1][2])) / 2
         ratios.setdefault(cfg, []).append(base / float(ops))
 med = lambda cfg, i: st.median(x[i] for x in runs[cfg])
-print("bench/bpf: perf bench sched pipe -l %s, %s rounds, medians" % (sys.argv[3], sys.argv[2]))
-print("%-38s %9s %10s %11s %11s" % ("", "ops/s", "slowdown", "switches/s", "tracer CPU"))
+work = ("perf bench sched pipe -l %s" % sys.argv[3] if sys.argv[4] == "pipe" else
+        "compile loop (src/core/*.c x %d)" % (int(sys.argv[3]) // 10000))
+print("bench/bpf: %s, %s rounds, medians" % (work, sys.argv[2]))
+print("%-44s %9s %10s %11s %11s" % ("", "ops/s", "slowdown", "switches/s", "tracer CPU"))
 names = {"alone": "alone", "sched": "cpuledger sched",
-         "stints": "cpuledger sched --stints /dev/null",
-         "perf": "perf record -a (3 sched events)",
+         "perf": "perf record -a (2 sched events, cpu-clock)",
+         "record": "cpuledger record -a",
          "stats": "cpuledger sched, bpf_stats_enabled"}
-for cfg in ("alone", "sched", "stints", "perf", "stats"):
+for cfg in ("alone", "sched", "perf", "record", "stats"):
     slow = "-" if cfg == "alone" else "%.3fx" % st.median(ratios[cfg])
-    print("%-38s %9.0f %10s %11.0f %10.2f%%" % (names[cfg], med(cfg, 0), slow, med(cfg, 1),
+    print("%-44s %9.1f %10s %11.0f %10.2f%%" % (names[cfg], med(cfg, 0), slow, med(cfg, 1),
           100 * med(cfg, 2)))
 ns_per_run = st.median(x[3] / x[4] for x in runs["stats"] if x[4])
 share = st.median(x[3] / x[5] for x in runs["stats"])
 print("BPF programs (stats run): %.0f ns a run (the kernel's own timing of each run "
       "included), %.2f%% of a CPU at %.0f switches/s" % (ns_per_run, 100 * share, med("stats", 1)))
+print("cpuledger sched in all (its user space + its BPF programs): %.2f%% of a CPU" %
+      (100 * (med("sched", 2) + share)))
 PY

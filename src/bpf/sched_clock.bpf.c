@@ -46,11 +46,20 @@ const volatile bool wait_from_events = false;	/* no sched_info: time it */
 const volatile __u64 steal_off = 0;
 const volatile __u64 rq_off = 0;
 const volatile __u64 cpu_number_off = 0;
+/* The same way: the steal the kernel accounts at each tick for /proc/stat
+ * (kernel_cpustat's cpustat[CPUTIME_STEAL], from whatever steal clock the
+ * hypervisor gives: Xen's, VMware's, Hyper-V's...), and the IRQ time of
+ * the CPU where the kernel accounts it (cpu_irqtime's total,
+ * IRQ_TIME_ACCOUNTING). 0: not in this kernel. */
+const volatile __u64 cpustat_off = 0;
+const volatile __u64 irq_off = 0;
 
 struct sc_counters counters = {};
-/* Set by the loader once it has seen the host write the steal clock:
- * until then (and for ever where it never does) no switch reads it. */
-bool steal_live = false;
+/* Set by the loader once it knows which steal is written (SC_STEAL_*):
+ * until then (and for ever where none is) no switch reads one. */
+__u32 steal_mode = SC_STEAL_NONE;
+/* Set by the loader once it has seen the IRQ time grow. */
+bool irq_live = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -73,6 +82,8 @@ struct {
 
 #define SEEN_TIME 1	/* sc_cpu.seen_in: t_in is set */
 #define SEEN_STEAL 2	/* steal_in is set */
+#define SEEN_IRQ 4	/* irq_in is set */
+#define SEEN_RQ_CLOCK 8	/* t_in is the run queue's clock, not ktime */
 
 #define TASK_RUNNING 0
 #define TASK_DEAD 0x80
@@ -134,22 +145,42 @@ static __always_inline __u64 percpu_base(struct task_struct *t, __u32 cpu)
 	return base;
 }
 
-/* The steal clock here, *ok when read. The CPU's base is found even
- * before steal_live: the loader's sampler needs it to decide. */
+/* A u64 this CPU keeps at off from its base (its own: no other CPU
+ * writes it, and a switch runs with interrupts off). */
+static __always_inline __u64 read_own(__u64 base, __u64 off)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (void *)(base + off));
+	return v;
+}
+
+/* The steal here by the mode the loader chose, *ok when read. The CPU's
+ * base is found even before steal_mode is set: the loader's sampler
+ * needs it to decide. */
 static __always_inline __u64 steal_here(struct sc_cpu *c, struct task_struct *next, __u32 cpu,
 					bool *ok)
 {
 	__u32 v;
 
 	*ok = false;
-	if (!steal_off)
+	if (!steal_off && !cpustat_off && !irq_off)
 		return 0;
 	if (!c->base)
 		c->base = percpu_base(next, cpu);
-	if (c->base <= 1 || !steal_live)
+	if (c->base <= 1 || steal_mode == SC_STEAL_NONE)
 		return 0;
 	*ok = true;
+	if (steal_mode == SC_STEAL_CPUSTAT)
+		return read_own(c->base, cpustat_off);
 	return read_steal(c->base + steal_off, &v);
+}
+
+/* The CPU's IRQ time, *ok when read (steal_here found the base). */
+static __always_inline __u64 irq_here(struct sc_cpu *c, bool *ok)
+{
+	*ok = irq_live && c->base > 1;
+	return *ok ? read_own(c->base, irq_off) : 0;
 }
 
 static __always_inline __u32 task_state(struct task_struct *t)
@@ -172,7 +203,7 @@ static __always_inline __u64 run_delay(struct task_struct *t)
  * map is full (counted). An entry marked exited is a dead thread's whose
  * id a new one took before user space read it: its figures go (counted). */
 static __always_inline struct sc_thread *thread_of(struct task_struct *t, __u32 tid,
-						    __u32 flags, __u64 rt, __u64 delay)
+						    __u32 flags, __u64 rt, __u64 delay, __u64 now)
 {
 	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (th && !(th->flags & SC_EXITED))
@@ -186,6 +217,7 @@ static __always_inline struct sc_thread *thread_of(struct task_struct *t, __u32 
 	init.flags = flags;
 	init.rt_base = init.rt_last = rt;
 	init.delay_base = init.delay_last = delay;
+	init.born_ns = now;
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
 	if (bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&threads, &tid)) {
@@ -214,13 +246,45 @@ static __always_inline void emit_stint(__u32 tid, __u32 pid, __u32 cpu, __u32 fl
 	bpf_ringbuf_submit(s, 0);
 }
 
-/* prev leaves the CPU: its stint's wall time and steal, its counters. */
+/* The clocks read at one switch. */
+struct reading {
+	__u64 now, steal, irq;
+	bool steal_ok, irq_ok, rq_clock;
+};
+
+/*
+ * Now, for a stint's wall time: the run queue's clock where this CPU's
+ * is known, which __schedule() has just updated (sched_clock's ns, the
+ * clock sum_exec_runtime is counted by), a load instead of a clock read:
+ * on a KVM guest (kvm-clock) bpf_ktime_get_ns costs about as much as all
+ * the rest of a switch here. Stints through the ring buffer and waits
+ * timed from wakeups compare times across CPUs: they keep
+ * CLOCK_MONOTONIC.
+ */
+static __always_inline __u64 now_here(const struct sc_cpu *c, bool *rq_clock)
+{
+	__u64 t = 0;
+
+	*rq_clock = !want_stints && !wait_from_events && c->base > 1 &&
+		    bpf_core_field_exists(((struct rq *)0)->clock);
+	if (!*rq_clock)
+		return bpf_ktime_get_ns();
+	bpf_probe_read_kernel(&t, sizeof(t), (void *)(c->base + rq_off +
+						       bpf_core_field_offset(struct rq, clock)));
+	return t;
+}
+
+/* prev leaves the CPU: its stint's wall time, steal and IRQ time, its
+ * counters. */
 static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_struct *prev,
-				       __u64 now, __u64 steal, bool steal_ok)
+				       const struct reading *r)
 {
 	__u32 tid = prev->pid;
-	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid;
-	bool steal_seen = seen && steal_ok && (c->seen_in & SEEN_STEAL);
+	__u64 now = r->now, steal = r->steal;
+	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid &&
+		    !(c->seen_in & SEEN_RQ_CLOCK) == !r->rq_clock;
+	bool steal_seen = seen && r->steal_ok && (c->seen_in & SEEN_STEAL);
+	bool irq_seen = seen && r->irq_ok && (c->seen_in & SEEN_IRQ);
 
 	if (tid == 0) {
 		if (seen) {
@@ -230,8 +294,8 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 		return;
 	}
 	__u64 rt = prev->se.sum_exec_runtime;
-	struct sc_thread *th = seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in)
-				    : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev));
+	struct sc_thread *th = seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in, now)
+				    : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev), now);
 	if (!th)
 		return;
 	__u32 state = task_state(prev);
@@ -243,6 +307,7 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 		st = steal_seen ? steal - c->steal_in : 0;
 		th->on_ns += now - c->t_in;
 		th->steal_ns += st;
+		th->irq_ns += irq_seen ? r->irq - c->irq_in : 0;
 		th->stints++;
 	}
 	th->rt_last = rt;
@@ -265,22 +330,25 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 /* next takes the CPU: the stint starts, with its counters as they stand
  * (its entry is made at its switch out: one map lookup a switch); a
  * timed wait ends. */
-static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next, __u64 now,
-				      __u64 steal, bool steal_ok)
+static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next,
+				      const struct reading *r)
 {
 	__u32 tid = next->pid;
+	__u64 now = r->now;
 
 	c->tid_in = tid;
 	c->t_in = now;
-	c->steal_in = steal;
-	c->seen_in = SEEN_TIME | (steal_ok ? SEEN_STEAL : 0);
+	c->steal_in = r->steal;
+	c->irq_in = r->irq;
+	c->seen_in = SEEN_TIME | (r->steal_ok ? SEEN_STEAL : 0) | (r->irq_ok ? SEEN_IRQ : 0) |
+		     (r->rq_clock ? SEEN_RQ_CLOCK : 0);
 	if (tid == 0)
 		return;
 	c->rt_in = next->se.sum_exec_runtime;
 	c->delay_in = run_delay(next);
 	if (!wait_from_events)
 		return;
-	struct sc_thread *th = thread_of(next, tid, 0, c->rt_in, c->delay_in);
+	struct sc_thread *th = thread_of(next, tid, 0, c->rt_in, c->delay_in, now);
 	if (th && th->wait_start) {
 		if (now > th->wait_start)
 			th->wait_ns += now - th->wait_start;
@@ -295,13 +363,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct sc_cpu *c = bpf_map_lookup_elem(&cpus, &cpu);
 	if (!c)
 		return 0;
-	__u64 now = bpf_ktime_get_ns();
-	bool steal_ok;
-	__u64 steal = steal_here(c, next, cpu, &steal_ok);
+	struct reading r;
 
+	r.steal = steal_here(c, next, cpu, &r.steal_ok);
+	r.now = now_here(c, &r.rq_clock);
+	r.irq = irq_here(c, &r.irq_ok);
 	c->switches++;
-	switch_out(c, cpu, prev, now, steal, steal_ok);
-	switch_in(c, next, now, steal, steal_ok);
+	switch_out(c, cpu, prev, &r);
+	switch_in(c, next, &r);
 	return 0;
 }
 
@@ -332,9 +401,10 @@ static __always_inline void woken(struct task_struct *p)
 	__u32 tid = p->pid;
 	if (tid == 0)
 		return;
-	struct sc_thread *th = thread_of(p, tid, 0, p->se.sum_exec_runtime, run_delay(p));
+	__u64 now = bpf_ktime_get_ns();
+	struct sc_thread *th = thread_of(p, tid, 0, p->se.sum_exec_runtime, run_delay(p), now);
 	if (th && !th->wait_start)
-		th->wait_start = bpf_ktime_get_ns();
+		th->wait_start = now;
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -354,7 +424,9 @@ int BPF_PROG(on_wakeup_new, struct task_struct *p)
 /*
  * The sampler, run by the loader (BPF_PROG_TEST_RUN, once per CPU, the
  * CPU's number its one argument) at each read, never attached: the CPU's
- * steal clock now, at the base its switches found.
+ * steal clock, kernel_cpustat's steal and IRQ time now, at the base its
+ * switches found (another CPU's: a value a tick old at worst, as
+ * /proc/stat reads it).
  */
 SEC("raw_tp")
 int sample(struct bpf_raw_tracepoint_args *ctx)
@@ -363,9 +435,15 @@ int sample(struct bpf_raw_tracepoint_args *ctx)
 	struct sc_cpu *c = bpf_map_lookup_elem(&cpus, &cpu);
 	__u32 v;
 
-	if (!steal_off || !c || c->base <= 1)
+	if (!c || c->base <= 1)
 		return 0;
-	c->steal_now = read_steal(c->base + steal_off, &v);
-	c->version_now = v;
+	if (steal_off) {
+		c->steal_now = read_steal(c->base + steal_off, &v);
+		c->version_now = v;
+	}
+	if (cpustat_off)
+		c->cpustat_now = read_own(c->base, cpustat_off);
+	if (irq_off)
+		c->irq_now = read_own(c->base, irq_off);
 	return 0;
 }

@@ -20,7 +20,9 @@
 #include "sched_clock.h"
 #include "sched_clock_abi.h"
 #include "sched_clock.skel.h"
+#include "../collect/clock.h"
 #include "../collect/procfs.h"
+#include "../core/sched_delta.h"
 #include "../core/banned.h"
 
 struct sched_clock {
@@ -29,8 +31,17 @@ struct sched_clock {
 	uint32_t ncpus;
 	bool have_steal_var;	/* steal_time in the kernel's BTF */
 	uint64_t steal_off, rq_off, cpu_number_off;	/* in .data..percpu */
+	uint64_t cpustat_off, irq_off;	/* the same, 0: not there */
+	bool have_base;		/* runqueues, cpu_number, cfs_rq.rq there */
 	bool events_wait;
-	char steal_source[128];
+	enum sched_clock_steal_from steal_from;
+	char steal_source[128], irq_source[128];
+	struct sched_delta deltas;	/* the threads' totals at the last
+					 * collection */
+	struct sched_clock_cpu *cpus_then;	/* the CPUs' then */
+	uint64_t collected_ns;
+	struct sched_clock_delta *out;	/* the last collection's */
+	struct sched_clock_cpu_delta *out_cpus;
 	struct sched_clock_status status;
 	sched_clock_stint_fn fn;	/* during sched_clock__poll_stints */
 	void *fn_ctx;
@@ -54,42 +65,80 @@ static int keep_libbpf_message(enum libbpf_print_level level, const char *fmt, v
 	return 0;
 }
 
-/* Whether struct NAME in btf has a member MEMBER (one level). */
-static bool btf_has_member(const struct btf *btf, const char *name, const char *member)
+/* The byte offset of MEMBER in struct NAME, or -1. */
+static long btf_member_offset(const struct btf *btf, const char *name, const char *member)
 {
 	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
 	if (id < 0)
-		return false;
+		return -1;
 	const struct btf_type *t = btf__type_by_id(btf, id);
 	const struct btf_member *m = btf_members(t);
 	for (unsigned i = 0; i < btf_vlen(t); i++, m++)
 		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
-			return true;
-	return false;
+			return (long)(btf_member_bit_offset(t, i) / 8);
+	return -1;
 }
 
-/* The offsets in .data..percpu of the variables the programs read, by
- * the section's entries in BTF; false when one is not there. */
-static bool percpu_offsets(const struct btf *btf, uint64_t *steal, uint64_t *rq,
-			   uint64_t *cpu_number)
+static bool btf_has_member(const struct btf *btf, const char *name, const char *member)
+{
+	return btf_member_offset(btf, name, member) >= 0;
+}
+
+/* The value of enumerator NAME of enum ENUM, or -1. */
+static long btf_enum_value(const struct btf *btf, const char *enum_name, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, enum_name, BTF_KIND_ENUM);
+	if (id < 0)
+		return -1;
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_enum *e = btf_enum(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+			return e->val;
+	return -1;
+}
+
+/* The offset in .data..percpu of each of n variables (names[i] into
+ * offs[i], left as it was when absent), by the section's entries in BTF.
+ * How many were found. */
+static int percpu_offsets(const struct btf *btf, const char *const *names, uint64_t *offs,
+			  int n)
 {
 	int id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
 	if (id < 0)
-		return false;
+		return 0;
 	const struct btf_type *sec = btf__type_by_id(btf, id);
 	const struct btf_var_secinfo *v = btf_var_secinfos(sec);
 	int found = 0;
 	for (unsigned i = 0; i < btf_vlen(sec); i++, v++) {
 		const struct btf_type *var = btf__type_by_id(btf, v->type);
 		const char *name = var ? btf__name_by_offset(btf, var->name_off) : "";
-		uint64_t *to = !strcmp(name, "steal_time") ? steal : !strcmp(name, "runqueues") ? rq :
-			       !strcmp(name, "cpu_number") ? cpu_number : NULL;
-		if (to) {
-			*to = v->offset;
-			found++;
-		}
+		for (int k = 0; k < n; k++)
+			if (!strcmp(name, names[k])) {
+				offs[k] = v->offset;
+				found++;
+			}
 	}
-	return found == 3;
+	return found;
+}
+
+/* The kernel's per-CPU counters a switch reads besides the steal clock:
+ * kernel_cpustat's steal (CPUTIME_STEAL, or the enumerator
+ * CPULEDGER_BPF_CPUSTAT_FIELD names: a test reads a field that grows on
+ * any machine through the same path) and cpu_irqtime's total. */
+static void percpu_counters(struct sched_clock *sc, const struct btf *btf)
+{
+	static const char *const names[] = { "kernel_cpustat", "cpu_irqtime" };
+	uint64_t offs[2] = { UINT64_MAX, UINT64_MAX };
+	percpu_offsets(btf, names, offs, 2);
+	const char *field = getenv("CPULEDGER_BPF_CPUSTAT_FIELD");
+	long idx = btf_enum_value(btf, "cpu_usage_stat", field ? field : "CPUTIME_STEAL");
+	long arr = btf_member_offset(btf, "kernel_cpustat", "cpustat");
+	if (offs[0] != UINT64_MAX && idx >= 0 && arr >= 0)
+		sc->cpustat_off = offs[0] + (uint64_t)arr + 8 * (uint64_t)idx;
+	long total = btf_member_offset(btf, "irqtime", "total");
+	if (offs[1] != UINT64_MAX && total >= 0)
+		sc->irq_off = offs[1] + (uint64_t)total;
 }
 
 /* "no-steal-acc" on the kernel's command line turns steal accounting off
@@ -122,8 +171,17 @@ static int probe_btf(struct sched_clock *sc, bool *sched_info, bool *paravirt_ac
 		snprintf(why, whylen, "cannot read the kernel's BTF: %s", strerror(-err));
 		return err;
 	}
-	sc->have_steal_var = percpu_offsets(btf, &sc->steal_off, &sc->rq_off, &sc->cpu_number_off) &&
-			     btf_has_member(btf, "cfs_rq", "rq");
+	static const char *const names[] = { "runqueues", "cpu_number", "steal_time" };
+	uint64_t offs[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	percpu_offsets(btf, names, offs, 3);
+	sc->have_base = offs[0] != UINT64_MAX && offs[1] != UINT64_MAX &&
+			btf_has_member(btf, "cfs_rq", "rq");
+	sc->rq_off = offs[0];
+	sc->cpu_number_off = offs[1];
+	sc->steal_off = offs[2];
+	sc->have_steal_var = sc->have_base && offs[2] != UINT64_MAX;
+	if (sc->have_base)
+		percpu_counters(sc, btf);
 	*sched_info = btf_has_member(btf, "task_struct", "sched_info");
 	*paravirt_acct = btf_has_member(btf, "rq", "prev_steal_time_rq");
 	btf__free(btf);
@@ -148,34 +206,106 @@ static int read_cpu(struct sched_clock *sc, uint32_t cpu, struct sc_cpu *out)
 	return bpf_map_lookup_elem(bpf_map__fd(sc->skel->maps.cpus), &cpu, out) ? -errno : 0;
 }
 
-/* The steal clock is known where the kernel has it and the host writes
- * it (a version other than 0 on some CPU). Each CPU finds its run queue
- * at its first switch: a busy machine's CPUs all switch within a tick,
- * an idle one's within a few; a second is waited for at most. */
-static void decide_steal(struct sched_clock *sc)
+/* Whether /proc/cpuinfo's flags (x86) say a hypervisor: 1 yes, 0 no,
+ * -1 cannot tell (no flags line: another architecture). */
+static int cpuinfo_hypervisor(void)
 {
-	bool written = false;
+	size_t n;
+	char *c = procfs_read("/", "proc/cpuinfo", &n);
+	char *flags = c ? strstr(c, "\nflags") : NULL;
+	int yes = -1;
+	if (flags) {
+		char *eol = strchr(flags + 1, '\n');
+		if (eol)
+			*eol = 0;
+		yes = strstr(flags, " hypervisor") != NULL;
+	}
+	free(c);
+	return yes;
+}
+
+/* What each CPU's sampler found once every CPU has found its per-CPU
+ * base (at its first switch: a busy machine's CPUs all switch within a
+ * tick, an idle one's within a few; a second is waited for at most). */
+struct found {
+	bool kvm_written;	/* some CPU's steal clock has a version */
+	bool cpustat_steal;	/* some CPU's kernel_cpustat steal is > 0 */
+	bool irq;		/* some CPU's IRQ time is > 0 */
+	bool base;		/* every CPU's base found */
+};
+
+static struct found sample_until_based(struct sched_clock *sc)
+{
+	struct found f = { 0 };
 	struct sc_cpu c;
-	for (int tries = 0; sc->have_steal_var && !written && tries < 100; tries++) {
+	for (int tries = 0; sc->have_base && !f.base && tries < 100; tries++) {
 		if (tries) {
 			struct timespec ts = { 0, 10000000 };
 			nanosleep(&ts, NULL);
 		}
 		if (sample(sc))
 			break;
-		for (uint32_t i = 0; i < sc->ncpus; i++)
-			if (!read_cpu(sc, i, &c) && c.version_now)
-				written = true;
+		f.base = true;
+		for (uint32_t i = 0; i < sc->ncpus; i++) {
+			if (read_cpu(sc, i, &c) || c.base == 1)
+				continue;	/* offline, or not found: never */
+			f.base &= c.base > 1;
+			f.kvm_written |= sc->steal_off && c.version_now;
+			f.cpustat_steal |= sc->cpustat_off && c.cpustat_now;
+			f.irq |= sc->irq_off && c.irq_now;
+		}
 	}
-	sc->status.steal_known = written;
-	sc->skel->bss->steal_live = written;	/* switches read it from now */
-	snprintf(sc->steal_source, sizeof(sc->steal_source), "%s",
-		 written ? "kvm-steal-clock" :
-		 sc->skel->bss->counters.layout_bad ?
-		 "unknown (the per-CPU variables are not where BTF says)" :
-		 sc->have_steal_var ? "unknown (the host does not write the KVM steal clock)" :
-		 "unknown (no KVM steal clock in this kernel)");
+	return f;
+}
+
+/* The steal source by what was found and asked for: SC_STEAL_* and its
+ * name; unknown says why, and "present but never written" is not "none". */
+static uint32_t steal_source(struct sched_clock *sc, const struct found *f)
+{
+	bool layout_bad = sc->skel->bss->counters.layout_bad;
+	const char *name;
+	uint32_t mode = SC_STEAL_NONE;
+	if (f->kvm_written && sc->steal_from != SCHED_CLOCK_STEAL_CPUSTAT) {
+		mode = SC_STEAL_KVM;
+		name = "kvm-steal-clock";
+	} else if (sc->cpustat_off && !layout_bad && (f->cpustat_steal ||
+						     sc->steal_from == SCHED_CLOCK_STEAL_CPUSTAT)) {
+		mode = SC_STEAL_CPUSTAT;
+		name = "kernel-cpustat";
+	} else if (layout_bad) {
+		name = "unknown (the per-CPU variables are not where BTF says)";
+	} else if (sc->have_steal_var) {
+		name = "unknown (KVM steal clock present but never written; no steal in "
+		       "kernel_cpustat either)";
+	} else if (cpuinfo_hypervisor() == 0) {
+		name = "none (no hypervisor)";
+	} else {
+		name = sc->cpustat_off ? "unknown (no steal clock: no KVM steal clock in this "
+					 "kernel, and no steal in kernel_cpustat since boot)"
+				       : "unknown (no steal clock in this kernel)";
+	}
+	snprintf(sc->steal_source, sizeof(sc->steal_source), "%s", name);
+	return mode;
+}
+
+/* Which steal the switches read from now on, and whether IRQ time. */
+static void decide_sources(struct sched_clock *sc)
+{
+	struct found f = sample_until_based(sc);
+	uint32_t mode = steal_source(sc, &f);
+	sc->skel->bss->steal_mode = mode;
+	sc->status.steal_known = mode != SC_STEAL_NONE || !strncmp(sc->steal_source, "none", 4);
+	sc->status.steal_per_stint = mode == SC_STEAL_KVM;
+	sc->status.steal_resolution = mode == SC_STEAL_KVM ? "1 ns" :
+				      mode == SC_STEAL_CPUSTAT ? "one scheduler tick" : "-";
 	sc->status.steal_source = sc->steal_source;
+	sc->skel->bss->irq_live = f.irq;
+	sc->status.irq_known = f.irq;
+	snprintf(sc->irq_source, sizeof(sc->irq_source), "%s",
+		 f.irq ? "cpu-irqtime" :
+		 sc->irq_off ? "unknown (IRQ time accounting is off: cpu_irqtime never grew)" :
+		 "unknown (this kernel does not account IRQ time: no cpu_irqtime)");
+	sc->status.irq_source = sc->irq_source;
 }
 
 static int on_stint(void *ctx, void *data, size_t size)
@@ -205,10 +335,12 @@ static int configure(struct sched_clock *sc, const struct sched_clock_opts *o, b
 		return -errno;
 	s->rodata->want_stints = o->stints;
 	s->rodata->wait_from_events = events;
-	if (sc->have_steal_var) {
-		s->rodata->steal_off = sc->steal_off;
+	if (sc->have_base) {
+		s->rodata->steal_off = sc->have_steal_var ? sc->steal_off : 0;
 		s->rodata->rq_off = sc->rq_off;
 		s->rodata->cpu_number_off = sc->cpu_number_off;
+		s->rodata->cpustat_off = sc->cpustat_off;
+		s->rodata->irq_off = sc->irq_off;
 	}
 	bpf_program__set_autoattach(s->progs.sample, false);
 	if (!events) {	/* the wakeups are not needed: cheaper without */
@@ -217,6 +349,8 @@ static int configure(struct sched_clock *sc, const struct sched_clock_opts *o, b
 	}
 	return 0;
 }
+
+static int collect_begin(struct sched_clock *sc);
 
 static int load_failed(int err, const char *what, char *why, size_t whylen)
 {
@@ -253,6 +387,8 @@ struct sched_clock *sched_clock__new(const struct sched_clock_opts *o, char *why
 	if (err)
 		goto err_out;
 	sc->events_wait = o->wait_from_events || !sched_info;
+	sc->steal_from = o->steal_from;
+	sched_delta__init(&sc->deltas);
 	sc->skel = sched_clock_bpf__open();
 	if (!sc->skel) {
 		err = load_failed(-errno, "open", why, whylen);
@@ -281,11 +417,15 @@ struct sched_clock *sched_clock__new(const struct sched_clock_opts *o, char *why
 			goto err_out;
 		}
 	}
-	decide_steal(sc);
-	sc->status.runtime_excludes_steal = paravirt && sc->status.steal_known &&
+	decide_sources(sc);
+	sc->status.runtime_excludes_steal = paravirt && sc->skel->bss->steal_mode != SC_STEAL_NONE &&
 					    !cmdline_has("no-steal-acc");
 	sc->status.wait_source = sc->events_wait ? "events" : "schedstat-run-delay";
-	sc->status.irq_known = false;
+	err = collect_begin(sc);
+	if (err) {
+		snprintf(why, whylen, "cannot read the collector's maps: %s", strerror(-err));
+		goto err_out;
+	}
 	why[0] = 0;
 	return sc;
 err_out:
@@ -318,19 +458,24 @@ static void thread_of(const struct sched_clock *sc, uint32_t tid, const struct s
 	else
 		t->cpu_ns = t->runtime_ns > t->steal_ns ? t->runtime_ns - t->steal_ns : 0;
 	t->wait_ns = sc->events_wait ? v->wait_ns : v->delay_last - v->delay_base;
+	t->irq_ns = sc->status.irq_known ? v->irq_ns : 0;
+	t->born_ns = v->born_ns;
 }
 
 static int read_cpus(struct sched_clock *sc, struct sched_clock_cpu *cpus)
 {
-	int err = sc->status.steal_known ? sample(sc) : 0;
+	uint32_t mode = sc->skel->bss->steal_mode;
+	int err = mode != SC_STEAL_NONE || sc->status.irq_known ? sample(sc) : 0;
 	for (uint32_t i = 0; !err && i < sc->ncpus; i++) {
 		struct sc_cpu c;
 		err = read_cpu(sc, i, &c);
 		if (err)
 			break;
-		cpus[i].steal_clock_ns = sc->status.steal_known ? c.steal_now : 0;
+		cpus[i].steal_clock_ns = mode == SC_STEAL_KVM ? c.steal_now :
+					 mode == SC_STEAL_CPUSTAT ? c.cpustat_now : 0;
 		cpus[i].idle_ns = c.idle_ns;
-		cpus[i].idle_steal_ns = sc->status.steal_known ? c.idle_steal_ns : 0;
+		cpus[i].idle_steal_ns = mode != SC_STEAL_NONE ? c.idle_steal_ns : 0;
+		cpus[i].irq_ns = sc->status.irq_known ? c.irq_now : 0;
 	}
 	return err;
 }
@@ -404,6 +549,105 @@ int sched_clock__read(struct sched_clock *sc, bool forget, struct sched_clock_cp
 	return err;
 }
 
+/* The CPUs' figures at the load: the first collection's start. */
+static int collect_begin(struct sched_clock *sc)
+{
+	sc->cpus_then = calloc(sc->ncpus, sizeof(*sc->cpus_then));
+	sc->out_cpus = calloc(sc->ncpus, sizeof(*sc->out_cpus));
+	if (!sc->cpus_then || !sc->out_cpus)
+		return -ENOMEM;
+	sc->collected_ns = clock_mono_ns();
+	return read_cpus(sc, sc->cpus_then);
+}
+
+/* The running totals sched_delta takes apart, in this order. */
+enum { D_CPU, D_STEAL, D_WAIT, D_IRQ, D_ON, D_RUNTIME, D_STINTS };
+
+/* One thread's totals into its growth; false when it did nothing and
+ * neither began nor ended (left out of the collection). */
+static int thread_delta(struct sched_clock *sc, const struct sched_clock_thread *t,
+			struct sched_clock_delta *d, bool *keep)
+{
+	uint64_t cum[SCHED_DELTA_N] = { t->cpu_ns, t->steal_ns, t->wait_ns, t->irq_ns,
+					t->on_ns, t->runtime_ns, t->stints };
+	uint64_t g[SCHED_DELTA_N];
+	bool first, exited = t->flags & SCHED_CLOCK_EXITED;
+	int err = sched_delta__step(&sc->deltas, t->tid, t->born_ns, cum, exited, g, &first);
+	if (err)
+		return err;
+	*d = (struct sched_clock_delta){
+		.tid = t->tid, .pid = t->pid,
+		.flags = (exited ? SCHED_CLOCK_EXITED : 0) | (first ? SCHED_CLOCK_NEW : 0),
+		.cpu_ns = g[D_CPU], .steal_ns = g[D_STEAL], .wait_ns = g[D_WAIT],
+		.irq_ns = g[D_IRQ], .on_ns = g[D_ON], .runtime_ns = g[D_RUNTIME],
+		.stints = g[D_STINTS],
+	};
+	memcpy(d->comm, t->comm, sizeof(d->comm));
+	*keep = first || exited || g[D_RUNTIME] || g[D_WAIT] || g[D_STINTS];
+	return 0;
+}
+
+static void cpu_deltas(struct sched_clock *sc, const struct sched_clock_cpu *now)
+{
+	for (uint32_t i = 0; i < sc->ncpus; i++) {
+		const struct sched_clock_cpu *a = &sc->cpus_then[i], *b = &now[i];
+		sc->out_cpus[i] = (struct sched_clock_cpu_delta){
+			.steal_ns = b->steal_clock_ns - a->steal_clock_ns,
+			.idle_ns = b->idle_ns - a->idle_ns,
+			.idle_steal_ns = b->idle_steal_ns - a->idle_steal_ns,
+			.irq_ns = b->irq_ns - a->irq_ns,
+		};
+	}
+	memcpy(sc->cpus_then, now, sc->ncpus * sizeof(*now));
+}
+
+int sched_clock__collect(struct sched_clock *sc, struct sched_clock_collection *out)
+{
+	struct sched_clock_thread *t = NULL;
+	size_t n = 0, kept = 0;
+	int err = -ENOMEM;
+	struct sched_clock_cpu *now = calloc(sc->ncpus, sizeof(*now));
+	if (!now)
+		goto out;
+	err = sched_clock__read(sc, true, now, &t, &n);
+	if (err)
+		goto out;
+	free(sc->out);
+	sc->out = n ? calloc(n, sizeof(*sc->out)) : NULL;
+	err = n && !sc->out ? -ENOMEM : 0;
+	sched_delta__begin(&sc->deltas);
+	for (size_t i = 0; !err && i < n; i++) {
+		bool keep;
+		err = thread_delta(sc, &t[i], &sc->out[kept], &keep);
+		kept += keep;
+	}
+	uint32_t vanished = sched_delta__end(&sc->deltas);
+	if (err)
+		goto out;
+	cpu_deltas(sc, now);
+	*out = (struct sched_clock_collection){
+		.start_ns = sc->collected_ns, .end_ns = clock_mono_ns(),
+		.threads = sc->out, .nthreads = kept, .cpus = sc->out_cpus, .ncpus = sc->ncpus,
+		.vanished = vanished,
+	};
+	sc->collected_ns = out->end_ns;
+out:
+	free(now);
+	free(t);
+	return err;
+}
+
+void sched_clock__describe(const struct sched_clock *sc, char *buf, size_t len)
+{
+	const struct sched_clock_status *st = &sc->status;
+	snprintf(buf, len, "steal: %s (%s, resolution %s); wait: %s (resolution 1 ns); irq: %s",
+		 st->steal_source,
+		 st->steal_per_stint ? "read at every switch" :
+		 st->steal_resolution[0] != '-' ? "accounted at ticks, placed by the stints" :
+		 "not read",
+		 st->steal_resolution, st->wait_source, st->irq_source);
+}
+
 int sched_clock__poll_stints(struct sched_clock *sc, int timeout_ms, sched_clock_stint_fn fn,
 			     void *ctx)
 {
@@ -427,5 +671,9 @@ void sched_clock__free(struct sched_clock *sc)
 		return;
 	ring_buffer__free(sc->ring);
 	sched_clock_bpf__destroy(sc->skel);
+	sched_delta__release(&sc->deltas);
+	free(sc->cpus_then);
+	free(sc->out);
+	free(sc->out_cpus);
 	free(sc);
 }

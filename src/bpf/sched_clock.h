@@ -3,12 +3,17 @@
  * lifecycle, as libbpf's own objects: sched_clock__new loads and
  * attaches the programs of sched_clock.bpf.c (embedded in the binary),
  * sched_clock__read copies what the kernel has aggregated so far,
+ * sched_clock__collect gives what each thread and CPU did since the
+ * last collection (the reader an event source wants),
  * sched_clock__poll_stints hands over per-stint records when they were
  * asked for, sched_clock__free detaches and frees. It prints nothing and
  * never exits.
  *
- * What it reads at every context switch, in the kernel: the KVM steal
- * clock of the CPU (exact steal per stint), the thread's run time
+ * What it reads at every context switch, in the kernel: the CPU's steal
+ * (the KVM steal clock, exact per stint; or, where there is none, the
+ * steal the kernel accounts by the tick for /proc/stat, placed by the
+ * stints: status says which), its IRQ time where the kernel accounts
+ * it, the thread's run time
  * (se.sum_exec_runtime) and run-queue wait (sched_info.run_delay), the
  * very counters /proc/PID/schedstat prints; its cost per switch is a few
  * loads and adds whatever the rate of reads. docs/bpf.md says which
@@ -25,16 +30,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where steal is read from (sched_clock_opts.steal_from). */
+enum sched_clock_steal_from {
+	SCHED_CLOCK_STEAL_AUTO,		/* the KVM steal clock where the host
+					 * writes it, else kernel_cpustat's
+					 * steal where the kernel has
+					 * accounted some, else none */
+	SCHED_CLOCK_STEAL_KVM,		/* the KVM steal clock or unknown */
+	SCHED_CLOCK_STEAL_CPUSTAT,	/* kernel_cpustat's steal (tick) */
+};
+
 struct sched_clock_opts {
 	uint32_t max_threads;	/* the threads map's size; 0: 16384 */
 	bool stints;		/* per-stint records through a ring buffer */
 	uint32_t ring_bytes;	/* its size, a power of 2; 0: 4 MiB */
 	bool wait_from_events;	/* time waits from wakeups and preemptions
 				 * even where the kernel keeps run_delay */
+	enum sched_clock_steal_from steal_from;
 };
 
 #define SCHED_CLOCK_EXITED 1u	/* the thread has exited: final figures */
 #define SCHED_CLOCK_PARTIAL 2u	/* first seen switching out */
+#define SCHED_CLOCK_NEW 4u	/* (collections) first in a collection */
 
 struct sched_clock_thread {
 	uint32_t tid, pid, flags;
@@ -43,16 +60,20 @@ struct sched_clock_thread {
 	uint64_t steal_ns;	/* steal clock growth in its stints (0 when
 				 * status.steal_known is false) */
 	uint64_t wait_ns;	/* waited on a run queue */
-	uint64_t irq_ns;	/* IRQ time in its stints: not read yet, 0 */
+	uint64_t irq_ns;	/* the CPU's IRQ time in its stints (0 when
+				 * status.irq_known is false) */
 	uint64_t on_ns;		/* wall time on a CPU, switch to switch */
 	uint64_t runtime_ns;	/* the kernel's sum_exec_runtime growth */
 	uint64_t stints;
+	uint64_t born_ns;	/* when the collector first saw it */
 };
 
 struct sched_clock_cpu {
-	uint64_t steal_clock_ns;	/* the CPU's steal clock now */
+	uint64_t steal_clock_ns;	/* the CPU's steal now, by the source
+					 * status.steal_source names */
 	uint64_t idle_ns;		/* the idle task's time on it */
 	uint64_t idle_steal_ns;		/* steal while idle */
+	uint64_t irq_ns;		/* its IRQ time now (cpu_irqtime) */
 };
 
 struct sched_clock_stint {
@@ -68,12 +89,19 @@ struct sched_clock_stint {
 };
 
 struct sched_clock_status {
-	bool steal_known;		/* the steal clock is there and written */
-	const char *steal_source;	/* "kvm-steal-clock" or "unknown (why)" */
+	bool steal_known;		/* steal is read (or known 0: no
+					 * hypervisor) */
+	const char *steal_source;	/* "kvm-steal-clock", "kernel-cpustat",
+					 * "none (no hypervisor)" or
+					 * "unknown (why)" */
+	const char *steal_resolution;	/* "1 ns", "one scheduler tick", "-" */
+	bool steal_per_stint;		/* read at each switch (a clock), not
+					 * by the tick */
 	bool runtime_excludes_steal;	/* the kernel takes steal out of run
 					 * time (PARAVIRT_TIME_ACCOUNTING on) */
 	const char *wait_source;	/* "schedstat-run-delay" or "events" */
 	bool irq_known;			/* false: IRQ time not read */
+	const char *irq_source;		/* "cpu-irqtime" or "unknown (why)" */
 	uint64_t map_full;		/* threads not counted: the map was full */
 	uint64_t ring_lost;		/* stints dropped: the ring buffer was full */
 	uint64_t torn_reads;		/* steal clock reads never consistent */
@@ -117,6 +145,49 @@ int sched_clock__read(struct sched_clock *sc, bool forget, struct sched_clock_cp
 typedef int (*sched_clock_stint_fn)(void *ctx, const struct sched_clock_stint *s);
 int sched_clock__poll_stints(struct sched_clock *sc, int timeout_ms, sched_clock_stint_fn fn,
 			     void *ctx);
+
+/* One thread's figures since the last collection. */
+struct sched_clock_delta {
+	uint32_t tid, pid, flags;	/* SCHED_CLOCK_EXITED: its last
+					 * figures, it is then forgotten;
+					 * SCHED_CLOCK_NEW: its first */
+	char comm[16];
+	uint64_t cpu_ns, steal_ns, wait_ns, irq_ns, on_ns, runtime_ns, stints;
+};
+
+/* One CPU's since the last collection. */
+struct sched_clock_cpu_delta {
+	uint64_t steal_ns, idle_ns, idle_steal_ns, irq_ns;
+};
+
+struct sched_clock_collection {
+	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC: the last collection
+					 * (or the load) to this one */
+	struct sched_clock_delta *threads;	/* owned by sc: valid until the
+						 * next collection or free */
+	size_t nthreads;		/* those that did something, and every
+					 * exit */
+	struct sched_clock_cpu_delta *cpus;	/* the same, ncpus of them */
+	uint32_t ncpus;
+	uint32_t vanished;		/* threads that left the kernel's map
+					 * without their final figures (their
+					 * id reused before a read: status'
+					 * reused) */
+};
+
+/*
+ * What every thread and CPU did since the last collection (since the
+ * load, the first time): figures the kernel keeps as running totals,
+ * taken apart here (core/sched_delta.h). Exited threads are given once
+ * with their last figures and forgotten, in the kernel map too. 0 or
+ * -errno.
+ */
+int sched_clock__collect(struct sched_clock *sc, struct sched_clock_collection *out);
+
+/* One line saying where steal, wait and IRQ time come from and to what
+ * resolution, for a recording's header or a log: "steal: ...; wait: ...;
+ * irq: ...". Cut to len. */
+void sched_clock__describe(const struct sched_clock *sc, char *buf, size_t len);
 
 /* Counters as of the last read; the strings live as long as sc. */
 const struct sched_clock_status *sched_clock__status(const struct sched_clock *sc);

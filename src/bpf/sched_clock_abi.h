@@ -33,6 +33,9 @@ struct sc_thread {
 	__u64 wait_ns;		/* waits timed by events (wakeup or
 				 * preemption to switch in) */
 	__u64 wait_start;	/* when its current wait began, 0: none */
+	__u64 irq_ns;		/* the CPU's IRQ time growth in its stints */
+	__u64 born_ns;		/* when the entry was made: a new thread
+				 * that took a dead one's id has another */
 	char comm[SC_COMM_LEN];
 };
 
@@ -53,7 +56,15 @@ struct sc_cpu {
 	__u64 switches;		/* every switch seen on it */
 	__u64 base;		/* its per-CPU base, found at a switch (1: not
 				 * found, 0: not yet) */
+	__u64 cpustat_now;	/* kernel_cpustat's steal when last sampled */
+	__u64 irq_in;		/* cpu_irqtime's total at the last switch */
+	__u64 irq_now;		/* the same when last sampled */
 };
+
+/* Where a switch reads steal from (steal_mode, set by the loader). */
+#define SC_STEAL_NONE 0		/* nowhere: unknown, or no hypervisor */
+#define SC_STEAL_KVM 1		/* the KVM steal clock, to the ns */
+#define SC_STEAL_CPUSTAT 2	/* kernel_cpustat's steal, by the tick */
 
 /* One stint, through the ring buffer when asked for. */
 struct sc_stint {

@@ -28,6 +28,7 @@ struct sched_info {
 
 struct rq {
 	int cpu;
+	__u64 clock;	/* updated at every __schedule(), before the switch */
 } __attribute__((preserve_access_index));
 
 /* CONFIG_FAIR_GROUP_SCHED: each CPU's queue of a group knows its rq. */

@@ -24,7 +24,8 @@
 #include "../core/units.h"
 #include "../core/banned.h"
 
-enum { S_DURATION = 1, S_PID, S_FORMAT, S_STINTS, S_MAX_THREADS, S_WAIT_EVENTS };
+enum { S_DURATION = 1, S_PID, S_FORMAT, S_STINTS, S_MAX_THREADS, S_WAIT_EVENTS, S_STEAL_FROM,
+       S_INTERVAL };
 
 static const struct cli_option sched_options[] = {
 	{ "duration", 'd', "SEC", S_DURATION, "collect for SEC seconds (default: until SIGINT\n"
@@ -37,6 +38,10 @@ static const struct cli_option sched_options[] = {
 	  "threads past it are counted as map_full, not measured" },
 	{ "wait-from-events", 0, NULL, S_WAIT_EVENTS, "time run-queue waits from wakeups and\n"
 	  "preemptions, even where the kernel keeps run_delay" },
+	{ "steal-from", 0, "SOURCE", S_STEAL_FROM, "auto (default: the KVM steal clock, else the\n"
+	  "kernel's tick-granular steal), kvm, or cpustat", "auto kvm cpustat" },
+	{ "interval", 0, "SEC", S_INTERVAL, "with --format json: one line a collection every SEC\n"
+	  "seconds, what each thread and CPU did since the last" },
 	{ 0 },
 };
 
@@ -56,6 +61,7 @@ struct sched_args {
 	struct cli_ids pids;
 	bool json;
 	const char *stints;
+	uint64_t interval_s;	/* 0: one result at the end */
 	struct sched_clock_opts opts;
 };
 
@@ -66,6 +72,18 @@ struct ends {
 	uint8_t *seen;
 	uint64_t mono_ns;
 };
+
+static int parse_steal_from(const char *arg, enum sched_clock_steal_from *to)
+{
+	static const char *const names[] = { "auto", "kvm", "cpustat" };
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(arg, names[i])) {
+			*to = (enum sched_clock_steal_from)i;
+			return 0;
+		}
+	cli_error("--steal-from: '%s' is not auto, kvm or cpustat", arg);
+	return -1;
+}
 
 static int parse_args(int argc, char **argv, struct sched_args *a)
 {
@@ -102,6 +120,14 @@ static int parse_args(int argc, char **argv, struct sched_args *a)
 		case S_WAIT_EVENTS:
 			a->opts.wait_from_events = true;
 			break;
+		case S_STEAL_FROM:
+			if (parse_steal_from(arg, &a->opts.steal_from))
+				return EXIT_USAGE;
+			break;
+		case S_INTERVAL:
+			if (!cli_parse_u64("--interval", arg, 1, 86400, &a->interval_s))
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	if (id == CLI_HELP) {
@@ -112,6 +138,10 @@ static int parse_args(int argc, char **argv, struct sched_args *a)
 		return EXIT_USAGE;
 	if (optind < argc) {
 		cli_error("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (a->interval_s && (!a->json || a->stints)) {
+		cli_error("--interval: needs --format json, and no --stints");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -125,14 +155,20 @@ static int stint_csv(void *ctx, const struct sched_clock_stint *s)
 	return 0;
 }
 
+/* The signals that stop a collection, waited for with sigtimedwait. */
+static void stop_signals(sigset_t *stop)
+{
+	sigemptyset(stop);
+	sigaddset(stop, SIGINT);
+	sigaddset(stop, SIGTERM);
+	sigaddset(stop, SIGHUP);
+}
+
 /* Waits for the duration or a stop signal, draining stints meanwhile. */
 static int collect(struct sched_clock *sc, const struct sched_args *a, FILE *stints)
 {
 	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
+	stop_signals(&stop);
 	uint64_t end = a->duration_s ? clock_mono_ns() + a->duration_s * NSEC_PER_SEC : UINT64_MAX;
 	for (;;) {
 		uint64_t now = clock_mono_ns();
@@ -150,6 +186,15 @@ static int collect(struct sched_clock *sc, const struct sched_args *a, FILE *sti
 	if (stints && sched_clock__poll_stints(sc, 0, stint_csv, stints) < 0)
 		return -EIO;
 	return 0;
+}
+
+/* Said once loaded (tests and scripts wait for it): where each figure
+ * comes from. */
+static void say_collecting(const struct sched_clock *sc)
+{
+	char said[512];
+	sched_clock__describe(sc, said, sizeof(said));
+	fprintf(stderr, "cpuledger sched: collecting; %s\n", said);
 }
 
 static int read_ends(struct sched_clock *sc, struct ends *e)
@@ -180,14 +225,17 @@ static void ends__release(struct ends *e)
 	free(e->seen);
 }
 
-static bool wanted(const struct sched_args *a, const struct sched_clock_thread *t)
+static bool pid_wanted(const struct sched_args *a, uint32_t pid)
 {
-	if (!t->stints && !t->runtime_ns && !t->wait_ns)
-		return false;
 	for (size_t i = 0; i < a->pids.n; i++)
-		if (a->pids.v[i] == t->pid)
+		if (a->pids.v[i] == pid)
 			return true;
 	return a->pids.n == 0;
+}
+
+static bool wanted(const struct sched_args *a, const struct sched_clock_thread *t)
+{
+	return (t->stints || t->runtime_ns || t->wait_ns) && pid_wanted(a, t->pid);
 }
 
 static int by_cpu(const void *x, const void *y)
@@ -204,6 +252,24 @@ static void put_u64_or_null(FILE *f, const char *key, bool known, uint64_t v)
 		fprintf(f, "\"%s\": %llu", key, (unsigned long long)v);
 	else
 		fprintf(f, "\"%s\": null", key);
+}
+
+/* A thread's object in JSON, totals (print_json: its flag "partial")
+ * and collections (print_collection: "new") alike. */
+static void put_thread(FILE *f, const struct sched_clock_status *st,
+		       const struct sched_clock_delta *t, const char *comm, const char *flag,
+		       bool flag_set)
+{
+	fprintf(f, "{\"tid\": %u, \"pid\": %u, \"comm\": ", t->tid, t->pid);
+	json_put_string(f, comm);
+	fprintf(f, ", \"cpu_ns\": %llu, ", (unsigned long long)t->cpu_ns);
+	put_u64_or_null(f, "steal_ns", st->steal_known, t->steal_ns);
+	fprintf(f, ", \"wait_ns\": %llu, ", (unsigned long long)t->wait_ns);
+	put_u64_or_null(f, "irq_ns", st->irq_known, t->irq_ns);
+	fprintf(f, ", \"on_ns\": %llu, \"runtime_ns\": %llu, \"stints\": %llu, \"exited\": %s,"
+		" \"%s\": %s}", (unsigned long long)t->on_ns, (unsigned long long)t->runtime_ns,
+		(unsigned long long)t->stints, t->flags & SCHED_CLOCK_EXITED ? "true" : "false",
+		flag, flag_set ? "true" : "false");
 }
 
 struct result {
@@ -223,7 +289,11 @@ static void print_json(FILE *f, const struct sched_args *a, const struct result 
 	json_put_string(f, st->steal_source);
 	fprintf(f, ", \"wait_source\": ");
 	json_put_string(f, st->wait_source);
-	fprintf(f, ", \"irq_source\": \"unknown (not read yet)\", \"runtime_excludes_steal\": %s,"
+	fprintf(f, ", \"steal_resolution\": ");
+	json_put_string(f, st->steal_resolution);
+	fprintf(f, ", \"irq_source\": ");
+	json_put_string(f, st->irq_source);
+	fprintf(f, ", \"runtime_excludes_steal\": %s,"
 		" \"switches\": %llu, \"unseen\": %llu, \"reused\": %llu, \"map_full\": %llu, \"ring_lost\": %llu, \"torn_reads\": %llu,"
 		"\n \"threads\": [", st->runtime_excludes_steal ? "true" : "false",
 		(unsigned long long)st->switches, (unsigned long long)st->unseen,
@@ -234,18 +304,12 @@ static void print_json(FILE *f, const struct sched_args *a, const struct result 
 		const struct sched_clock_thread *t = &r->t[i];
 		if (!wanted(a, t))
 			continue;
-		fprintf(f, "%s\n  {\"tid\": %u, \"pid\": %u, \"comm\": ", first ? "" : ",", t->tid,
-			t->pid);
-		json_put_string(f, t->comm);
-		fprintf(f, ", \"cpu_ns\": %llu, ", (unsigned long long)t->cpu_ns);
-		put_u64_or_null(f, "steal_ns", st->steal_known, t->steal_ns);
-		fprintf(f, ", \"wait_ns\": %llu, ", (unsigned long long)t->wait_ns);
-		put_u64_or_null(f, "irq_ns", st->irq_known, t->irq_ns);
-		fprintf(f, ", \"on_ns\": %llu, \"runtime_ns\": %llu, \"stints\": %llu,"
-			" \"exited\": %s, \"partial\": %s}", (unsigned long long)t->on_ns,
-			(unsigned long long)t->runtime_ns, (unsigned long long)t->stints,
-			t->flags & SCHED_CLOCK_EXITED ? "true" : "false",
-			t->flags & SCHED_CLOCK_PARTIAL ? "true" : "false");
+		fputs(first ? "\n  " : ",\n  ", f);
+		put_thread(f, st, &(struct sched_clock_delta){
+			.tid = t->tid, .pid = t->pid, .cpu_ns = t->cpu_ns, .steal_ns = t->steal_ns,
+			.wait_ns = t->wait_ns, .irq_ns = t->irq_ns, .on_ns = t->on_ns,
+			.runtime_ns = t->runtime_ns, .stints = t->stints,
+			.flags = t->flags }, t->comm, "partial", t->flags & SCHED_CLOCK_PARTIAL);
 		first = false;
 	}
 	fprintf(f, "],\n \"cpus\": [");
@@ -276,8 +340,9 @@ static void ms_or_unknown(FILE *f, bool known, uint64_t ns)
 static void print_text(FILE *f, const struct sched_args *a, const struct result *r)
 {
 	const struct sched_clock_status *st = r->st;
-	fprintf(f, "%.3f s; steal: %s; wait: %s; %llu switches\n",
-		(double)(r->end->mono_ns - r->start->mono_ns) / NSEC_PER_SEC, st->steal_source, st->wait_source,
+	fprintf(f, "%.3f s; steal: %s (resolution %s); wait: %s; irq: %s; %llu switches\n",
+		(double)(r->end->mono_ns - r->start->mono_ns) / NSEC_PER_SEC, st->steal_source,
+		st->steal_resolution, st->wait_source, st->irq_source,
 		(unsigned long long)st->switches);
 	if (st->map_full || st->ring_lost)
 		fprintf(f, "not measured: %llu threads (map full), %llu stints (ring full)\n",
@@ -305,6 +370,66 @@ static void print_text(FILE *f, const struct sched_args *a, const struct result 
 	}
 }
 
+/* One collection as one JSON line: what each thread and CPU did since
+ * the last (sched_clock__collect). */
+static void print_collection(FILE *f, const struct sched_args *a, uint64_t n,
+			     const struct sched_clock_status *st,
+			     const struct sched_clock_collection *c)
+{
+	fprintf(f, "{\"collection\": %llu, \"start_ns\": %llu, \"end_ns\": %llu, \"steal_source\": ",
+		(unsigned long long)n, (unsigned long long)c->start_ns,
+		(unsigned long long)c->end_ns);
+	json_put_string(f, st->steal_source);
+	fprintf(f, ", \"vanished\": %u, \"threads\": [", c->vanished);
+	bool first = true;
+	for (size_t i = 0; i < c->nthreads; i++) {
+		const struct sched_clock_delta *t = &c->threads[i];
+		if (!pid_wanted(a, t->pid))
+			continue;
+		fputs(first ? "" : ", ", f);
+		put_thread(f, st, t, t->comm, "new", t->flags & SCHED_CLOCK_NEW);
+		first = false;
+	}
+	fprintf(f, "], \"cpus\": [");
+	for (uint32_t i = 0; i < c->ncpus; i++) {
+		fprintf(f, "%s{\"cpu\": %u, ", i ? ", " : "", i);
+		put_u64_or_null(f, "steal_ns", st->steal_known, c->cpus[i].steal_ns);
+		fprintf(f, ", \"idle_ns\": %llu, ", (unsigned long long)c->cpus[i].idle_ns);
+		put_u64_or_null(f, "irq_ns", st->irq_known, c->cpus[i].irq_ns);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]}\n");
+	fflush(f);
+}
+
+/* A collection every --interval until the duration or a stop signal,
+ * and a last one then; an exit status. */
+static int run_interval(struct sched_clock *sc, const struct sched_args *a)
+{
+	sigset_t stop;
+	stop_signals(&stop);
+	uint64_t end = a->duration_s ? clock_mono_ns() + a->duration_s * NSEC_PER_SEC : UINT64_MAX;
+	bool last = false;
+	for (uint64_t n = 1; !last; n++) {
+		uint64_t now = clock_mono_ns(), step = a->interval_s * NSEC_PER_SEC;
+		if (end - now <= step) {
+			step = end > now ? end - now : 0;
+			last = true;
+		}
+		struct timespec ts = { (time_t)(step / NSEC_PER_SEC), (long)(step % NSEC_PER_SEC) };
+		if (sigtimedwait(&stop, NULL, &ts) > 0)
+			last = true;
+		struct sched_clock_collection c;
+		int err = sched_clock__collect(sc, &c);
+		if (err) {
+			cli_error("cannot read the collector's maps: %s", strerror(-err));
+			return EXIT_RUNTIME;
+		}
+		print_collection(stdout, a, n, sched_clock__status(sc), &c);
+	}
+	return 0;
+}
+
 /* Collects, then prints; an exit status. */
 static int run(struct sched_clock *sc, const struct sched_args *a, FILE *stints)
 {
@@ -316,8 +441,7 @@ static int run(struct sched_clock *sc, const struct sched_args *a, FILE *stints)
 		cli_error("cannot read the collector's maps: %s", strerror(errno));
 		goto out;
 	}
-	fprintf(stderr, "cpuledger sched: collecting, steal from %s, wait from %s\n",
-		sched_clock__status(sc)->steal_source, sched_clock__status(sc)->wait_source);
+	say_collecting(sc);
 	if (collect(sc, a, stints)) {
 		cli_error("cannot write the stints: %s", strerror(errno));
 		goto out;
@@ -347,10 +471,7 @@ int cmd_sched(int argc, char **argv)
 		goto out;
 	/* the stop signals wait for sigtimedwait, from before the load */
 	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
+	stop_signals(&stop);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 	struct outfile out = { 0 };
 	if (a.stints && outfile__open(&out, a.stints)) {
@@ -367,7 +488,12 @@ int cmd_sched(int argc, char **argv)
 	}
 	if (out.f)
 		fputs("tid,pid,cpu,start_ns,end_ns,steal_ns,runtime_ns\n", out.f);
-	status = run(sc, &a, out.f);
+	if (a.interval_s) {
+		say_collecting(sc);
+		status = run_interval(sc, &a);
+	} else {
+		status = run(sc, &a, out.f);
+	}
 	sched_clock__free(sc);
 	if (out.f) {
 		if (status)
