@@ -125,7 +125,7 @@ static int parse_args(int argc, char **argv, struct sched_args *a)
 				return EXIT_USAGE;
 			break;
 		case S_INTERVAL:
-			if (!cli_parse_u64("--interval", arg, 1, 86400, &a->interval_s))
+			if (cli_parse_u64("--interval", arg, 1, 86400, &a->interval_s))
 				return EXIT_USAGE;
 			break;
 		}
