@@ -454,7 +454,8 @@ static int profile_start(struct agent *g, struct profile *p, struct recorder *r,
 	size_t bad;
 	row_keys__parse(&ao.keys, "thread,function,account", &bad);
 	struct engine_config c;
-	recorder__config(r, METHOD_PRECEDING, &c);
+	recorder__config(r, &c);
+	c.method = METHOD_PRECEDING;
 	c.start_ns = now;
 	int err = analysis__init(&p->a, &ao, recorder__names(r), NULL, recorder__unknown(r),
 				 c.vm);
@@ -504,10 +505,10 @@ static int copy_names(struct strtab *to, const struct strtab *from)
 static int profile_build(struct profile *p, struct recorder *r, uint64_t now)
 {
 	const struct recorder_stats *st = recorder__stats(r);
-	struct analysis_source src = {
+	struct source_desc src = {
 		.host = recorder__host(r), .steal_source = st->steal_source,
 		.accounting_source = recorder__kernel_acct(r)->source,
-		.steal_clock = recorder__kernel_acct(r)->steal_clock, .scope = SCOPE_ALL,
+		.steal_clock = recorder__kernel_acct(r)->steal_clock, .scope = rec_scope__name(SCOPE_ALL),
 		.steal_known = !st->task_only, .duration_ns = now - p->start_ns,
 	};
 	recorder__untap(r, p->engine, &p->stacks);

@@ -87,7 +87,8 @@ static struct batch *whole(int fd, const struct account_rules *rules, struct rec
 	if (!*err) {
 		const struct rec_meta *m = rec_source__meta(src);
 		struct engine_config cfg;
-		rec_source__config(src, METHOD_PRECEDING, &cfg);
+		rec_source__config(src, &cfg);
+		cfg.method = METHOD_PRECEDING;
 		*err = collector__init(&c, rec_source__names(src), m->host[0] ? m->host : "unknown",
 				       m->boot_id, m->start_ns, m->realtime_start_ns,
 				       m->source != SRC_UNKNOWN);

@@ -246,7 +246,8 @@ static int setup_engine(struct live *l)
 	if (!l->o->ledger && !l->o->analyse && !l->o->hooks)
 		return 0;
 	struct engine_config c;
-	recorder__config(l->rec, l->o->a.method, &c);
+	recorder__config(l->rec, &c);
+	c.method = l->o->a.method;
 	struct strtab *names = recorder__names(l->rec);
 	if (l->o->analyse &&
 	    analysis__init(&l->res->a, &l->o->a, names, NULL, recorder__unknown(l->rec), c.vm))
@@ -414,7 +415,7 @@ static int analyse(struct live *l)
 {
 	const struct recorder_stats *st = recorder__stats(l->rec);
 	uint32_t n = recorder__ncpus(l->rec);
-	struct rec_cpu_info *cpus = calloc(n ? n : 1, sizeof(*cpus));
+	struct source_cpu *cpus = calloc(n ? n : 1, sizeof(*cpus));
 	if (!cpus)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < n; c++) {
@@ -422,12 +423,12 @@ static int analyse(struct live *l)
 				  cpus[c].lost;
 		cpus[c].kernel_known = cpus[c].present;
 	}
-	struct analysis_source s = {
+	struct source_desc s = {
 		.host = recorder__host(l->rec), .steal_source = st->steal_source,
 		.accounting_source = recorder__kernel_acct(l->rec)->source,
 		.steal_clock = recorder__kernel_acct(l->rec)->steal_clock,
-		.scope = l->o->all ? SCOPE_ALL : l->child > 0 || l->o->command ? SCOPE_COMMAND :
-			 l->o->npids ? SCOPE_PIDS : SCOPE_ALL,
+		.scope = rec_scope__name(l->o->all ? SCOPE_ALL : l->child > 0 || l->o->command ?
+					 SCOPE_COMMAND : l->o->npids ? SCOPE_PIDS : SCOPE_ALL),
 		.steal_known = !st->task_only, .duration_ns = l->end - st->start_ns,
 		.clock_samples = st->samples, .cpus = cpus, .ncpus = n,
 	};
