@@ -631,53 +631,6 @@ int analysis__build(struct analysis *a, const struct engine *e,
 	return err ? err : build_events(a, s);
 }
 
-int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o,
-		       struct rec_error *err)
-{
-	memset(a, 0, sizeof(*a));
-	/* call stacks cost a lookup a sample: only when something uses them */
-	struct rec_source_opts so = { .rules = o->rules, .salvage = o->salvage,
-				      .stacks = o->stacks || row_keys__has(&o->keys, RF_FUNCTION),
-				      .raw_names = o->raw_names };
-	a->src = rec_source__open(fd, &so, err);
-	if (!a->src)
-		return -errno;
-	struct rec_source *src = a->src;
-	const struct rec_meta *m = rec_source__meta(src);
-	struct engine_config c;
-	rec_source__config(src, &c);
-	c.method = o->method;
-	if (o->accounting_set)
-		c.accounting = o->accounting;
-	int r = analysis__init(a, o, rec_source__names(src), rec_source__stacks(src),
-			       rec_source__unknown(src), c.vm);
-	a->src = src;
-	a->cg = rec_source__cgstats(src);
-	a->have_stacks = m->callchain;
-	if (!r) {
-		struct engine_sink sink = analysis__sink(a);
-		a->engine = engine__new(&c, &sink);
-		r = a->engine ? 0 : -ENOMEM;
-	}
-	if (!r)
-		r = rec_source__feed(src, a->engine, err);
-	if (!r)
-		r = engine__finish(a->engine, m->end_ns);
-	if (r)
-		return r;
-	struct source_desc s = {
-		.host = m->host[0] ? m->host : "unknown", .steal_source = m->steal_source,
-		.accounting_source = m->accounting_source, .steal_clock = m->steal_clock,
-		.scope = rec_scope__name(m->scope), .steal_known = m->source != SRC_UNKNOWN,
-		.duration_ns = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0,
-		.clock_samples = rec_source__samples(src),
-		.bad_records = rec_source__bad_records(src), .cpus = rec_source__cpus(src),
-		.ncpus = m->ncpus,
-	};
-	s.nevents = rec_source__events(src, &s.events);
-	return analysis__build(a, a->engine, &s);
-}
-
 void analysis__release(struct analysis *a)
 {
 	if (!a)

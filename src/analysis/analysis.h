@@ -114,14 +114,6 @@ struct engine_sink analysis__sink(struct analysis *a);
 int analysis__build(struct analysis *a, const struct engine *e,
 		    const struct source_desc *s);
 
-/*
- * The whole of it for a recording on fd: opens it, runs the engine, builds
- * the table. 0; -EINVAL with err set for damage (or what is not a
- * recording); -errno. Release a with analysis__release() in every case.
- */
-int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o,
-		       struct rec_error *err);
-
 void analysis__release(struct analysis *a);
 
 #endif

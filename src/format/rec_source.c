@@ -209,11 +209,6 @@ struct strtab *rec_source__stacks(struct rec_source *s)
 	return &s->stacks;
 }
 
-uint32_t rec_source__unknown(const struct rec_source *s)
-{
-	return s->unknown;
-}
-
 void rec_source__config(struct rec_source *s, struct engine_config *c)
 {
 	const struct rec_meta *m = &s->meta;

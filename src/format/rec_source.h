@@ -59,7 +59,6 @@ const struct rec_meta *rec_source__meta(const struct rec_source *s);
 struct strtab *rec_source__names(struct rec_source *s);
 /* Each stack: (function, dso, account) name ids, leaf first. */
 struct strtab *rec_source__stacks(struct rec_source *s);
-uint32_t rec_source__unknown(const struct rec_source *s);
 
 /* The account rules in force: those given, else those the recording
  * stored (once read), else NULL (the defaults). */

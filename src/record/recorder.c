@@ -173,11 +173,6 @@ struct strtab *recorder__names(struct recorder *r)
 	return &r->names;
 }
 
-uint32_t recorder__unknown(const struct recorder *r)
-{
-	return r->unknown;
-}
-
 void recorder__config(struct recorder *r, struct engine_config *c)
 {
 	*c = (struct engine_config){

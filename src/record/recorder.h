@@ -93,7 +93,6 @@ struct strtab *recorder__tap(struct recorder *r, struct engine *e, bool commands
 void recorder__untap(struct recorder *r, struct engine *e, struct strtab *stacks);
 /* The names the engine's events refer to (functions, files, comms). */
 struct strtab *recorder__names(struct recorder *r);
-uint32_t recorder__unknown(const struct recorder *r);
 /* The engine's configuration for this recording (the method is the
  * caller's to set: analysis/pipeline). */
 void recorder__config(struct recorder *r, struct engine_config *c);
