@@ -23,7 +23,7 @@
 #include "../core/rows.h"
 #include "../core/source.h"
 #include "../core/table.h"
-#include "../format/rec_source.h"
+#include "../replay/rec_source.h"
 #include "../report/report.h"
 
 struct analysis_opts {

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../format/rec_source.h"
+#include "../replay/rec_source.h"
 
 #include "../core/banned.h"
 

@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "options.h"
 #include "../analysis/pipeline.h"
-#include "../format/rec_source.h"
+#include "../replay/rec_source.h"
 #include "../ledger/ledger.h"
 #include "../ledger/writer.h"
 #include "../core/banned.h"

@@ -1,5 +1,5 @@
 /*
- * Reading a recording into the engine (format/rec_source.h, through
+ * Reading a recording into the engine (replay/rec_source.h, through
  * pipeline__report_file): values no kernel could produce are refused with
  * the offset of the item that holds them, and nothing is reported; and a
  * file built to amplify (one small block of identical samples, repeated,

@@ -15,14 +15,14 @@
  * Accounts come from the rules given, else the rules stored in the
  * recording, else the defaults (docs/accounts.md).
  */
-#ifndef CPULEDGER_FORMAT_REC_SOURCE_H
-#define CPULEDGER_FORMAT_REC_SOURCE_H
+#ifndef CPULEDGER_REPLAY_REC_SOURCE_H
+#define CPULEDGER_REPLAY_REC_SOURCE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rec_meta.h"
-#include "recording.h"
+#include "../format/rec_meta.h"
+#include "../format/recording.h"
 #include "../core/accounts.h"
 #include "../core/cgstats.h"
 #include "../core/engine.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "../format/procstat.h"
 #include "../core/grow.h"
 #include "../resolve/resolve.h"
 #include "../core/banned.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procstat.h"
+#include "../format/procstat.h"
 #include "../symbols/demangle.h"
 #include "../core/grow.h"
 #include "../core/units.h"

@@ -6,8 +6,8 @@
  * events). The two readers call rec_source_events.c, never each other
  * back: feed.c hands version 1's records to v1.c.
  */
-#ifndef CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
-#define CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
+#ifndef CPULEDGER_REPLAY_REC_SOURCE_IMPL_H
+#define CPULEDGER_REPLAY_REC_SOURCE_IMPL_H
 
 #include "rec_source.h"
 #include "../core/cgstats.h"
