@@ -399,7 +399,7 @@ struct engine_sink analysis__sink(struct analysis *a)
 }
 
 static int build_cpus(struct analysis *a, const struct engine *e,
-		      const struct analysis_source *s)
+		      const struct source_desc *s)
 {
 	a->cpus = calloc(s->ncpus ? s->ncpus : 1, sizeof(*a->cpus));
 	if (!a->cpus)
@@ -422,7 +422,7 @@ static int build_cpus(struct analysis *a, const struct engine *e,
 	return 0;
 }
 
-static int build_events(struct analysis *a, const struct analysis_source *s)
+static int build_events(struct analysis *a, const struct source_desc *s)
 {
 	a->events = calloc(s->nevents ? s->nevents : 1, sizeof(*a->events));
 	if (!a->events)
@@ -555,7 +555,7 @@ static void row_throttling(struct analysis *a)
 
 /* How steal was found, for the report's header (docs/record.md). */
 static void describe_steal(struct analysis *a, const struct engine *e,
-			   const struct analysis_source *s)
+			   const struct source_desc *s)
 {
 	const struct engine_config *c = engine__config(e);
 	const struct engine_stats *st = engine__stats(e);
@@ -596,7 +596,7 @@ static void describe_steal(struct analysis *a, const struct engine *e,
 }
 
 int analysis__build(struct analysis *a, const struct engine *e,
-		    const struct analysis_source *s)
+		    const struct source_desc *s)
 {
 	const struct engine_stats *st = engine__stats(e);
 	a->totals.idle_samples = st->idle_samples;
@@ -620,7 +620,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 	snprintf(a->steal_source, sizeof(a->steal_source), "%s", s->steal_source);
 	a->x = (struct report_extras){
 		.host = s->host, .steal_source = a->steal_source,
-		.scope = rec_scope__name(s->scope), .steal_known = s->steal_known,
+		.scope = s->scope, .steal_known = s->steal_known,
 		.duration_ns = s->duration_ns, .bias_ns = st->bias_ns,
 		.bad_records = s->bad_records, .lossy_stints = st->lossy_stints,
 		.late_events = st->late_events, .clock_samples = s->clock_samples,
@@ -639,52 +639,6 @@ int analysis__build(struct analysis *a, const struct engine *e,
 	if (!err)
 		err = build_series(a, e);
 	return err ? err : build_events(a, s);
-}
-
-int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o,
-		       struct rec_error *err)
-{
-	memset(a, 0, sizeof(*a));
-	/* call stacks cost a lookup a sample: only when something uses them */
-	struct rec_source_opts so = { .rules = o->rules, .salvage = o->salvage,
-				      .stacks = o->stacks || row_keys__has(&o->keys, RF_FUNCTION),
-				      .raw_names = o->raw_names };
-	a->src = rec_source__open(fd, &so, err);
-	if (!a->src)
-		return -errno;
-	struct rec_source *src = a->src;
-	const struct rec_meta *m = rec_source__meta(src);
-	struct engine_config c;
-	rec_source__config(src, o->method, &c);
-	if (o->accounting_set)
-		c.accounting = o->accounting;
-	int r = analysis__init(a, o, rec_source__names(src), rec_source__stacks(src),
-			       rec_source__unknown(src), c.vm);
-	a->src = src;
-	a->cg = rec_source__cgstats(src);
-	a->have_stacks = m->callchain;
-	if (!r) {
-		struct engine_sink sink = analysis__sink(a);
-		a->engine = engine__new(&c, &sink);
-		r = a->engine ? 0 : -ENOMEM;
-	}
-	if (!r)
-		r = rec_source__feed(src, a->engine, err);
-	if (!r)
-		r = engine__finish(a->engine, m->end_ns);
-	if (r)
-		return r;
-	struct analysis_source s = {
-		.host = m->host[0] ? m->host : "unknown", .steal_source = m->steal_source,
-		.accounting_source = m->accounting_source, .steal_clock = m->steal_clock,
-		.scope = m->scope, .steal_known = m->source != SRC_UNKNOWN,
-		.duration_ns = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0,
-		.clock_samples = rec_source__samples(src),
-		.bad_records = rec_source__bad_records(src), .cpus = rec_source__cpus(src),
-		.ncpus = m->ncpus,
-	};
-	s.nevents = rec_source__events(src, &s.events);
-	return analysis__build(a, a->engine, &s);
 }
 
 void analysis__release(struct analysis *a)

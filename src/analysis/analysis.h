@@ -21,8 +21,9 @@
 #include "../core/hindex.h"
 #include "../core/engine.h"
 #include "../core/rows.h"
+#include "../core/source.h"
 #include "../core/table.h"
-#include "../format/rec_source.h"
+#include "../replay/rec_source.h"
 #include "../report/report.h"
 
 struct analysis_opts {
@@ -111,32 +112,10 @@ int analysis__init(struct analysis *a, const struct analysis_opts *o,
 		   uint32_t unknown, uint32_t vm);
 struct engine_sink analysis__sink(struct analysis *a);
 
-/* What the table and extras need beside the engine's figures. */
-struct analysis_source {
-	const char *host, *steal_source;
-	const char *accounting_source;	/* btf, config, ... (NULL: none) */
-	int steal_clock;		/* -1: the kernel counted none since boot */
-	enum rec_scope scope;
-	bool steal_known;
-	uint64_t duration_ns, clock_samples, bad_records;
-	const struct rec_cpu_info *cpus;	/* ncpus of them, or NULL */
-	uint32_t ncpus;
-	const struct rec_event_count *events;
-	uint32_t nevents;
-};
-
 /* After engine__finish(e): the table and extras (a->table, a->x).
  * 0 or -ENOMEM. */
 int analysis__build(struct analysis *a, const struct engine *e,
-		    const struct analysis_source *s);
-
-/*
- * The whole of it for a recording on fd: opens it, runs the engine, builds
- * the table. 0; -EINVAL with err set for damage (or what is not a
- * recording); -errno. Release a with analysis__release() in every case.
- */
-int analysis__run_file(struct analysis *a, int fd, const struct analysis_opts *o,
-		       struct rec_error *err);
+		    const struct source_desc *s);
 
 void analysis__release(struct analysis *a);
 

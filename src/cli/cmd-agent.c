@@ -28,6 +28,7 @@
 #include "options.h"
 #include "../agent/http.h"
 #include "../analysis/metrics.h"
+#include "../analysis/pipeline.h"
 #include "../collect/cgroup.h"
 #include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
@@ -105,7 +106,7 @@ struct profile {
 	char client[80];	/* who asked: one profile a client at a time */
 	unsigned seconds;
 	uint64_t start_ns, end_ns;
-	struct engine *engine;
+	struct pipeline pipe;	/* its own engine, fed by a tap */
 	struct analysis a;
 	struct strtab stacks, names;	/* P_BUILT: the tap's, and a copy */
 	int err;
@@ -443,25 +444,20 @@ static int profile_start(struct agent *g, struct profile *p, struct recorder *r,
 	struct analysis_opts ao = { .method = METHOD_PRECEDING, .stacks = true };
 	size_t bad;
 	row_keys__parse(&ao.keys, "thread,function,account", &bad);
-	struct engine_config c;
-	recorder__config(r, METHOD_PRECEDING, &c);
-	c.start_ns = now;
-	int err = analysis__init(&p->a, &ao, recorder__names(r), NULL, recorder__unknown(r),
-				 c.vm);
-	struct engine_sink sink = analysis__sink(&p->a);
-	if (!err && !(p->engine = engine__new(&c, &sink)))
-		err = -ENOMEM;
-	struct seed s = { p->engine, now, .commands = g->profile_labels };
+	/* fed by a tap of its own (recorder__tap below), not attached */
+	struct pipeline_opts po = { .method = METHOD_PRECEDING, .analysis = &p->a,
+				    .analysis_opts = &ao, .start_ns = now };
+	int err = pipeline__init(&p->pipe, recorder__source(r), &po);
+	struct seed s = { p->pipe.engine, now, .commands = g->profile_labels };
 	strtab__init(&s.seen);
 	if (!err)
 		err = engine__each_thread(main_e, seed_task, &s);
 	strtab__release(&s.seen);
-	struct strtab *stacks = err ? NULL : recorder__tap(r, p->engine, g->profile_labels);
+	struct strtab *stacks = err ? NULL : recorder__tap(r, p->pipe.engine, g->profile_labels);
 	if (!err && !stacks)
 		err = -errno;
 	if (err) {
-		engine__free(p->engine);
-		p->engine = NULL;
+		pipeline__release(&p->pipe);
 		analysis__release(&p->a);
 		return err;
 	}
@@ -493,25 +489,17 @@ static int copy_names(struct strtab *to, const struct strtab *from)
  * names are), for the HTTP thread to write. */
 static int profile_build(struct profile *p, struct recorder *r, uint64_t now)
 {
-	const struct recorder_stats *st = recorder__stats(r);
-	struct analysis_source src = {
-		.host = recorder__host(r), .steal_source = st->steal_source,
-		.accounting_source = recorder__kernel_acct(r)->source,
-		.steal_clock = recorder__kernel_acct(r)->steal_clock, .scope = SCOPE_ALL,
-		.steal_known = !st->task_only, .duration_ns = now - p->start_ns,
-	};
-	recorder__untap(r, p->engine, &p->stacks);
+	recorder__untap(r, p->pipe.engine, &p->stacks);
 	p->a.stack_frames = &p->stacks;
-	int err = engine__finish(p->engine, now);
+	int err = pipeline__finish(&p->pipe, now);
 	if (!err)
-		err = analysis__build(&p->a, p->engine, &src);
+		err = pipeline__build(&p->pipe, now);
 	if (!err)
 		err = copy_names(&p->names, recorder__names(r));
 	p->a.names = &p->names;
 	p->a.x.names = &p->names;
 	p->a.x.stack_frames = &p->stacks;
-	engine__free(p->engine);
-	p->engine = NULL;
+	pipeline__release(&p->pipe);
 	return err;
 }
 
@@ -743,8 +731,7 @@ static void stop_profiles(struct agent *g)
 		struct profile *p = &g->p[i];
 		if (p->state != P_ASKED && p->state != P_ACTIVE)
 			continue;
-		engine__free(p->engine);
-		p->engine = NULL;
+		pipeline__release(&p->pipe);
 		p->err = -ECANCELED;
 		p->state = P_BUILT;
 	}

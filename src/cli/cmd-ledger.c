@@ -14,8 +14,8 @@
 
 #include "cli.h"
 #include "options.h"
-#include "../analysis/collector.h"
-#include "../format/rec_source.h"
+#include "../analysis/pipeline.h"
+#include "../replay/rec_source.h"
 #include "../ledger/ledger.h"
 #include "../ledger/writer.h"
 #include "../core/banned.h"
@@ -39,17 +39,6 @@ const struct cli_command ledger_command = {
 	"is there already (collected while it was recorded), what of it is not.",
 	ledger_tables, NULL, false,
 };
-
-static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
-		      const struct eng_figures *f, bool final)
-{
-	return collector__program(ctx, e, t, f, final);
-}
-
-static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
-{
-	return collector__thread_gone(ctx, e, t);
-}
 
 /* What a recording's rows already sum to in the ledger, subtracted. */
 struct have {
@@ -79,34 +68,20 @@ static struct batch *whole(int fd, const struct account_rules *rules, struct rec
 {
 	struct rec_source_opts so = { .rules = rules };
 	struct rec_source *src = rec_source__open(fd, &so, e);
-	struct engine *eng = NULL;
 	struct batch *b = NULL;
-	struct collector c;
-	bool have_c = false;
+	struct pipeline p = { 0 };
 	*err = src ? 0 : -errno;
 	if (!*err) {
 		const struct rec_meta *m = rec_source__meta(src);
-		struct engine_config cfg;
-		rec_source__config(src, METHOD_PRECEDING, &cfg);
-		*err = collector__init(&c, rec_source__names(src), m->host[0] ? m->host : "unknown",
-				       m->boot_id, m->start_ns, m->realtime_start_ns,
-				       m->source != SRC_UNKNOWN);
-		have_c = !*err;
-		struct engine_sink sink = { &c, on_program, NULL, on_gone };
-		if (!*err && !(eng = engine__new(&cfg, &sink)))
-			*err = -ENOMEM;
-		if (!*err)
-			*err = rec_source__feed(src, eng, e);
-		if (!*err)
-			*err = engine__finish(eng, m->end_ns);
-		if (!*err && !(b = collector__collect(&c, eng, "import", m->realtime_end_ns)))
+		struct pipeline_opts po = { .method = METHOD_PRECEDING, .collect = true };
+		*err = pipeline__run(&p, rec_source__source(src, e), &po);
+		if (!*err && !(b = collector__collect(&p.coll, p.engine, "import",
+						      m->realtime_end_ns)))
 			*err = -ENOMEM;
 		if (b)
 			b->c.start_ns = m->realtime_start_ns;
 	}
-	if (have_c)
-		collector__release(&c);
-	engine__free(eng);
+	pipeline__release(&p);
 	rec_source__free(src);
 	return b;
 }

@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "options.h"
-#include "../analysis/analysis.h"
+#include "../analysis/pipeline.h"
 #include "../core/accounts.h"
 #include "../format/fold.h"
 #include "../format/perf_script.h"
@@ -345,7 +345,7 @@ static int report_recording(struct report_opts *o, int fd)
 {
 	struct analysis a;
 	struct rec_error e = { 0 };
-	int err = analysis__run_file(&a, fd, &o->a, &e);
+	int err = pipeline__report_file(&a, fd, &o->a, &e);
 	int status = 0;
 	if (err == -EINVAL) {
 		cli_not_a_recording(o->input, &e, o->a.salvage);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../analysis/collector.h"
+#include "../analysis/pipeline.h"
 #include "../collect/procfs.h"
 #include "../ledger/writer.h"
 #include "../collect/kernel_acct.h"
@@ -43,9 +43,9 @@ struct live {
 	struct recorder *rec;
 	struct outfile out;
 	bool have_out;
-	struct engine *engine;
-	struct collector coll;
-	bool collecting;
+	struct engine *engine;	/* pipe's */
+	struct pipeline pipe;
+	bool piped;		/* pipe set up */
 	struct ledger_writer *writer;
 	bool said_failing;
 	uint64_t said_written;	/* collections said to be in the ledger */
@@ -198,65 +198,43 @@ static int open_recorder(struct live *l)
 }
 
 
-/* The engine's consumers, each a sink of its own: the run's table and
- * the ledger's collections, whichever there are (the agent's /metrics and
- * top's view add theirs when started). */
-static int add_sinks(struct live *l)
-{
-	int err = 0;
-	if (l->o->analyse) {
-		struct engine_sink s = analysis__sink(&l->res->a);
-		err = engine__add_sink(l->engine, &s);
-	}
-	if (!err && l->o->ledger) {
-		struct engine_sink s = collector__sink(&l->coll);
-		err = engine__add_sink(l->engine, &s);
-	}
-	return err;
-}
-
 static int setup_engine(struct live *l)
 {
 	if (!l->o->ledger && !l->o->analyse && !l->o->hooks)
 		return 0;
-	struct engine_config c;
-	recorder__config(l->rec, l->o->a.method, &c);
-	struct strtab *names = recorder__names(l->rec);
-	if (l->o->analyse &&
-	    analysis__init(&l->res->a, &l->o->a, names, NULL, recorder__unknown(l->rec), c.vm))
+	uint32_t *pids = calloc((size_t)l->o->npids + 1, sizeof(*pids));
+	if (!pids)
 		return -ENOMEM;
+	uint32_t n = 0;
+	for (int i = 0; i < l->o->npids; i++)
+		pids[n++] = (uint32_t)l->o->pids[i];
+	if (l->child > 0)
+		pids[n++] = (uint32_t)l->child;
+	/* the agent's /metrics and top's view add their sinks when started */
+	struct pipeline_opts po = {
+		.method = l->o->a.method, .analysis = l->o->analyse ? &l->res->a : NULL,
+		.analysis_opts = &l->o->a, .collect = l->o->ledger != NULL,
+		.pids = pids, .npids = n,
+	};
 	l->res->analysed = l->o->analyse;
-	if (l->o->analyse)
-		l->res->a.cg = recorder__cgstats(l->rec);
-	l->engine = engine__new(&c, NULL);
-	if (!l->engine)
-		return -ENOMEM;
-	int err = add_sinks(l);
-	for (int i = 0; i < l->o->npids && !c.scope_all && !err; i++)
-		err = engine__scope(l->engine, (uint32_t)l->o->pids[i]);
-	if (!err && l->child > 0 && !c.scope_all)
-		err = engine__scope(l->engine, (uint32_t)l->child);
+	l->piped = true;
+	int err = pipeline__init(&l->pipe, recorder__source(l->rec), &po);
+	free(pids);
+	l->engine = l->pipe.engine;
+	if (!err)
+		err = pipeline__feed(&l->pipe);
 	if (err)
 		return err;
-	recorder__attach(l->rec, l->engine);
 	if (!l->o->ledger)
 		return 0;
 	l->writer = ledger_writer__new(l->o->ledger, l->o->max_waiting ? l->o->max_waiting : 8);
-	if (!l->writer)
-		return -errno;
-	l->collecting = true;
-	return 0;
+	return l->writer ? 0 : -errno;
 }
 
 /* After recorder__start: the collector knows the recording's start. */
 static int setup_collector(struct live *l)
 {
-	if (!l->collecting)
-		return 0;
-	const struct recorder_stats *st = recorder__stats(l->rec);
-	return collector__init(&l->coll, recorder__names(l->rec), recorder__host(l->rec),
-			       recorder__boot_id(l->rec), st->start_ns,
-			       recorder__realtime_start(l->rec), !st->task_only);
+	return l->piped ? pipeline__collector(&l->pipe) : 0;
 }
 
 /* A collection now (seed 000's collection means): queued for the writer. */
@@ -267,7 +245,7 @@ static int collect(struct live *l, const char *reason)
 		cli_error("cannot read the kernel's steal");
 		return EXIT_RUNTIME;
 	}
-	struct batch *b = collector__collect(&l->coll, l->engine, reason, now);
+	struct batch *b = collector__collect(&l->pipe.coll, l->engine, reason, now);
 	if (!b) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
@@ -365,7 +343,7 @@ static int loop(struct live *l)
 			if ((err = h->tick(h->ctx, l->rec, l->engine, now, &ls)))
 				return err;
 		}
-		if (!err && l->collecting && (now >= next || live_collect_requested)) {
+		if (!err && l->pipe.collecting && (now >= next || live_collect_requested)) {
 			const char *why = live_collect_requested ? "request" : "interval";
 			live_collect_requested = 0;
 			while (next <= now)
@@ -382,34 +360,8 @@ static int loop(struct live *l)
 	return err ? EXIT_RUNTIME : 0;
 }
 
-/* What run's table and summary need beside the engine's figures. */
-static int analyse(struct live *l)
-{
-	const struct recorder_stats *st = recorder__stats(l->rec);
-	uint32_t n = recorder__ncpus(l->rec);
-	struct rec_cpu_info *cpus = calloc(n ? n : 1, sizeof(*cpus));
-	if (!cpus)
-		return -ENOMEM;
-	for (uint32_t c = 0; c < n; c++) {
-		cpus[c].present = recorder__cpu(l->rec, c, &cpus[c].kernel_steal_ns, &cpus[c].lost) ||
-				  cpus[c].lost;
-		cpus[c].kernel_known = cpus[c].present;
-	}
-	struct analysis_source s = {
-		.host = recorder__host(l->rec), .steal_source = st->steal_source,
-		.accounting_source = recorder__kernel_acct(l->rec)->source,
-		.steal_clock = recorder__kernel_acct(l->rec)->steal_clock,
-		.scope = l->o->all ? SCOPE_ALL : l->child > 0 || l->o->command ? SCOPE_COMMAND :
-			 l->o->npids ? SCOPE_PIDS : SCOPE_ALL,
-		.steal_known = !st->task_only, .duration_ns = l->end - st->start_ns,
-		.clock_samples = st->samples, .cpus = cpus, .ncpus = n,
-	};
-	int err = analysis__build(&l->res->a, l->engine, &s);
-	free(cpus);
-	return err;
-}
-
-/* The engine to its end: GAPS mode shares the kernel's steal now. */
+/* The engine to its end (GAPS mode shares the kernel's steal now), the
+ * last collection, run's table. */
 static int finish_engine(struct live *l)
 {
 	for (uint32_t c = 0; c < recorder__ncpus(l->rec); c++) {
@@ -417,11 +369,11 @@ static int finish_engine(struct live *l)
 		if (recorder__cpu(l->rec, c, &steal, &lost))
 			engine__set_kernel_steal(l->engine, c, steal);
 	}
-	int err = engine__finish(l->engine, l->end);
-	if (!err && l->collecting)
+	int err = pipeline__finish(&l->pipe, l->end);
+	if (!err && l->pipe.collecting)
 		err = collect(l, "end") ? -ENOMEM : 0;
-	if (!err && l->o->analyse)
-		err = analyse(l);
+	if (!err)
+		err = pipeline__build(&l->pipe, l->end);
 	if (err)
 		cli_error("cannot finish the analysis: %s", strerror(-err));
 	return err ? EXIT_RUNTIME : 0;
@@ -581,8 +533,8 @@ static void cleanup(struct live *l)
 			l->res->child_status = st;
 	}
 	ledger_writer__free(l->writer);
-	if (l->collecting)
-		collector__release(&l->coll);
+	if (l->piped)
+		pipeline__release(&l->pipe);
 	recorder__free(l->rec);
 	account_rules__release(&l->rules);
 	free(l->rules_text);
@@ -603,10 +555,10 @@ int live_run(struct live_opts *o, struct live_result *res)
 	}
 	if (!status)
 		status = finish(&l);
-	if (l.engine && !res->analysed)
-		engine__free(l.engine);
-	else if (l.engine)
+	if (l.engine && res->analysed) {
 		res->a.engine = l.engine;	/* the table borrows its names */
+		l.pipe.engine = NULL;
+	}
 	cleanup(&l);
 	return status;
 }

@@ -127,7 +127,7 @@ static int start_line(struct rec_meta *m, int key, const char *sub, const char *
 		return tp_field(m, sub, v);
 	case MK_EVENTS:
 		if (sub && m->nevents < sizeof(m->events) / sizeof(*m->events)) {
-			struct rec_event_count *c = &m->events[m->nevents++];
+			struct source_event *c = &m->events[m->nevents++];
 			snprintf(c->name, sizeof(c->name), "%s", sub);
 			c->samples = strtoull(v, NULL, 10);
 		}

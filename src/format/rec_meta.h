@@ -12,6 +12,7 @@
 
 #include "../resolve/perf_decode.h"
 #include "../core/engine.h"
+#include "../core/source.h"
 
 /* Where steal comes from, as a recording says (steal_source=). */
 enum rec_steal_source {
@@ -38,12 +39,6 @@ enum rec_meta_key {
  * with a part after a dot: sample_type.clock, id.switch, events.NAME). */
 const char *rec_meta_key__name(enum rec_meta_key k);
 
-/* An event and how many samples of it a recording held. */
-struct rec_event_count {
-	char name[64];
-	uint64_t samples;
-};
-
 struct rec_meta {
 	uint32_t version;		/* of the file */
 	bool imported;			/* source=perf-script */
@@ -67,7 +62,7 @@ struct rec_meta {
 	bool callchain;
 	uint32_t ncpus;			/* highest CPU + 1 */
 	struct pd_layout layout;	/* version 1: to read its perf records */
-	struct rec_event_count events[16];
+	struct source_event events[16];
 	uint32_t nevents;
 	bool have_start;
 };

@@ -173,17 +173,11 @@ struct strtab *recorder__names(struct recorder *r)
 	return &r->names;
 }
 
-uint32_t recorder__unknown(const struct recorder *r)
-{
-	return r->unknown;
-}
-
-void recorder__config(const struct recorder *r, enum steal_method method,
-		      struct engine_config *c)
+void recorder__config(struct recorder *r, struct engine_config *c)
 {
 	*c = (struct engine_config){
-		.method = method, .interval_ns = NSEC_PER_SEC / r->o.hz, .ncpus = r->ncpus,
-		.vm = strtab__intern((struct strtab *)&r->names, r->host, strlen(r->host)),
+		.interval_ns = NSEC_PER_SEC / r->o.hz, .ncpus = r->ncpus,
+		.vm = strtab__intern(&r->names, r->host, strlen(r->host)),
 		.unknown_fn = r->unknown,
 		.scope_all = r->o.all || (!r->o.npids && r->o.child <= 0),
 		.mode = r->st.task_only ? STEAL_UNKNOWN :
@@ -406,6 +400,7 @@ void recorder__free(struct recorder *r)
 	for (uint32_t i = 0; i < RECORDER_TAPS; i++)
 		strtab__release(&r->taps[i].stacks);
 	free(r->steal0);
+	free(r->described);
 	free(r->last_time);
 	free(r->forget);
 	free(r);

@@ -25,6 +25,7 @@
 #include "../core/accounts.h"
 #include "../core/cgstats.h"
 #include "../core/engine.h"
+#include "../core/source.h"
 #include "../core/strtab.h"
 
 struct kernel_acct;
@@ -92,10 +93,13 @@ struct strtab *recorder__tap(struct recorder *r, struct engine *e, bool commands
 void recorder__untap(struct recorder *r, struct engine *e, struct strtab *stacks);
 /* The names the engine's events refer to (functions, files, comms). */
 struct strtab *recorder__names(struct recorder *r);
-uint32_t recorder__unknown(const struct recorder *r);
-/* The engine's configuration for this recording. */
-void recorder__config(const struct recorder *r, enum steal_method method,
-		      struct engine_config *c);
+/* The engine's configuration for this recording (the method is the
+ * caller's to set: analysis/pipeline). */
+void recorder__config(struct recorder *r, struct engine_config *c);
+/* r as an event source (core/source.h), valid while r is: its feed
+ * attaches the engine (before recorder__start), its description is of
+ * the recording up to the end asked (0: recorder__finish's). */
+struct source *recorder__source(struct recorder *r);
 
 /* Writes the start to out_fd (-1: no recording file), starts the events,
  * and reads /proc. 0 or -errno. */

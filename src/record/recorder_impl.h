@@ -102,6 +102,9 @@ struct recorder {
 	uint64_t lost_window_ns;	/* the time of lost records, every CPU */
 	struct recorder_cgcache cgcache[RECORDER_CGCACHE];
 	struct cgstats cg;
+	/* recorder_source.c */
+	struct source source;
+	struct source_cpu *described;	/* per CPU, as last described */
 };
 
 /* recorder_proc.c */

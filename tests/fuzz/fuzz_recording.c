@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
+#include "analysis/pipeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct analysis_opts o = { .method = METHOD_PRECEDING, .stacks = true };
 	size_t bad;
 	row_keys__parse(&o.keys, (size & 1) ? "thread,function,account" : "comm,dso,cpu", &bad);
-	int err = analysis__run_file(&a, fd, &o, &e);
+	int err = pipeline__report_file(&a, fd, &o, &e);
 	if (err == -EINVAL && !e.msg[0])
 		__builtin_trap();	/* every refusal says why */
 	analysis__release(&a);

@@ -1,6 +1,6 @@
 /*
- * Reading a recording into the engine (format/rec_source.h, through
- * analysis__run_file): values no kernel could produce are refused with
+ * Reading a recording into the engine (replay/rec_source.h, through
+ * pipeline__report_file): values no kernel could produce are refused with
  * the offset of the item that holds them, and nothing is reported; and a
  * file built to amplify (one small block of identical samples, repeated,
  * and no round marks) is read in memory that does not grow with it.
@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "analysis/analysis.h"
+#include "analysis/pipeline.h"
 #include "format/recording.h"
 
 #define MS 1000000ULL
@@ -65,7 +65,7 @@ static int analyse(int fd, struct rec_error *e)
 	assert_int_equal(row_keys__parse(&o.keys, "thread", &bad), 0);
 	lseek(fd, 0, SEEK_SET);
 	memset(e, 0, sizeof(*e));
-	int err = analysis__run_file(&a, fd, &o, e);
+	int err = pipeline__report_file(&a, fd, &o, e);
 	analysis__release(&a);
 	return err;
 }

@@ -15,17 +15,18 @@
  * Accounts come from the rules given, else the rules stored in the
  * recording, else the defaults (docs/accounts.md).
  */
-#ifndef CPULEDGER_FORMAT_REC_SOURCE_H
-#define CPULEDGER_FORMAT_REC_SOURCE_H
+#ifndef CPULEDGER_REPLAY_REC_SOURCE_H
+#define CPULEDGER_REPLAY_REC_SOURCE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rec_meta.h"
-#include "recording.h"
+#include "../format/rec_meta.h"
+#include "../format/recording.h"
 #include "../core/accounts.h"
 #include "../core/cgstats.h"
 #include "../core/engine.h"
+#include "../core/source.h"
 #include "../core/strtab.h"
 
 struct rec_source_opts {
@@ -33,14 +34,6 @@ struct rec_source_opts {
 	bool stacks;		/* call stacks as ids in the stacks table */
 	bool salvage;		/* a damaged file ends at its damage */
 	bool raw_names;		/* functions as stored: not demangled */
-};
-
-/* Per CPU, what the file says beside the events. */
-struct rec_cpu_info {
-	bool present;
-	bool kernel_known;	/* /proc/stat at both ends */
-	uint64_t kernel_steal_ns;
-	uint64_t lost;		/* records the kernel dropped */
 };
 
 /* Limits on what a file can make a reader hold (docs/robustness.md). */
@@ -66,15 +59,18 @@ const struct rec_meta *rec_source__meta(const struct rec_source *s);
 struct strtab *rec_source__names(struct rec_source *s);
 /* Each stack: (function, dso, account) name ids, leaf first. */
 struct strtab *rec_source__stacks(struct rec_source *s);
-uint32_t rec_source__unknown(const struct rec_source *s);
 
 /* The account rules in force: those given, else those the recording
  * stored (once read), else NULL (the defaults). */
 const struct account_rules *rec_source__rules(const struct rec_source *s);
 
-/* The engine's configuration for this recording. */
-void rec_source__config(const struct rec_source *s, enum steal_method method,
-			struct engine_config *c);
+/* The engine's configuration for this recording (the method, and any
+ * --kernel-accounting, are the caller's to set: analysis/pipeline). */
+void rec_source__config(struct rec_source *s, struct engine_config *c);
+
+/* s as an event source (core/source.h), valid while s is; its feed says
+ * where damage is in *err. */
+struct source *rec_source__source(struct rec_source *s, struct rec_error *err);
 
 /*
  * Feeds every event of the file to e (made with rec_source__config),
@@ -84,11 +80,11 @@ void rec_source__config(const struct rec_source *s, enum steal_method method,
  */
 int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *err);
 
-const struct rec_cpu_info *rec_source__cpus(const struct rec_source *s);
+const struct source_cpu *rec_source__cpus(const struct rec_source *s);
 uint64_t rec_source__bad_records(const struct rec_source *s);
 uint64_t rec_source__samples(const struct rec_source *s);	/* every sample, idle too */
 /* Samples per event (the imported one, the scheduler's, the others). */
-uint32_t rec_source__events(const struct rec_source *s, const struct rec_event_count **out);
+uint32_t rec_source__events(const struct rec_source *s, const struct source_event **out);
 bool rec_source__damage(const struct rec_source *s, struct rec_error *err);
 /* The cgroups' counters and the threads' waits the file holds. */
 const struct cgstats *rec_source__cgstats(const struct rec_source *s);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "../format/procstat.h"
 #include "../core/grow.h"
 #include "../resolve/resolve.h"
 #include "../core/banned.h"
@@ -209,19 +209,13 @@ struct strtab *rec_source__stacks(struct rec_source *s)
 	return &s->stacks;
 }
 
-uint32_t rec_source__unknown(const struct rec_source *s)
-{
-	return s->unknown;
-}
-
-void rec_source__config(const struct rec_source *s, enum steal_method method,
-			struct engine_config *c)
+void rec_source__config(struct rec_source *s, struct engine_config *c)
 {
 	const struct rec_meta *m = &s->meta;
 	const char *host = m->host[0] ? m->host : "localhost";
 	*c = (struct engine_config){
-		.method = method, .interval_ns = m->interval_ns, .ncpus = m->ncpus,
-		.vm = strtab__intern((struct strtab *)&s->names, host, strlen(host)),
+		.interval_ns = m->interval_ns, .ncpus = m->ncpus,
+		.vm = strtab__intern(&s->names, host, strlen(host)),
 		.unknown_fn = s->unknown, .scope_all = m->scope == SCOPE_ALL,
 		.start_ns = m->start_ns, .accounting = m->accounting,
 		.scale_to_kernel = m->steal_clock > 0,
@@ -236,7 +230,7 @@ const struct account_rules *rec_source__rules(const struct rec_source *s)
 	return s->o.rules ? s->o.rules : s->have_stored_rules ? &s->stored_rules : NULL;
 }
 
-const struct rec_cpu_info *rec_source__cpus(const struct rec_source *s)
+const struct source_cpu *rec_source__cpus(const struct rec_source *s)
 {
 	return s->cpus;
 }
@@ -263,7 +257,7 @@ bool rec_source__damage(const struct rec_source *s, struct rec_error *err)
 	return s->damaged;
 }
 
-uint32_t rec_source__events(const struct rec_source *s, const struct rec_event_count **out)
+uint32_t rec_source__events(const struct rec_source *s, const struct source_event **out)
 {
 	*out = s->events;
 	return s->nevents;

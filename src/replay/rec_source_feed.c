@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procstat.h"
+#include "../format/procstat.h"
 #include "../symbols/demangle.h"
 #include "../core/grow.h"
 #include "../core/units.h"
@@ -408,7 +408,7 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 static void finish_cpus(struct rec_source *s, struct engine *e)
 {
 	for (uint32_t c = 0; c < s->meta.ncpus; c++) {
-		struct rec_cpu_info *ci = &s->cpus[c];
+		struct source_cpu *ci = &s->cpus[c];
 		ci->present |= s->seen0[c] || ci->lost;
 		if (s->seen0[c] && s->seen1[c] && s->steal1[c] >= s->steal0[c]) {
 			ci->kernel_known = true;
@@ -427,7 +427,7 @@ static void count_events(struct rec_source *s)
 		s->events[s->nevents++] = m->events[i];
 	if (m->nevents)
 		return;
-	struct rec_event_count own[] = {
+	struct source_event own[] = {
 		{ "cpu-clock", s->samples }, { "sched:sched_switch", s->switches },
 		{ "sched:sched_stat_runtime", s->runtimes },
 	};

@@ -6,8 +6,8 @@
  * events). The two readers call rec_source_events.c, never each other
  * back: feed.c hands version 1's records to v1.c.
  */
-#ifndef CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
-#define CPULEDGER_FORMAT_REC_SOURCE_IMPL_H
+#ifndef CPULEDGER_REPLAY_REC_SOURCE_IMPL_H
+#define CPULEDGER_REPLAY_REC_SOURCE_IMPL_H
 
 #include "rec_source.h"
 #include "../core/cgstats.h"
@@ -39,7 +39,7 @@ struct rec_source {
 	struct strtab syms_names;	/* version 1: stored functions */
 	struct stored_sym *syms;
 	uint32_t nsyms, syms_cap;
-	struct rec_cpu_info *cpus;
+	struct source_cpu *cpus;
 	uint64_t *steal0, *steal1, *last_time;
 	uint8_t *seen0, *seen1;
 	uint64_t now;			/* the latest event time read */
@@ -52,11 +52,13 @@ struct rec_source {
 	struct { uint32_t pid; uint64_t time; } *forget;
 	uint32_t nforget, forget_cap;
 	uint64_t bad_records, samples, switches, runtimes;
-	struct rec_event_count events[16];
+	struct source_event events[16];
 	uint32_t nevents;
 	bool damaged;
 	struct rec_error damage;
 	struct cgstats cg;		/* CGSTAT and WAIT items */
+	struct source source;		/* rec_source__source */
+	struct rec_error *source_err;	/* where its feed says why */
 };
 
 /* The symbol source of a version 1 recording: its stored functions. */
