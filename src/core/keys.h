@@ -17,7 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct row_key;
 struct table_row;
+
+/* Keys whose value is worked out from a row's others (keys.c's derive),
+ * at most this many: each its own slot in a row. */
+#define ROW_DERIVED 2
 
 enum row_field {
 	RF_VM,		/* the host (or VM of sampling data) */
@@ -89,6 +94,12 @@ struct key_entry {
 	/* The value as people know it (a cgroup's name for its path), in
 	 * buf; NULL: the value itself. */
 	const char *(*display)(const struct table_row *r, char *buf, size_t size);
+	/* A key worked out from the values of the others where rows are
+	 * summed (rows.c), kept in the row's derived[slot]: its text from
+	 * k, in buf or k's own strings, NULL when not known. NULL: a value
+	 * the source gives (struct row_key). */
+	const char *(*derive)(const struct row_key *k, char *buf, size_t size);
+	int slot;
 };
 
 /* The entry of key f (f < RF_COUNT). */

@@ -89,6 +89,14 @@ static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
 		w->cpu = k->cpu;
 	if (m & RF_BIT(RF_STACK))
 		w->stack = k->stack;
+	for (int i = 0; i < ROW_DERIVED; i++)
+		w->derived[i] = ROW_NONE;
+	for (uint8_t i = 0; i < r->keys.n; i++) {
+		const struct key_entry *e = key_entry(r->keys.v[i]);
+		char buf[512];
+		if (e->derive && !intern(r, e->derive(k, buf, sizeof(buf)), &w->derived[e->slot]))
+			return false;
+	}
 	/* a function is named within its file */
 	bool dso = m & (RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION));
 	return (!(m & RF_BIT(RF_VM)) || intern(r, k->vm, &w->vm)) &&
@@ -109,6 +117,8 @@ static uint64_t key_hash(const struct row *w)
 	h = hash_mix(h ^ ((uint64_t)w->account << 32 | w->cgroup));
 	h = hash_mix(h ^ ((uint64_t)w->pid << 32 | w->tid));
 	h = hash_mix(h ^ (uint64_t)w->uid ^ ((uint64_t)(uint32_t)w->cpu << 40));
+	for (int i = 0; i < ROW_DERIVED; i++)
+		h = hash_mix(h ^ w->derived[i]);
 	return hash_mix(h ^ w->stack);
 }
 
@@ -125,7 +135,8 @@ static bool key_eq(const void *ctx, uint32_t id)
 	       a->executable == b->executable && a->dso == b->dso &&
 	       a->function == b->function && a->account == b->account &&
 	       a->cgroup == b->cgroup && a->pid == b->pid && a->tid == b->tid &&
-	       a->uid == b->uid && a->cpu == b->cpu && a->stack == b->stack;
+	       a->uid == b->uid && a->cpu == b->cpu && a->stack == b->stack &&
+	       !memcmp(a->derived, b->derived, sizeof(a->derived));
 }
 
 /* An attribute kept while every contribution agrees on it. */

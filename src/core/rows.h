@@ -64,7 +64,7 @@ struct row_key {
 	int64_t uid;		/* ROW_NO_UID: unknown */
 	int32_t cpu;		/* ROW_NO_CPU: unknown */
 	uint32_t stack;		/* RF_STACK */
-};
+};	/* keys derived from these (keys.h's derive) are worked out here */
 
 /* What a row shows beside its key, when every part of it agrees: a
  * process row's command line, a thread row's comm. */
@@ -88,6 +88,7 @@ struct row {
 	int64_t uid;
 	int32_t cpu;
 	uint32_t stack;
+	uint32_t derived[ROW_DERIVED];		/* keys.h's derive; ROW_NONE */
 	uint32_t attr_command, attr_comm;	/* ROW_NONE: none or mixed */
 	bool attr_seen;
 	struct row_figures f;

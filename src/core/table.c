@@ -153,6 +153,8 @@ static struct table_row table_row(const struct table *t, const struct row *w)
 		.inclusive_ns = w->f.inclusive_ns,
 		.wait_known = w->f.wait_threads > 0, .wait_ns = w->f.wait_ns,
 	};
+	for (int i = 0; i < ROW_DERIVED; i++)
+		o.derived[i] = rows__str(r, w->derived[i]);
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
 		o.command = rows__str(r, w->attr_command);
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMM))

@@ -352,6 +352,8 @@ static int stack_sample(struct builder *b, const struct table *t,
 		.account = rows__str(st, w->account), .cgroup = rows__str(st, w->cgroup),
 		.pid = w->pid, .tid = w->tid, .uid = w->uid, .cpu = w->cpu,
 	};
+	for (int i = 0; i < ROW_DERIVED; i++)
+		r.derived[i] = rows__str(st, w->derived[i]);
 	if (!r.command)
 		r.command = rows__str(st, w->attr_command);
 	struct labels l;

@@ -26,11 +26,24 @@ static void every_entry_whole(void **state)
 	struct table_row r = { .vm = "h", .comm = "c", .command = "c x", .executable = "/c",
 			       .dso = "d", .function = "f", .account = "a", .cgroup = "/g",
 			       .pid = 1, .tid = 2, .uid = 3, .cpu = 4 };
+	struct row_key k = { .vm = r.vm, .comm = r.comm, .command = "/usr/bin/c x",
+			     .executable = r.executable, .dso = r.dso, .function = r.function,
+			     .account = r.account, .cgroup = r.cgroup, .pid = 1, .tid = 2,
+			     .uid = 3, .cpu = 4 };
+	bool slots[ROW_DERIVED] = { false };
+	char buf[512];
 	for (int i = 0; i < RF_COUNT; i++) {
 		const struct key_entry *e = key_entry((enum row_field)i);
 		assert_non_null(e->name);
 		assert_non_null(e->header);
 		assert_non_null(e->field);
+		/* a derived key has a slot of its own, and a value */
+		if (e->derive) {
+			assert_true(e->slot >= 0 && e->slot < ROW_DERIVED && !slots[e->slot]);
+			slots[e->slot] = true;
+			assert_non_null(e->derive(&k, buf, sizeof(buf)));
+			r.derived[e->slot] = e->derive(&k, buf, sizeof(buf));
+		}
 		/* a key of report has a value in a row, of its type */
 		if (e->uses & KEY_REPORT) {
 			assert_true(e->type == KEY_TEXT ? e->text && e->text(&r) :
