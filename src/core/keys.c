@@ -28,6 +28,26 @@ static const char *cgroup_shown(const struct table_row *r, char *buf, size_t siz
 	return r->cgroup ? cgroup_name(r->cgroup, buf, size) : NULL;
 }
 
+/* The program as flame graphs name a stack's: the command's first word
+ * without its directory (every python3 whatever its script), else the
+ * thread's [comm] (a kernel thread has no command line). */
+static const char *program_of(const struct row_key *k, char *buf, size_t size)
+{
+	if (!k->command || !*k->command) {
+		if (!k->comm)
+			return NULL;
+		snprintf(buf, size, "[%s]", k->comm);
+		return buf;
+	}
+	size_t n = strcspn(k->command, " "), base = 0;
+	for (size_t i = 0; i < n; i++)
+		base = k->command[i] == '/' ? i + 1 : base;
+	snprintf(buf, size, "%.*s", (int)(n - base), k->command + base);
+	return buf;
+}
+
+static const char *program(const struct table_row *r) { return r->derived[0]; }
+
 #define SOLO .before = RF_COUNT, .after = RF_COUNT	/* no other key with it */
 
 static const struct key_entry entries[RF_COUNT] = {
@@ -68,6 +88,9 @@ static const struct key_entry entries[RF_COUNT] = {
 	[RF_CGROUP] = { .name = "cgroup", .header = "CGROUP", .field = "cgroup",
 			.type = KEY_TEXT, .uses = KEY_REPORT | KEY_BILL, SOLO,
 			.text = cgroup, .display = cgroup_shown },
+	[RF_PROGRAM] = { .name = "program", .header = "PROGRAM", .field = "program",
+			 .type = KEY_TEXT, .uses = KEY_REPORT, SOLO, .text = program,
+			 .derive = program_of, .slot = 0 },
 	[RF_HOUR] = { .name = "hour", .header = "HOUR", .field = "hour", .type = KEY_PERIOD,
 		      .uses = KEY_BILL, SOLO },
 	[RF_DAY] = { .name = "day", .header = "DAY", .field = "day", .type = KEY_PERIOD,

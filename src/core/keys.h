@@ -37,6 +37,7 @@ enum row_field {
 	RF_ACCOUNT,	/* the charge account */
 	RF_CPU,		/* the CPU it ran on */
 	RF_CGROUP,	/* the task's cgroup */
+	RF_PROGRAM,	/* the program, as flame graphs name it */
 	RF_HOUR,	/* bill's periods: rows per hour, day, month of */
 	RF_DAY,		/* the ledger's collections (no report row has */
 	RF_MONTH,	/* one) */
