@@ -134,6 +134,33 @@ static void rows_in_key_order(void **state)
 	assert_string_equal(rows[2].dso, "y");
 }
 
+/* --by program: the command's first word without its directory, else a
+ * kernel thread's [comm]; rows of one program whatever their arguments */
+static void program_derived(void **state)
+{
+	(void)state;
+	struct row_keys keys;
+	size_t bad;
+	assert_int_equal(row_keys__parse(&keys, "program", &bad), 0);
+	struct rows r;
+	rows__init(&r, &keys);
+	struct row_figures f = { .samples = 1 };
+	struct row_key a = { .command = "/usr/bin/python3 a.py", .comm = "x", .pid = 1 };
+	struct row_key b = { .command = "python3 -m b", .comm = "y", .pid = 2 };
+	struct row_key c = { .comm = "kworker/0:1", .pid = 3 };
+	struct row_key d = { .pid = 4 };
+	assert_int_equal(rows__add(&r, &a, NULL, &f), 0);
+	assert_int_equal(rows__add(&r, &b, NULL, &f), 0);
+	assert_int_equal(rows__add(&r, &c, NULL, &f), 0);
+	assert_int_equal(rows__add(&r, &d, NULL, &f), 0);
+	assert_int_equal(r.n, 3);
+	assert_string_equal(rows__str(&r, r.v[0].derived[0]), "python3");
+	assert_int_equal(r.v[0].f.samples, 2);
+	assert_string_equal(rows__str(&r, r.v[1].derived[0]), "[kworker/0:1]");
+	assert_null(rows__str(&r, r.v[2].derived[0]));
+	rows__release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +168,7 @@ int main(void)
 		cmocka_unit_test(found_by_name_and_alias),
 		cmocka_unit_test(names_wrap),
 		cmocka_unit_test(rows_in_key_order),
+		cmocka_unit_test(program_derived),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
