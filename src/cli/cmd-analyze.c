@@ -18,11 +18,24 @@
 
 enum { A_METHOD = 1, A_BY, A_PERIOD, A_TIMESTAMPS, A_FORMAT, A_OUTPUT };
 
+/* --by's help and completion: sampling data's keys in the one table
+ * (core/keys.c). */
+static const char *by_help(void)
+{
+	static char help[640];
+	snprintf(help, sizeof(help), "%s (default thread)", cli_keys(KEY_ANALYZE, "|", 0, 0));
+	return help;
+}
+
+static const char *by_values(void)
+{
+	return cli_keys(KEY_ANALYZE, " ", 0, 0);
+}
+
 static const struct cli_option analyze_options[] = {
 	{ "method", 0, "METHOD", A_METHOD, "preceding|bracketed|ratio (default preceding)",
 	  "preceding bracketed ratio" },
-	{ "by", 0, "KEY", A_BY, "process|thread|function (default thread)",
-	  "process thread function" },
+	{ "by", 0, "KEY", A_BY, .help_fn = by_help, .values_fn = by_values },
 	{ "period-ns", 0, "N", A_PERIOD, "the sampling period in ns: what one sample stands\n"
 	  "for (default 1000000)" },
 	{ "timestamps", 0, NULL, A_TIMESTAMPS, "a sample lasts until the next of its stream" },
@@ -44,7 +57,7 @@ const struct cli_command analyze_command = {
 
 struct analyze_opts {
 	enum steal_method method;
-	const char *by;		/* process, thread or function */
+	enum row_field by;	/* process, thread or function */
 	uint64_t interval_ns;
 	bool timestamps;
 	const struct report_writer *writer;
@@ -54,16 +67,15 @@ struct analyze_opts {
 
 static int set_by(struct analyze_opts *o, const char *arg)
 {
-	if (!strcmp(arg, "dso") || !strcmp(arg, "account")) {
-		cli_error("--by: sampling data has no code regions: process, thread or function");
-		return -1;
-	}
-	if (strcmp(arg, "process") && strcmp(arg, "thread") && strcmp(arg, "function")) {
-		cli_error("--by: unknown key '%s' (process, thread or function)", arg);
-		return -1;
-	}
-	o->by = arg;
-	return 0;
+	bool known;
+	if (!key_entry__find(arg, strlen(arg), KEY_ANALYZE, &o->by, &known))
+		return 0;
+	const char *keys = cli_keys(KEY_ANALYZE, ", ", 0, 0);
+	if (known && (key_entry(o->by)->needs & KEY_NEEDS_CODE))
+		cli_error("--by: sampling data has no code regions: %s", keys);
+	else
+		cli_error("--by: unknown key '%s' (%s)", arg, keys);
+	return -1;
 }
 
 static int one_option(struct analyze_opts *o, int id, const char *arg)
@@ -77,8 +89,7 @@ static int one_option(struct analyze_opts *o, int id, const char *arg)
 	case A_FORMAT:
 		if (cli_parse_format(arg, &o->writer))
 			return -1;
-		if (o->writer != &report_text && o->writer != &report_csv &&
-		    o->writer != &report_json) {
+		if (!(o->writer->needs & REPORT_SAMPLING)) {
 			cli_error("--format: sampling data is reported as text, csv or json, not %s",
 				  arg);
 			return -1;
@@ -93,7 +104,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 {
 	int id;
 	const char *arg;
-	*o = (struct analyze_opts){ METHOD_PRECEDING, "thread", 1000000, false,
+	*o = (struct analyze_opts){ METHOD_PRECEDING, RF_THREAD, 1000000, false,
 				    &report_text, NULL, NULL };
 	cli_begin();
 	while ((id = cli_next(&analyze_command, argc, argv, &arg)) != CLI_END) {
@@ -164,14 +175,16 @@ int cmd_analyze(int argc, char **argv)
 		goto out_release;
 	attributor__finish(&a);
 
-	/* sampling data's rows: each VM's processes, threads, functions */
-	struct row_keys keys;
-	size_t bad;
-	row_keys__parse(&keys, !strcmp(o.by, "process") ? "vm,process" :
-			!strcmp(o.by, "thread") ? "vm,thread" : "vm,thread,function", &bad);
+	/* sampling data's rows: each VM's processes, threads, functions
+	 * (a function's within its thread, the program it is charged in) */
+	struct row_keys keys = { .n = 0 };
+	row_keys__add(&keys, RF_VM);
+	if (o.by == RF_FUNCTION)
+		row_keys__add(&keys, RF_THREAD);
+	row_keys__add(&keys, o.by);
 	struct table *t = table__new(&a, &keys);
 	if (t)
-		snprintf(t->by, sizeof(t->by), "%s", o.by);
+		snprintf(t->by, sizeof(t->by), "%s", key_entry(o.by)->name);
 	if (!t) {
 		cli_error("out of memory");
 		status = EXIT_RUNTIME;

@@ -26,13 +26,24 @@
 
 enum { B_LEDGER = 1, B_BY, B_SINCE, B_UNTIL, B_CONTROL, B_FORMAT, B_OUTPUT, B_PER, B_PRICE };
 
-#define BILL_KEYS "host user comm command executable account process thread day cgroup hour month"
+/* --by's help and completion: the ledger's keys in the one table
+ * (core/keys.c), vm also spelt host as the ledger spells it. */
+static const char *by_help(void)
+{
+	static char help[640];
+	snprintf(help, sizeof(help), "rows by these keys (default comm): %s\n"
+		 "(one period at most; host is vm)", cli_keys(KEY_BILL, ", ", 50, 35));
+	return help;
+}
+
+static const char *by_values(void)
+{
+	return cli_keys(KEY_BILL, " ", 0, 0);
+}
 
 static const struct cli_option bill_options[] = {
 	{ "ledger", 0, "PATH", B_LEDGER, "the ledger (default ./cpuledger.db)" },
-	{ "by", 0, "KEY[,KEY]", B_BY, "rows by these keys: host, user, comm, command,\n"
-	  "executable, account, process, thread, cgroup, and\n"
-	  "one of hour, day, month (default comm)", BILL_KEYS },
+	{ "by", 0, "KEY[,KEY]", B_BY, .help_fn = by_help, .values_fn = by_values },
 	{ "per", 0, "PERIOD", B_PER, "hour|day|month: rows per period (oldest first),\n"
 	  "then by the --by keys", "hour day month" },
 	{ "since", 0, "T", B_SINCE, "collections ending at or after T" },
@@ -535,23 +546,35 @@ struct bill_opts {
 	size_t nprices;
 };
 
+/* The ledger's key for f: its name, or for vm the ledger's own (host). */
+static int ledger_key(enum row_field f, enum bill_key *k)
+{
+	const struct key_entry *e = key_entry(f);
+	if (!bill_key__parse(e->name, strlen(e->name), k))
+		return 0;
+	return e->alias ? bill_key__parse(e->alias, strlen(e->alias), k) : -EINVAL;
+}
+
 static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
 {
 	b->nkeys = 0;
 	snprintf(o->by, sizeof(o->by), "%s", arg);
+	bool period = false;
 	for (const char *p = arg;;) {
 		size_t len = strcspn(p, ",");
+		enum row_field f;
 		enum bill_key k;
-		if (bill_key__parse(p, len, &k) || b->nkeys == BK_COUNT) {
-			cli_error("--by: '%.*s' is not a key (host, user, comm, command, executable, "
-				  "account, process, thread, cgroup, hour, day, month)", (int)len, p);
+		if (key_entry__find(p, len, KEY_BILL, &f, NULL) || b->nkeys == BK_COUNT ||
+		    ledger_key(f, &k)) {
+			cli_error("--by: '%.*s' is not a key (%s)", (int)len, p,
+				  cli_keys(KEY_BILL, ", ", 0, 0));
 			return -1;
 		}
-		for (size_t i = 0; i < b->nkeys; i++)
-			if (is_period(k) && is_period(b->keys[i])) {
-				cli_error("--by: one period only (hour, day or month), not '%s'", arg);
-				return -1;
-			}
+		if (period && key_entry(f)->type == KEY_PERIOD) {
+			cli_error("--by: one period only (hour, day or month), not '%s'", arg);
+			return -1;
+		}
+		period |= key_entry(f)->type == KEY_PERIOD;
 		b->keys[b->nkeys++] = k;
 		if (!p[len])
 			return 0;

@@ -25,14 +25,25 @@ enum { O_INPUT = 1, O_OUTPUT, O_BY, O_METHOD, O_ACCOUNTS, O_CONTROL, O_FORMAT,
        O_FOLDED, O_SALVAGE, O_SORT, O_COMM, O_PID, O_TID, O_DSO, O_PERCENT, O_TOP,
        O_WIDE, O_NO_DEMANGLE, O_KERNEL_ACCOUNTING, O_PROC_STAT };
 
+/* --by's help and completion: the keys of the one table (core/keys.c). */
+static const char *by_help(void)
+{
+	static char help[640];
+	snprintf(help, sizeof(help), "rows by these keys, composed as perf's --sort\n"
+		 "composes them: %s\n(default thread)", cli_keys(KEY_REPORT, ", ", 53, 15));
+	return help;
+}
+
+static const char *by_values(void)
+{
+	return cli_keys(KEY_REPORT, " ", 0, 0);
+}
+
 static const struct cli_option report_options[] = {
 	{ "input", 'i', "FILE", O_INPUT, "the recording (default cpuledger.rec), or\n"
 	  "perf-script:FILE, the text of perf script\n('-' for standard input; docs/import.md)" },
 	{ "output", 'o', "FILE", O_OUTPUT, "write the report to FILE (default standard output)" },
-	{ "by", 0, "KEY[,KEY]", O_BY, "rows by these keys, composed as perf's --sort\n"
-	  "composes them: vm, process, thread, comm, command,\nexecutable, user, dso, "
-	  "function, account, cpu, cgroup\n(default thread)",
-	  "vm process thread comm command executable user dso function account cpu cgroup" },
+	{ "by", 0, "KEY[,KEY]", O_BY, .help_fn = by_help, .values_fn = by_values },
 	{ "method", 0, "METHOD", O_METHOD, "how steal is placed among functions:\n"
 	  "preceding|bracketed|ratio (default preceding)", "preceding bracketed ratio" },
 	{ "kernel-accounting", 0, "KIND", O_KERNEL_ACCOUNTING, "what the recorded kernel's "
@@ -93,9 +104,8 @@ static int set_keys(struct report_opts *o, const char *arg)
 {
 	size_t bad;
 	if (row_keys__parse(&o->a.keys, arg, &bad)) {
-		cli_error("--by: '%.*s' is not a key (vm, process, thread, comm, command, "
-			  "executable, user, dso, function, account, cpu, cgroup), or is given twice",
-			  (int)strcspn(arg + bad, ","), arg + bad);
+		cli_error("--by: '%.*s' is not a key (%s), or is given twice",
+			  (int)strcspn(arg + bad, ","), arg + bad, cli_keys(KEY_REPORT, ", ", 0, 0));
 		return -1;
 	}
 	o->by_given = true;
@@ -177,28 +187,19 @@ static int check(struct report_opts *o)
 			  "/proc/stat itself; folded text has no steal)");
 		return -1;
 	}
-	if (o->writer == &report_pprof || o->writer == &report_folded) {
-		if (o->by_given && !row_keys__has(&o->a.keys, RF_FUNCTION)) {
-			cli_error("--format %s: a profile is of functions: give --by with function",
-				  o->writer->name);
-			return -1;
-		}
-		o->a.stacks = true;
-		o->a.fold_stacks = o->writer == &report_folded;
-		o->a.no_rows = true;
+	const struct report_writer *w = o->writer;
+	if ((w->needs & REPORT_NEEDS_FUNCTION) && o->by_given &&
+	    !row_keys__has(&o->a.keys, RF_FUNCTION)) {
+		cli_error("--format %s: a profile is of functions: give --by with function",
+			  w->name);
+		return -1;
 	}
-	bool html = o->writer == &report_html;
-	if (html)
-		o->a.stacks = true;	/* its flame graph */
-	if (!o->by_given) {
-		/* counters by account; profiles by function; else (the page
-		 * too, as text and JSON) by thread */
-		const char *keys = o->writer == &report_openmetrics ? "vm,account" :
-				   html ? "thread" :
-				   o->a.stacks ? "thread,function,account" : "thread";
-		size_t bad;
-		row_keys__parse(&o->a.keys, keys, &bad);
-	}
+	o->a.stacks = w->needs & REPORT_NEEDS_STACKS;
+	o->a.fold_stacks = w->needs & REPORT_FOLDS_STACKS;
+	o->a.no_rows = w->needs & REPORT_NO_ROWS;
+	size_t bad;
+	if (!o->by_given)
+		row_keys__parse(&o->a.keys, w->by, &bad);
 	return 0;
 }
 

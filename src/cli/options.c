@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../core/keys.h"
 #include "../core/banned.h"
 
 #define MAX_OPTIONS 96
@@ -19,6 +20,22 @@ static const struct cli_option help_option = {
 	for (const struct cli_option *const *t_ = (c)->tables, *o = NULL; \
 	     t_ && *t_; t_++) \
 		for (o = *t_; o->name; o++)
+
+static const char *help_of(const struct cli_option *o)
+{
+	return o->help_fn ? o->help_fn() : o->help;
+}
+
+static const char *values_of(const struct cli_option *o)
+{
+	return o->values_fn ? o->values_fn() : o->values;
+}
+
+const char *cli_keys(unsigned uses, const char *sep, size_t wrap, size_t first)
+{
+	static char buf[512];
+	return key_entry__names(uses, sep, wrap, first, buf, sizeof(buf));
+}
 
 void cli_begin(void)
 {
@@ -158,7 +175,7 @@ static void option_help(FILE *f, const struct cli_option *o)
 			    snprintf(left, sizeof(left), "      --%s", o->name);
 	if (o->arg && n > 0 && (size_t)n < sizeof(left))
 		snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->arg);
-	const char *h = o->help;
+	const char *h = help_of(o);
 	size_t len = strcspn(h, "\n");
 	if (strlen(left) < 25)
 		fprintf(f, "%-25s%.*s\n", left, (int)len, h);
@@ -207,9 +224,9 @@ static void complete_command(FILE *f, const struct cli_command *c)
 			fputs("\t\t", f);
 		if (o->letter)
 			fprintf(f, "-%c", o->letter);
-		if (o->values)
+		if (values_of(o))
 			fprintf(f, ") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n",
-				o->values);
+				values_of(o));
 		else if (names_path(o->arg))
 			fputs(") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", f);
 		else	/* a number, a list, a time: nothing to offer */
@@ -265,13 +282,13 @@ static void zsh_option(FILE *f, const struct cli_option *o)
 	else
 		fprintf(f, "'-%c", o->letter);
 	putc('[', f);
-	put_help(f, o->help, "[]\\", "'\\''");
+	put_help(f, help_of(o), "[]\\", "'\\''");
 	putc(']', f);
 	if (o->arg) {
 		fputs(":", f);
 		put_help(f, o->arg, ":\\", "'\\''");
-		if (o->values)
-			fprintf(f, ":(%s)", o->values);
+		if (values_of(o))
+			fprintf(f, ":(%s)", values_of(o));
 		else
 			fputs(names_path(o->arg) ? ":_files" : ": ", f);
 	}
@@ -318,12 +335,12 @@ static void fish_option(FILE *f, const struct cli_command *c, const struct cli_o
 		fprintf(f, " -l %s", o->name);
 	if (o->letter)
 		fprintf(f, " -s %c", o->letter);
-	if (o->arg && o->values)
-		fprintf(f, " -x -a '%s'", o->values);
+	if (o->arg && values_of(o))
+		fprintf(f, " -x -a '%s'", values_of(o));
 	else if (o->arg)
 		fputs(names_path(o->arg) ? " -r -F" : " -x", f);
 	fputs(" -d '", f);
-	put_help(f, o->help, "\\", "\\'");
+	put_help(f, help_of(o), "\\", "\\'");
 	fputs("'\n", f);
 }
 

@@ -20,6 +20,10 @@ struct cli_option {
 	const char *help;	/* lines joined by '\n' */
 	const char *values;	/* for completion: the values it takes,
 				 * space-separated, or NULL */
+	/* Or both made when asked, from a table kept elsewhere (--by's
+	 * keys, core/keys.c): NULL, or a string that stays valid. */
+	const char *(*help_fn)(void);
+	const char *(*values_fn)(void);
 };
 
 /* The options of several commands share these, spliced in by pointer. */
@@ -58,6 +62,11 @@ void cli_completion_zsh(FILE *f, const struct cli_command *const *commands,
 			const char *const *summaries);
 void cli_completion_fish(FILE *f, const struct cli_command *const *commands,
 			 const char *const *summaries);
+
+/* The names of the --by keys that uses takes (core/keys.h's KEY_REPORT,
+ * ...), for help, completion and errors: key_entry__names into a buffer
+ * of its own, valid until the next call. */
+const char *cli_keys(unsigned uses, const char *sep, size_t wrap, size_t first);
 
 /* Of names, the one nearest word by edit distance (git's "did you
  * mean"), or NULL when none is near enough to be a typo of it. */

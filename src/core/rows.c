@@ -8,30 +8,12 @@
 #include "grow.h"
 #include "banned.h"
 
-static const char *const field_names[RF_COUNT] = {
-	[RF_VM] = "vm", [RF_PROCESS] = "process", [RF_THREAD] = "thread",
-	[RF_COMM] = "comm", [RF_COMMAND] = "command", [RF_EXECUTABLE] = "executable",
-	[RF_USER] = "user", [RF_DSO] = "dso", [RF_FUNCTION] = "function",
-	[RF_ACCOUNT] = "account", [RF_CPU] = "cpu", [RF_CGROUP] = "cgroup",
-	[RF_STACK] = "stack",
-};
-
 const char *row_field__name(enum row_field f)
 {
-	return f < RF_COUNT ? field_names[f] : "?";
+	return f < RF_COUNT ? key_entry(f)->name : "?";
 }
 
-int row_field__parse(const char *s, size_t len, enum row_field *out)
-{
-	for (int i = 0; i < RF_STACK; i++)
-		if (strlen(field_names[i]) == len && !memcmp(field_names[i], s, len)) {
-			*out = (enum row_field)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-int row_keys__parse(struct row_keys *k, const char *list, size_t *bad)
+int row_keys__parse_for(struct row_keys *k, const char *list, unsigned uses, size_t *bad)
 {
 	memset(k, 0, sizeof(*k));
 	const char *p = list;
@@ -39,7 +21,7 @@ int row_keys__parse(struct row_keys *k, const char *list, size_t *bad)
 		size_t len = strcspn(p, ",");
 		enum row_field f;
 		*bad = (size_t)(p - list);
-		if (row_field__parse(p, len, &f) || (k->mask & RF_BIT(f)))
+		if (key_entry__find(p, len, uses, &f, NULL) || (k->mask & RF_BIT(f)))
 			return -EINVAL;
 		k->v[k->n++] = (uint8_t)f;
 		k->mask |= RF_BIT(f);
@@ -49,13 +31,18 @@ int row_keys__parse(struct row_keys *k, const char *list, size_t *bad)
 	}
 }
 
+int row_keys__parse(struct row_keys *k, const char *list, size_t *bad)
+{
+	return row_keys__parse_for(k, list, KEY_REPORT, bad);
+}
+
 void row_keys__format(const struct row_keys *k, char *buf, size_t size)
 {
 	size_t n = 0;
 	buf[0] = '\0';
 	for (uint8_t i = 0; i < k->n && n < size; i++)
 		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "," : "",
-				      field_names[k->v[i]]);
+				      key_entry(k->v[i])->name);
 }
 
 void rows__init(struct rows *r, const struct row_keys *keys)
@@ -102,6 +89,14 @@ static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
 		w->cpu = k->cpu;
 	if (m & RF_BIT(RF_STACK))
 		w->stack = k->stack;
+	for (int i = 0; i < ROW_DERIVED; i++)
+		w->derived[i] = ROW_NONE;
+	for (uint8_t i = 0; i < r->keys.n; i++) {
+		const struct key_entry *e = key_entry(r->keys.v[i]);
+		char buf[512];
+		if (e->derive && !intern(r, e->derive(k, buf, sizeof(buf)), &w->derived[e->slot]))
+			return false;
+	}
 	/* a function is named within its file */
 	bool dso = m & (RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION));
 	return (!(m & RF_BIT(RF_VM)) || intern(r, k->vm, &w->vm)) &&
@@ -122,6 +117,8 @@ static uint64_t key_hash(const struct row *w)
 	h = hash_mix(h ^ ((uint64_t)w->account << 32 | w->cgroup));
 	h = hash_mix(h ^ ((uint64_t)w->pid << 32 | w->tid));
 	h = hash_mix(h ^ (uint64_t)w->uid ^ ((uint64_t)(uint32_t)w->cpu << 40));
+	for (int i = 0; i < ROW_DERIVED; i++)
+		h = hash_mix(h ^ w->derived[i]);
 	return hash_mix(h ^ w->stack);
 }
 
@@ -138,7 +135,8 @@ static bool key_eq(const void *ctx, uint32_t id)
 	       a->executable == b->executable && a->dso == b->dso &&
 	       a->function == b->function && a->account == b->account &&
 	       a->cgroup == b->cgroup && a->pid == b->pid && a->tid == b->tid &&
-	       a->uid == b->uid && a->cpu == b->cpu && a->stack == b->stack;
+	       a->uid == b->uid && a->cpu == b->cpu && a->stack == b->stack &&
+	       !memcmp(a->derived, b->derived, sizeof(a->derived));
 }
 
 /* An attribute kept while every contribution agrees on it. */

@@ -18,27 +18,8 @@
 #include <stdint.h>
 
 #include "hindex.h"
+#include "keys.h"
 #include "strtab.h"
-
-enum row_field {
-	RF_VM,		/* the host (or VM of sampling data) */
-	RF_PROCESS,	/* pid */
-	RF_THREAD,	/* pid and tid */
-	RF_COMM,	/* the thread's name, as perf's comm */
-	RF_COMMAND,	/* the process's whole command line */
-	RF_EXECUTABLE,	/* the process's executable file */
-	RF_USER,	/* the process's uid */
-	RF_DSO,		/* the code region's file */
-	RF_FUNCTION,	/* the function, within its dso */
-	RF_ACCOUNT,	/* the charge account */
-	RF_CPU,		/* the CPU it ran on */
-	RF_CGROUP,	/* the task's cgroup */
-	RF_STACK,	/* a call stack (the source's id): not a --by key;
-			 * rows of stacks for pprof and folded */
-	RF_COUNT
-};
-
-#define RF_BIT(f) (1u << (f))
 
 struct row_keys {
 	uint8_t v[RF_COUNT];	/* fields in the order given */
@@ -46,18 +27,28 @@ struct row_keys {
 	uint32_t mask;		/* RF_BIT of each */
 };
 
-/* "process", "thread", ... ; parse returns 0 or -EINVAL. */
+/* "process", "thread", ... (keys.h's table). */
 const char *row_field__name(enum row_field f);
-int row_field__parse(const char *s, size_t len, enum row_field *out);
 
-/* A comma-separated list of fields, each once: 0, or -EINVAL with *bad
- * the offset of the field at fault. */
+/* A comma-separated list of report's keys, each once: 0, or -EINVAL with
+ * *bad the offset of the field at fault. */
 int row_keys__parse(struct row_keys *k, const char *list, size_t *bad);
+/* The same of the keys a command takes (KEY_REPORT, KEY_BILL, ...). */
+int row_keys__parse_for(struct row_keys *k, const char *list, unsigned uses, size_t *bad);
 /* The list as text ("comm,function") into buf. */
 void row_keys__format(const struct row_keys *k, char *buf, size_t size);
 static inline bool row_keys__has(const struct row_keys *k, enum row_field f)
 {
 	return k->mask & RF_BIT(f);
+}
+
+/* Adds f at the end of k (unless there already). */
+static inline void row_keys__add(struct row_keys *k, enum row_field f)
+{
+	if (!row_keys__has(k, f)) {
+		k->v[k->n++] = (uint8_t)f;
+		k->mask |= RF_BIT(f);
+	}
 }
 
 #define ROW_NONE UINT32_MAX	/* a string not known */
@@ -73,7 +64,7 @@ struct row_key {
 	int64_t uid;		/* ROW_NO_UID: unknown */
 	int32_t cpu;		/* ROW_NO_CPU: unknown */
 	uint32_t stack;		/* RF_STACK */
-};
+};	/* keys derived from these (keys.h's derive) are worked out here */
 
 /* What a row shows beside its key, when every part of it agrees: a
  * process row's command line, a thread row's comm. */
@@ -97,6 +88,7 @@ struct row {
 	int64_t uid;
 	int32_t cpu;
 	uint32_t stack;
+	uint32_t derived[ROW_DERIVED];		/* keys.h's derive; ROW_NONE */
 	uint32_t attr_command, attr_comm;	/* ROW_NONE: none or mixed */
 	bool attr_seen;
 	struct row_figures f;

@@ -73,33 +73,29 @@ static int cmp_num(int64_t a, int64_t b)
 static const struct table *sorting;	/* qsort has no context argument */
 static const struct sort_spec *sorting_by;
 
-/* Rows in the order of their key's fields. */
+/* Two rows by one key's value (keys.h). */
+static int cmp_field(const struct table_row *a, const struct table_row *b,
+		     enum row_field f)
+{
+	const struct key_entry *e = key_entry(f);
+	if (e->text)
+		return cmp_str(e->text(a), e->text(b));
+	return e->number ? cmp_num(e->number(a), e->number(b)) : 0;
+}
+
+/* Rows in the order of their key's fields, each with the keys shown with
+ * it (a thread's pid first, a function's file after). */
 static int cmp_key(const struct table_row *a, const struct table_row *b)
 {
 	const struct row_keys *k = &sorting->keys;
 	int c = 0;
 	for (uint8_t i = 0; i < k->n && !c; i++) {
-		switch (k->v[i]) {
-		case RF_VM: c = cmp_str(a->vm, b->vm); break;
-		case RF_PROCESS: c = cmp_num(a->pid, b->pid); break;
-		case RF_THREAD:
-			c = cmp_num(a->pid, b->pid);
-			c = c ? c : cmp_num(a->tid, b->tid);
-			break;
-		case RF_COMM: c = cmp_str(a->comm, b->comm); break;
-		case RF_COMMAND: c = cmp_str(a->command, b->command); break;
-		case RF_EXECUTABLE: c = cmp_str(a->executable, b->executable); break;
-		case RF_USER: c = cmp_num(a->uid, b->uid); break;
-		case RF_DSO: c = cmp_str(a->dso, b->dso); break;
-		case RF_FUNCTION:
-			c = cmp_str(a->function, b->function);
-			c = c ? c : cmp_str(a->dso, b->dso);
-			break;
-		case RF_ACCOUNT: c = cmp_str(a->account, b->account); break;
-		case RF_CPU: c = cmp_num(a->cpu, b->cpu); break;
-		case RF_CGROUP: c = cmp_str(a->cgroup, b->cgroup); break;
-		default: break;
-		}
+		const struct key_entry *e = key_entry(k->v[i]);
+		if (e->before != RF_COUNT)
+			c = cmp_field(a, b, e->before);
+		c = c ? c : cmp_field(a, b, k->v[i]);
+		if (e->after != RF_COUNT)
+			c = c ? c : cmp_field(a, b, e->after);
 	}
 	return c;
 }
@@ -157,6 +153,8 @@ static struct table_row table_row(const struct table *t, const struct row *w)
 		.inclusive_ns = w->f.inclusive_ns,
 		.wait_known = w->f.wait_threads > 0, .wait_ns = w->f.wait_ns,
 	};
+	for (int i = 0; i < ROW_DERIVED; i++)
+		o.derived[i] = rows__str(r, w->derived[i]);
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
 		o.command = rows__str(r, w->attr_command);
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMM))

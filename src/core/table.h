@@ -33,6 +33,7 @@ struct table_row {
 	uint32_t pid, tid;
 	int64_t uid;		/* ROW_NO_UID */
 	int32_t cpu;		/* ROW_NO_CPU */
+	const char *derived[ROW_DERIVED];	/* keys.h's derive */
 	uint64_t samples, steal_samples;
 	uint64_t cpu_ns, steal_ns, apparent_ns, corrected_ns;
 	uint64_t control_ns;	/* cpu_ns in control-program accounts (seed

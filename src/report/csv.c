@@ -10,42 +10,6 @@
 #include "report.h"
 #include "../core/banned.h"
 
-static void header(FILE *out, const struct table *t, const struct report_extras *x)
-{
-	bool pid_done = false, first = true;
-	for (uint8_t i = 0; i < t->keys.n; i++) {
-		const char *name = NULL;
-		switch (t->keys.v[i]) {
-		case RF_PROCESS:
-		case RF_THREAD:
-			if (!pid_done)
-				fputs(first ? "pid" : ",pid", out);
-			pid_done = true;
-			first = false;
-			if (t->keys.v[i] == RF_THREAD)
-				fputs(",tid", out);
-			continue;
-		case RF_USER: name = "uid"; break;
-		case RF_FUNCTION: name = x ? "function,dso" : "function"; break;
-		default: name = row_field__name((enum row_field)t->keys.v[i]); break;
-		}
-		fprintf(out, "%s%s", first ? "" : ",", name);
-		first = false;
-	}
-	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns", out);
-	if (t->inclusive)
-		fputs(",inclusive_ns", out);
-	if (t->cgroup_figures)
-		fputs(",throttled_ns,wait_ns", out);
-	if (x)
-		fputs(",target_ns,control_ns", out);
-	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
-		fputs(",command", out);
-	if (t->attrs && row_keys__has(&t->keys, RF_THREAD) && !row_keys__has(&t->keys, RF_COMM))
-		fputs(",comm", out);
-	putc('\n', out);
-}
-
 static void text_field(FILE *out, bool *first, const char *s)
 {
 	if (!*first)
@@ -64,37 +28,54 @@ static void num_field(FILE *out, bool *first, bool known, int64_t v)
 		fprintf(out, "%" PRId64, v);
 }
 
+struct fields {
+	FILE *out;
+	bool first;
+	const struct table_row *r;	/* NULL: the header */
+};
+
+/* One key's column: its name (the header) or its value. */
+static void key_field(void *ctx, enum row_field f, bool with)
+{
+	struct fields *c = ctx;
+	const struct key_entry *e = key_entry(f);
+	(void)with;
+	if (!c->r) {
+		fprintf(c->out, "%s%s", c->first ? "" : ",", e->field);
+		c->first = false;
+	} else if (e->text) {
+		text_field(c->out, &c->first, e->text(c->r));
+	} else {
+		int64_t v = e->number(c->r);
+		num_field(c->out, &c->first, e->type == KEY_TASK || v >= 0,
+			  e->type == KEY_TASK ? table_id((uint32_t)v) : v);
+	}
+}
+
+/* The key's columns in the order given (r NULL: the header); a
+ * recording's function with its file. */
 static void keys(FILE *out, const struct table *t, const struct report_extras *x,
 		 const struct table_row *r)
 {
-	bool pid_done = false, first = true;
-	for (uint8_t i = 0; i < t->keys.n; i++) {
-		switch (t->keys.v[i]) {
-		case RF_VM: text_field(out, &first, r->vm); break;
-		case RF_PROCESS:
-		case RF_THREAD:
-			if (!pid_done)
-				num_field(out, &first, true, table_id(r->pid));
-			pid_done = true;
-			if (t->keys.v[i] == RF_THREAD)
-				num_field(out, &first, true, table_id(r->tid));
-			break;
-		case RF_COMM: text_field(out, &first, r->comm); break;
-		case RF_COMMAND: text_field(out, &first, r->command); break;
-		case RF_EXECUTABLE: text_field(out, &first, r->executable); break;
-		case RF_USER: num_field(out, &first, r->uid >= 0, r->uid); break;
-		case RF_DSO: text_field(out, &first, r->dso); break;
-		case RF_FUNCTION:
-			text_field(out, &first, r->function);
-			if (x)
-				text_field(out, &first, r->dso);
-			break;
-		case RF_ACCOUNT: text_field(out, &first, r->account); break;
-		case RF_CPU: num_field(out, &first, r->cpu >= 0, r->cpu); break;
-		case RF_CGROUP: text_field(out, &first, r->cgroup); break;
-		default: break;
-		}
-	}
+	struct fields c = { out, true, r };
+	report_keys(&t->keys, x ? REPORT_AFTER_ALWAYS : REPORT_AFTER_NONE, key_field, &c);
+}
+
+static void header(FILE *out, const struct table *t, const struct report_extras *x)
+{
+	keys(out, t, x, NULL);
+	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns", out);
+	if (t->inclusive)
+		fputs(",inclusive_ns", out);
+	if (t->cgroup_figures)
+		fputs(",throttled_ns,wait_ns", out);
+	if (x)
+		fputs(",target_ns,control_ns", out);
+	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
+		fputs(",command", out);
+	if (t->attrs && row_keys__has(&t->keys, RF_THREAD) && !row_keys__has(&t->keys, RF_COMM))
+		fputs(",comm", out);
+	putc('\n', out);
 }
 
 static int write_csv(FILE *out, const struct table *t, const struct report_extras *x)
@@ -129,4 +110,8 @@ static int write_csv(FILE *out, const struct table *t, const struct report_extra
 	return ferror(out) ? -EIO : 0;
 }
 
-const struct report_writer report_csv = { "csv", write_csv };
+const struct report_writer report_csv = {
+	.name = "csv", .write = write_csv,
+	.needs = REPORT_SAMPLING,
+	.by = "thread",
+};

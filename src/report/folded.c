@@ -120,4 +120,9 @@ static int write_folded(FILE *out, const struct table *t, const struct report_ex
 	return err ? err : ferror(out) ? -EIO : 0;
 }
 
-const struct report_writer report_folded = { "folded", write_folded };
+const struct report_writer report_folded = {
+	.name = "folded", .write = write_folded,
+	.needs = REPORT_NEEDS_STACKS | REPORT_NEEDS_FUNCTION | REPORT_FOLDS_STACKS |
+		 REPORT_NO_ROWS,
+	.by = "thread,function,account",
+};

@@ -184,4 +184,8 @@ static int write_html(FILE *out, const struct table *t, const struct report_extr
 	return err ? err : ferror(out) ? -EIO : 0;
 }
 
-const struct report_writer report_html = { "html", write_html };
+const struct report_writer report_html = {
+	.name = "html", .write = write_html,
+	.needs = REPORT_NEEDS_STACKS,
+	.by = "thread",
+};

@@ -136,44 +136,40 @@ static void write_totals(FILE *out, const struct table *t, bool known)
 		tot->programs);
 }
 
-/* The key's fields, in the order given. */
+struct members {
+	FILE *out;
+	bool *first;
+	const struct table_row *r;
+};
+
+/* One key's member; a key people know by another form (a cgroup's name)
+ * gives that too, as FIELD_name. */
+static void key_member(void *ctx, enum row_field f, bool with)
+{
+	const struct members *c = ctx;
+	const struct key_entry *e = key_entry(f);
+	(void)with;
+	if (e->text) {
+		json_put_str_member(c->out, c->first, e->field, e->text(c->r));
+	} else {
+		int64_t v = e->number(c->r);
+		json_put_num_member(c->out, c->first, e->field, e->type == KEY_TASK || v >= 0,
+				    e->type == KEY_TASK ? table_id((uint32_t)v) : v);
+	}
+	if (e->display) {
+		char name[512], member[64];
+		snprintf(member, sizeof(member), "%s_name", e->field);
+		json_put_str_member(c->out, c->first, member, e->display(c->r, name, sizeof(name)));
+	}
+}
+
+/* The key's fields, in the order given; a recording's function with its
+ * file, unless that is a key. */
 static void keys(FILE *out, bool *first, const struct table *t,
 		 const struct report_extras *x, const struct table_row *r)
 {
-	bool pid_done = false;
-	for (uint8_t i = 0; i < t->keys.n; i++) {
-		switch (t->keys.v[i]) {
-		case RF_VM: json_put_str_member(out, first, "vm", r->vm); break;
-		case RF_PROCESS:
-		case RF_THREAD:
-			if (!pid_done)
-				json_put_num_member(out, first, "pid", true, table_id(r->pid));
-			pid_done = true;
-			if (t->keys.v[i] == RF_THREAD)
-				json_put_num_member(out, first, "tid", true, table_id(r->tid));
-			break;
-		case RF_COMM: json_put_str_member(out, first, "comm", r->comm); break;
-		case RF_COMMAND: json_put_str_member(out, first, "command", r->command); break;
-		case RF_EXECUTABLE: json_put_str_member(out, first, "executable", r->executable); break;
-		case RF_USER: json_put_num_member(out, first, "uid", r->uid >= 0, r->uid); break;
-		case RF_DSO: json_put_str_member(out, first, "dso", r->dso); break;
-		case RF_FUNCTION:
-			json_put_str_member(out, first, "function", r->function);
-			if (x && !row_keys__has(&t->keys, RF_DSO))
-				json_put_str_member(out, first, "dso", r->dso);
-			break;
-		case RF_ACCOUNT: json_put_str_member(out, first, "account", r->account); break;
-		case RF_CPU: json_put_num_member(out, first, "cpu", r->cpu >= 0, r->cpu); break;
-		case RF_CGROUP: {
-			char name[512];
-			json_put_str_member(out, first, "cgroup", r->cgroup);
-			json_put_str_member(out, first, "cgroup_name",
-				r->cgroup ? cgroup_name(r->cgroup, name, sizeof(name)) : NULL);
-			break;
-		}
-		default: break;
-		}
-	}
+	struct members c = { out, first, r };
+	report_keys(&t->keys, x ? REPORT_AFTER_UNLESS_KEY : REPORT_AFTER_NONE, key_member, &c);
 }
 
 static void write_row(FILE *out, const struct table *t, const struct report_extras *x,
@@ -227,4 +223,8 @@ static int write_json(FILE *out, const struct table *t, const struct report_extr
 	return ferror(out) ? -EIO : 0;
 }
 
-const struct report_writer report_json = { "json", write_json };
+const struct report_writer report_json = {
+	.name = "json", .write = write_json,
+	.needs = REPORT_SAMPLING,
+	.by = "thread",
+};

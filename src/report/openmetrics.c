@@ -26,41 +26,42 @@ static void put_num_label(FILE *out, bool *first, const char *name, int64_t v)
 	om_put_label(out, first, name, num);
 }
 
+struct labels {
+	FILE *out;
+	bool first;
+	const struct table_row *r;
+	const struct report_extras *x;
+};
+
+/* One key's label, named as a recording's rows name it (host for vm);
+ * one shown with another key only when known. */
+static void key_label(void *ctx, enum row_field f, bool with)
+{
+	struct labels *c = ctx;
+	const struct key_entry *e = key_entry(f);
+	const char *name = c->x && e->label ? e->label : e->field;
+	if (e->text) {
+		const char *v = e->text(c->r);
+		if (!v && with)
+			return;
+		om_put_label(c->out, &c->first, name, v || !e->unknown ? v : e->unknown);
+	} else {
+		int64_t v = e->number(c->r);
+		put_num_label(c->out, &c->first, name,
+			      e->type == KEY_TASK ? table_id((uint32_t)v) : v);
+	}
+}
+
+/* The labels of a row: its key's fields (a function with its file, unless
+ * a key) and its process's command. */
 static void put_labels(FILE *out, const struct table *t, const struct table_row *r,
 		       const struct report_extras *x)
 {
-	bool first = true, pid_done = false;
+	struct labels c = { out, true, r, x };
 	putc('{', out);
-	for (uint8_t i = 0; i < t->keys.n; i++) {
-		switch (t->keys.v[i]) {
-		case RF_VM: om_put_label(out, &first, x ? "host" : "vm", r->vm); break;
-		case RF_PROCESS:
-		case RF_THREAD:
-			if (!pid_done)
-				put_num_label(out, &first, "pid", table_id(r->pid));
-			pid_done = true;
-			if (t->keys.v[i] == RF_THREAD)
-				put_num_label(out, &first, "tid", table_id(r->tid));
-			break;
-		case RF_COMM: om_put_label(out, &first, "comm", r->comm); break;
-		case RF_COMMAND: om_put_label(out, &first, "command", r->command); break;
-		case RF_EXECUTABLE: om_put_label(out, &first, "executable", r->executable); break;
-		case RF_USER: put_num_label(out, &first, "uid", r->uid); break;
-		case RF_DSO: om_put_label(out, &first, "dso", r->dso); break;
-		case RF_FUNCTION:
-			om_put_label(out, &first, "function", r->function);
-			if (!row_keys__has(&t->keys, RF_DSO) && r->dso)
-				om_put_label(out, &first, "dso", r->dso);
-			break;
-		case RF_ACCOUNT: om_put_label(out, &first, "account",
-					   r->account ? r->account : "[unknown]"); break;
-		case RF_CPU: put_num_label(out, &first, "cpu", r->cpu); break;
-		case RF_CGROUP: om_put_label(out, &first, "cgroup", r->cgroup); break;
-		default: break;
-		}
-	}
+	report_keys(&t->keys, REPORT_AFTER_UNLESS_KEY, key_label, &c);
 	if (t->attrs && r->command && !row_keys__has(&t->keys, RF_COMMAND))
-		om_put_label(out, &first, "command", r->command);
+		om_put_label(out, &c.first, "command", r->command);
 	putc('}', out);
 }
 
@@ -90,4 +91,7 @@ static int write_openmetrics(FILE *out, const struct table *t,
 	return ferror(out) ? -EIO : 0;
 }
 
-const struct report_writer report_openmetrics = { "openmetrics", write_openmetrics };
+const struct report_writer report_openmetrics = {
+	.name = "openmetrics", .write = write_openmetrics,
+	.by = "vm,account",	/* counters by account */
+};

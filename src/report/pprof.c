@@ -132,31 +132,37 @@ static void label(struct labels *l, const char *key, const char *s, int64_t num)
 	l->num[l->n++] = num;
 }
 
+struct row_labels {
+	struct labels *l;
+	const struct table_row *r;
+};
+
+/* One key's label, as a recording's rows name it (host for vm); numbers
+ * as they are. Keys the locations say (function, dso) are no label. */
+static void key_label(void *ctx, enum row_field f, bool with)
+{
+	const struct row_labels *c = ctx;
+	const struct key_entry *e = key_entry(f);
+	const char *name = e->label ? e->label : e->field;
+	(void)with;
+	if (e->location)
+		return;
+	if (e->text) {
+		const char *v = e->text(c->r);
+		label(c->l, name, v || !e->unknown ? v : e->unknown, -1);
+	} else {
+		label(c->l, name, NULL, e->number(c->r));
+	}
+}
+
 /* The labels of a row: its key's fields but function and dso (the
  * locations say those), and its process's command. */
 static void row_labels(const struct table *t, const struct row_keys *k,
 		       const struct table_row *r, struct labels *l)
 {
+	struct row_labels c = { l, r };
 	l->n = 0;
-	for (uint8_t i = 0; i < k->n; i++) {
-		switch (k->v[i]) {
-		case RF_VM: label(l, "host", r->vm, -1); break;
-		case RF_PROCESS: label(l, "pid", NULL, r->pid); break;
-		case RF_THREAD:
-			if (!row_keys__has(k, RF_PROCESS))
-				label(l, "pid", NULL, r->pid);
-			label(l, "tid", NULL, r->tid);
-			break;
-		case RF_COMM: label(l, "comm", r->comm, -1); break;
-		case RF_COMMAND: label(l, "command", r->command, -1); break;
-		case RF_EXECUTABLE: label(l, "executable", r->executable, -1); break;
-		case RF_USER: label(l, "uid", NULL, r->uid); break;
-		case RF_ACCOUNT: label(l, "account", r->account ? r->account : "[unknown]", -1); break;
-		case RF_CPU: label(l, "cpu", NULL, r->cpu); break;
-		case RF_CGROUP: label(l, "cgroup", r->cgroup, -1); break;
-		default: break;
-		}
-	}
+	report_keys(k, REPORT_AFTER_NONE, key_label, &c);
 	if (t->attrs && r->command && !row_keys__has(k, RF_COMMAND))
 		label(l, "command", r->command, -1);
 }
@@ -346,6 +352,8 @@ static int stack_sample(struct builder *b, const struct table *t,
 		.account = rows__str(st, w->account), .cgroup = rows__str(st, w->cgroup),
 		.pid = w->pid, .tid = w->tid, .uid = w->uid, .cpu = w->cpu,
 	};
+	for (int i = 0; i < ROW_DERIVED; i++)
+		r.derived[i] = rows__str(st, w->derived[i]);
 	if (!r.command)
 		r.command = rows__str(st, w->attr_command);
 	struct labels l;
@@ -517,4 +525,8 @@ static int write_pprof(FILE *out, const struct table *t, const struct report_ext
 	return err ? err : ferror(out) ? -EIO : 0;
 }
 
-const struct report_writer report_pprof = { "pprof", write_pprof };
+const struct report_writer report_pprof = {
+	.name = "pprof", .write = write_pprof,
+	.needs = REPORT_NEEDS_STACKS | REPORT_NEEDS_FUNCTION | REPORT_NO_ROWS,
+	.by = "thread,function,account",
+};

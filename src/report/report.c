@@ -256,6 +256,28 @@ size_t text_clean(char *buf, size_t size, const char *s)
 	return out;
 }
 
+void report_keys(const struct row_keys *k, enum report_after after,
+		 void (*fn)(void *ctx, enum row_field f, bool with), void *ctx)
+{
+	uint32_t shown = 0;
+	for (uint8_t i = 0; i < k->n; i++) {
+		enum row_field f = k->v[i];
+		const struct key_entry *e = key_entry(f);
+		if (!e->text && !e->number)
+			continue;	/* no value in a row: a stack's id */
+		if (e->before != RF_COUNT && !(shown & RF_BIT(e->before))) {
+			fn(ctx, e->before, true);
+			shown |= RF_BIT(e->before);
+		}
+		if (!(shown & RF_BIT(f)))
+			fn(ctx, f, false);
+		shown |= RF_BIT(f);
+		if (e->after != RF_COUNT && (after == REPORT_AFTER_ALWAYS ||
+		    (after == REPORT_AFTER_UNLESS_KEY && !row_keys__has(k, e->after))))
+			fn(ctx, e->after, true);
+	}
+}
+
 const char *report_user(int64_t uid, char *buf, size_t size)
 {
 	if (uid < 0) {

@@ -101,12 +101,22 @@ struct report_extras {
 	unsigned width;
 };
 
+/* What a writer needs of the report (struct report_writer's needs). */
+#define REPORT_NEEDS_STACKS	0x1u	/* the rows of call stacks (x->stacks) */
+#define REPORT_NEEDS_FUNCTION	0x2u	/* rows by function: a profile */
+#define REPORT_FOLDS_STACKS	0x4u	/* the stacks only, each thread's summed by
+					 * program and frames as they come */
+#define REPORT_SAMPLING		0x8u	/* also writes sampling data (analyze) */
+#define REPORT_NO_ROWS		0x10u	/* reads the stacks alone: no rows kept */
+
 struct report_writer {
 	const char *name;
 	/* Writes t (and x, for a recording; NULL for sampling data) to out.
 	 * Returns 0, or -EIO when out has an error. */
 	int (*write)(FILE *out, const struct table *t,
 		     const struct report_extras *x);
+	unsigned needs;		/* REPORT_NEEDS_* and the like */
+	const char *by;		/* its keys when --by is not given */
 };
 
 /* The writer called name, or NULL. */
@@ -179,6 +189,20 @@ int text_put_middle(FILE *out, const char *s, int max, int pad);
  * control characters and bytes that are not UTF-8 as $'\n' and $'\xHH',
  * never raw. A new string (the caller frees it), or NULL with errno. */
 char *shell_quote(const char *const *argv);
+
+/* Which keys report_keys shows after another (a function's file). */
+enum report_after {
+	REPORT_AFTER_NONE,
+	REPORT_AFTER_UNLESS_KEY,	/* unless it is a key itself */
+	REPORT_AFTER_ALWAYS,		/* even then (CSV's header says both) */
+};
+
+/* Calls fn for each key field of k that a row shows, in --by's order:
+ * each key with a value in a row (not a stack's id) once, with ahead of it once the key its entry says comes
+ * before it (a thread's pid) and, as after says, behind it the one its
+ * entry says comes after it (with true for those two). */
+void report_keys(const struct row_keys *k, enum report_after after,
+		 void (*fn)(void *ctx, enum row_field f, bool with), void *ctx);
 
 /* A uid as "1000 (alice)" when the name is known. */
 const char *report_user(int64_t uid, char *buf, size_t size);

@@ -43,83 +43,71 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* The long columns, right of the figures: a key field or an attribute. */
-enum long_col { LC_COMM, LC_FUNCTION, LC_DSO, LC_ACCOUNT, LC_EXECUTABLE, LC_CGROUP,
-		LC_COMMAND };
-
 struct layout {
-	int vmw;		/* VM column width */
+	int narrow[RF_COUNT];	/* the width of each short key column */
 	bool fig3;		/* CPU_S split into own and system code (target/control) */
-	enum long_col cols[12];
+	enum row_field cols[12];	/* the long columns, right of the figures:
+					 * a key field or an attribute */
 	int widths[12];
 	int ncols;
 };
 
-static const char *long_value(const struct table_row *r, enum long_col c)
+static const char *long_value(const struct table_row *r, enum row_field f)
 {
-	switch (c) {
-	case LC_COMM: return r->comm;
-	case LC_FUNCTION: return r->function;
-	case LC_DSO: return r->dso;
-	case LC_ACCOUNT: return r->account;
-	case LC_EXECUTABLE: return r->executable;
-	case LC_CGROUP: {	/* as people know it; JSON and CSV keep the path */
-		static __thread char name[512];
-		return r->cgroup ? cgroup_name(r->cgroup, name, sizeof(name)) : NULL;
-	}
-	case LC_COMMAND: return r->command;
-	}
-	return NULL;
+	const struct key_entry *e = key_entry(f);
+	static __thread char name[512];
+	return e->display ? e->display(r, name, sizeof(name)) : e->text(r);
 }
 
-static const char *const long_names[] = {
-	"COMM", "FUNCTION", "DSO", "ACCOUNT", "EXECUTABLE", "CGROUP", "COMMAND",
-};
-
-static void add_col(struct layout *l, enum long_col c)
+static void add_col(struct layout *l, enum row_field f)
 {
 	for (int i = 0; i < l->ncols; i++)
-		if (l->cols[i] == c)
+		if (l->cols[i] == f)
 			return;
-	l->cols[l->ncols++] = c;
+	l->cols[l->ncols++] = f;
+}
+
+struct planning {
+	struct layout *l;
+	const struct table *t;
+};
+
+/* A key's column: a short one as wide as it needs, else a long one. */
+static void plan_key(void *ctx, enum row_field f, bool with)
+{
+	struct planning *c = ctx;
+	const struct key_entry *e = key_entry(f);
+	(void)with;
+	if (!e->narrow) {
+		add_col(c->l, f);
+		return;
+	}
+	int w = e->width ? e->width : (int)strlen(e->header);
+	for (size_t i = 0; !e->width && i < c->t->nrows; i++) {
+		const char *v = e->text(&c->t->rows[i]);
+		int n = v ? (int)strlen(v) : 1;
+		w = n > w ? n : w;
+	}
+	c->l->narrow[f] = w;
 }
 
 static void plan(struct layout *l, const struct table *t, const struct report_extras *x)
 {
 	memset(l, 0, sizeof(*l));
-	l->vmw = 2;
-	for (size_t i = 0; i < t->nrows; i++) {
-		int n = t->rows[i].vm ? (int)strlen(t->rows[i].vm) : 1;
-		if (n > l->vmw)
-			l->vmw = n;
-	}
 	const struct row_keys *k = &t->keys;
 	l->fig3 = x && (row_keys__has(k, RF_PROCESS) || row_keys__has(k, RF_THREAD));
-	for (uint8_t i = 0; i < k->n; i++) {
-		switch (k->v[i]) {
-		case RF_COMM: add_col(l, LC_COMM); break;
-		case RF_FUNCTION:
-			add_col(l, LC_FUNCTION);
-			if (x)	/* a function is named within its file */
-				add_col(l, LC_DSO);
-			break;
-		case RF_DSO: add_col(l, LC_DSO); break;
-		case RF_ACCOUNT: add_col(l, LC_ACCOUNT); break;
-		case RF_EXECUTABLE: add_col(l, LC_EXECUTABLE); break;
-		case RF_CGROUP: add_col(l, LC_CGROUP); break;
-		case RF_COMMAND: add_col(l, LC_COMMAND); break;
-		default: break;
-		}
-	}
+	struct planning p = { l, t };
+	/* a recording's function is named within its file */
+	report_keys(k, x ? REPORT_AFTER_ALWAYS : REPORT_AFTER_NONE, plan_key, &p);
 	/* each thread shows its own name, each process its command, as perf
 	 * and top do */
 	if (t->attrs && row_keys__has(k, RF_THREAD))
-		add_col(l, LC_COMM);
+		add_col(l, RF_COMM);
 	if (t->attrs)
-		add_col(l, LC_COMMAND);
+		add_col(l, RF_COMMAND);
 	/* all but the last padded to what they hold, up to 40 */
 	for (int c = 0; c < l->ncols; c++) {
-		int w = (int)strlen(long_names[l->cols[c]]);
+		int w = (int)strlen(key_entry(l->cols[c])->header);
 		for (size_t i = 0; i < t->nrows && c + 1 < l->ncols; i++) {
 			const char *v = long_value(&t->rows[i], l->cols[c]);
 			int n = v ? (int)strlen(v) : 9;
@@ -129,49 +117,49 @@ static void plan(struct layout *l, const struct table *t, const struct report_ex
 	}
 }
 
+struct short_cols {
+	FILE *out;
+	const struct layout *l;
+	const struct table_row *r;	/* NULL: the titles */
+	int n;
+};
+
+/* One short key column: a task exited shows -1, a value not known '?',
+ * a user their name. */
+static void short_key(void *ctx, enum row_field f, bool with)
+{
+	struct short_cols *c = ctx;
+	const struct key_entry *e = key_entry(f);
+	const struct table_row *r = c->r;
+	int w = c->l->narrow[f];
+	char buf[64];
+	(void)with;
+	if (!e->narrow)
+		return;
+	if (e->text || e->type == KEY_UID) {
+		const char *v = !r ? e->header : e->text ? e->text(r) :
+				report_user(e->number(r), buf, sizeof(buf));
+		c->n += text_put(c->out, v ? v : "?", e->width, w) + 1;
+		putc(' ', c->out);
+		return;
+	}
+	int64_t v = r ? e->number(r) : 0;
+	if (r && e->type == KEY_TASK)
+		v = table_id((uint32_t)v);
+	if (!r || v < 0)
+		c->n += fprintf(c->out, "%*s ", w, !r ? e->header : v == -1 &&
+				e->type == KEY_TASK ? "-1" : "?");
+	else
+		c->n += fprintf(c->out, "%*" PRId64 " ", w, v);
+}
+
 /* The short key columns, in the order given. */
 static int short_keys(FILE *out, const struct table *t, const struct layout *l,
 		      const struct table_row *r)
 {
-	char buf[64];
-	int n = 0;
-	bool pid_done = false;
-	for (uint8_t i = 0; i < t->keys.n; i++) {
-		switch (t->keys.v[i]) {
-		case RF_VM:
-			n += text_put(out, r ? (r->vm ? r->vm : "?") : "VM", 0, l->vmw) + 1;
-			putc(' ', out);
-			break;
-		case RF_PROCESS:
-		case RF_THREAD:
-			if (!pid_done)
-				n += r ? (r->pid >= TABLE_ID_EXITED ? fprintf(out, "%8s ", "-1") :
-					  fprintf(out, "%8" PRIu32 " ", r->pid)) :
-					 fprintf(out, "%8s ", "PID");
-			pid_done = true;
-			if (t->keys.v[i] == RF_THREAD)
-				n += r ? (r->tid >= TABLE_ID_EXITED ? fprintf(out, "%8s ", "-1") :
-					  fprintf(out, "%8" PRIu32 " ", r->tid)) :
-					 fprintf(out, "%8s ", "TID");
-			break;
-		case RF_CPU:
-			if (!r)
-				n += fprintf(out, "%4s ", "CPU");
-			else if (r->cpu < 0)
-				n += fprintf(out, "%4s ", "?");
-			else
-				n += fprintf(out, "%4" PRId32 " ", r->cpu);
-			break;
-		case RF_USER:
-			n += text_put(out, r ? report_user(r->uid, buf, sizeof(buf)) : "USER", 16,
-				      16) + 1;
-			putc(' ', out);
-			break;
-		default:
-			break;
-		}
-	}
-	return n;
+	struct short_cols c = { out, l, r, 0 };
+	report_keys(&t->keys, REPORT_AFTER_NONE, short_key, &c);
+	return c.n;
 }
 
 static int figure_header(FILE *out, const struct table *t, const struct layout *l)
@@ -212,9 +200,9 @@ static void long_cols(FILE *out, const struct layout *l, const struct table_row 
 		      int used, unsigned width)
 {
 	for (int c = 0; c < l->ncols; c++) {
-		const char *v = r ? long_value(r, l->cols[c]) : long_names[l->cols[c]];
-		if (!v)
-			v = l->cols[c] == LC_COMMAND || l->cols[c] == LC_COMM ? "" : "[unknown]";
+		const char *v = r ? long_value(r, l->cols[c]) : key_entry(l->cols[c])->header;
+		if (!v)	/* an attribute may be missing; a key not known */
+			v = l->cols[c] == RF_COMMAND || l->cols[c] == RF_COMM ? "" : "[unknown]";
 		fputs("  ", out);
 		if (c + 1 < l->ncols) {
 			used += 2 + text_put(out, v, l->widths[c], l->widths[c]);
@@ -430,4 +418,8 @@ static int write_text(FILE *out, const struct table *t, const struct report_extr
 	return ferror(out) ? -EIO : 0;
 }
 
-const struct report_writer report_text = { "text", write_text };
+const struct report_writer report_text = {
+	.name = "text", .write = write_text,
+	.needs = REPORT_SAMPLING,
+	.by = "thread",
+};

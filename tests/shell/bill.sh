@@ -46,6 +46,13 @@ check bill.hour.command.txt --by command --per hour --since 2025-11-30 --until 2
 check bill.day.process.csv --per day --by process --format csv
 grep -q '+ ' got && fail "a key cut with '+'"
 
+# vm is the key's one name in every command (core/keys.c); host, as the
+# ledger and the bill's columns call it, is the same key
+"$CL" bill --ledger bill.db --by vm,comm --format csv >vm.csv
+"$CL" bill --ledger bill.db --by host,comm --format csv >host.csv
+cmp -s vm.csv host.csv || fail "bill --by vm and --by host differ"
+grep -q '^host,comm,' vm.csv || fail "bill --by vm: CSV header $(head -1 vm.csv)"
+
 # JSON: the period, hosts, prices; costs sum; keys whole; months
 "$CL" bill --ledger bill.db --per month --by host,comm --price 0.05 --price kernel=0.01 \
 	--since 2025-10-01 --until 2025-12-01 --format json >m.json
@@ -100,6 +107,7 @@ bad "--price: two prices for 'kernel'" --price kernel=1 --price kernel=2
 bad "--price: no account 'kernal' in the ledger" --price kernal=1
 bad "--per: 'week' is not hour, day or month" --per week
 bad "--by: one period only" --by day,month
+bad "--by: 'dso' is not a key (vm, process, thread," --by dso
 bad "--per day: --by has another period" --by hour --per day
 bad "--since: '-3y' is not" --since -3y
 bad "--since: 'tomorrow' is not" --since tomorrow

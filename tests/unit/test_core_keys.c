@@ -1,0 +1,174 @@
+/*
+ * keys: the one table of report keys (core/keys.c) is whole: every key a
+ * command takes has a name, a header, a field and a value a row gives;
+ * no two keys share a spelling; each is found by its name and alias and
+ * only by the commands that take it; the lists for help wrap where asked
+ * and a table's rows come out in the order of their key's values (a
+ * thread's pid first, a function's file after it).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/keys.h"
+#include "core/rows.h"
+#include "core/table.h"
+
+static void every_entry_whole(void **state)
+{
+	(void)state;
+	struct table_row r = { .vm = "h", .comm = "c", .command = "c x", .executable = "/c",
+			       .dso = "d", .function = "f", .account = "a", .cgroup = "/g",
+			       .pid = 1, .tid = 2, .uid = 3, .cpu = 4 };
+	struct row_key k = { .vm = r.vm, .comm = r.comm, .command = "/usr/bin/c x",
+			     .executable = r.executable, .dso = r.dso, .function = r.function,
+			     .account = r.account, .cgroup = r.cgroup, .pid = 1, .tid = 2,
+			     .uid = 3, .cpu = 4 };
+	bool slots[ROW_DERIVED] = { false };
+	char buf[512];
+	for (int i = 0; i < RF_COUNT; i++) {
+		const struct key_entry *e = key_entry((enum row_field)i);
+		assert_non_null(e->name);
+		assert_non_null(e->header);
+		assert_non_null(e->field);
+		/* a derived key has a slot of its own, and a value */
+		if (e->derive) {
+			assert_true(e->slot >= 0 && e->slot < ROW_DERIVED && !slots[e->slot]);
+			slots[e->slot] = true;
+			assert_non_null(e->derive(&k, buf, sizeof(buf)));
+			r.derived[e->slot] = e->derive(&k, buf, sizeof(buf));
+		}
+		/* a key of report has a value in a row, of its type */
+		if (e->uses & KEY_REPORT) {
+			assert_true(e->type == KEY_TEXT ? e->text && e->text(&r) :
+				    e->number && e->number(&r) > 0);
+			assert_true(!e->narrow || e->width || e->text);
+		}
+		for (int j = 0; j < i; j++) {
+			const struct key_entry *o = key_entry((enum row_field)j);
+			assert_string_not_equal(e->name, o->name);
+			assert_true(!o->alias || strcmp(e->name, o->alias));
+			assert_true(!e->alias || strcmp(e->alias, o->name));
+		}
+		assert_true(e->before == RF_COUNT || key_entry(e->before)->uses);
+		assert_true(e->after == RF_COUNT || key_entry(e->after)->uses);
+	}
+}
+
+static void found_by_name_and_alias(void **state)
+{
+	(void)state;
+	enum row_field f = RF_COUNT;
+	bool known;
+	assert_int_equal(key_entry__find("host", 4, KEY_BILL, &f, &known), 0);
+	assert_int_equal(f, RF_VM);
+	assert_int_equal(key_entry__find("vm", 2, KEY_REPORT, &f, &known), 0);
+	assert_int_equal(f, RF_VM);
+	/* known to some command, not to this one: the error can say why */
+	assert_int_equal(key_entry__find("dso", 3, KEY_ANALYZE, &f, &known), -EINVAL);
+	assert_true(known);
+	assert_int_equal(f, RF_DSO);
+	assert_int_equal(key_entry__find("month", 5, KEY_REPORT, &f, &known), -EINVAL);
+	assert_true(known);
+	assert_int_equal(key_entry__find("stack", 5, KEY_REPORT | KEY_BILL, &f, &known),
+			 -EINVAL);
+	assert_false(known);
+	assert_int_equal(key_entry__find("threa", 5, KEY_REPORT, &f, &known), -EINVAL);
+	assert_false(known);
+	struct row_keys k;
+	size_t bad;
+	assert_int_equal(row_keys__parse(&k, "thread,function", &bad), 0);
+	assert_int_equal(k.n, 2);
+	assert_int_equal(row_keys__parse(&k, "comm,day", &bad), -EINVAL);
+	assert_int_equal(bad, 5);
+	assert_int_equal(row_keys__parse_for(&k, "comm,day", KEY_BILL, &bad), 0);
+	assert_int_equal(row_keys__parse(&k, "comm,comm", &bad), -EINVAL);
+}
+
+static void names_wrap(void **state)
+{
+	(void)state;
+	char buf[256];
+	assert_string_equal(key_entry__names(KEY_ANALYZE, "|", 0, 0, buf, sizeof(buf)),
+			    "process|thread|function");
+	/* a line broken before the name that would pass the width, the
+	 * separator's space given up for the break */
+	key_entry__names(KEY_REPORT, ", ", 30, 10, buf, sizeof(buf));
+	char *nl = strchr(buf, '\n');
+	assert_non_null(nl);
+	assert_true(nl - buf + 10 <= 30);
+	assert_int_equal(nl[-1], ',');
+	for (char *p = nl + 1, *q; (q = strchr(p, '\n')); p = q + 1)
+		assert_true(q - p <= 30);
+}
+
+static void rows_in_key_order(void **state)
+{
+	(void)state;
+	/* by thread: pid, then tid; by function: name, then file */
+	struct table t = { 0 };
+	struct table_row rows[] = {
+		{ .pid = 2, .tid = 1, .function = "b", .dso = "y" },
+		{ .pid = 1, .tid = 9, .function = "b", .dso = "x" },
+		{ .pid = 1, .tid = 3, .function = "a", .dso = "z" },
+	};
+	size_t bad;
+	row_keys__parse(&t.keys, "thread", &bad);
+	t.rows = rows;
+	t.nrows = 3;
+	struct sort_spec none = { .n = 0 };
+	table__sort(&t, &none);
+	assert_int_equal(rows[0].tid, 3);
+	assert_int_equal(rows[1].tid, 9);
+	assert_int_equal(rows[2].pid, 2);
+	row_keys__parse(&t.keys, "function", &bad);
+	table__sort(&t, &none);
+	assert_string_equal(rows[0].function, "a");
+	assert_string_equal(rows[1].dso, "x");
+	assert_string_equal(rows[2].dso, "y");
+}
+
+/* --by program: the command's first word without its directory, else a
+ * kernel thread's [comm]; rows of one program whatever their arguments */
+static void program_derived(void **state)
+{
+	(void)state;
+	struct row_keys keys;
+	size_t bad;
+	assert_int_equal(row_keys__parse(&keys, "program", &bad), 0);
+	struct rows r;
+	rows__init(&r, &keys);
+	struct row_figures f = { .samples = 1 };
+	struct row_key a = { .command = "/usr/bin/python3 a.py", .comm = "x", .pid = 1 };
+	struct row_key b = { .command = "python3 -m b", .comm = "y", .pid = 2 };
+	struct row_key c = { .comm = "kworker/0:1", .pid = 3 };
+	struct row_key d = { .pid = 4 };
+	assert_int_equal(rows__add(&r, &a, NULL, &f), 0);
+	assert_int_equal(rows__add(&r, &b, NULL, &f), 0);
+	assert_int_equal(rows__add(&r, &c, NULL, &f), 0);
+	assert_int_equal(rows__add(&r, &d, NULL, &f), 0);
+	assert_int_equal(r.n, 3);
+	assert_string_equal(rows__str(&r, r.v[0].derived[0]), "python3");
+	assert_int_equal(r.v[0].f.samples, 2);
+	assert_string_equal(rows__str(&r, r.v[1].derived[0]), "[kworker/0:1]");
+	assert_null(rows__str(&r, r.v[2].derived[0]));
+	rows__release(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_entry_whole),
+		cmocka_unit_test(found_by_name_and_alias),
+		cmocka_unit_test(names_wrap),
+		cmocka_unit_test(rows_in_key_order),
+		cmocka_unit_test(program_derived),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
