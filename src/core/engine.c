@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "heap.h"
 #include "banned.h"
 
 static void free_event_text(struct eng_event *ev)
@@ -125,64 +126,14 @@ static bool before(const struct eng_event *a, const struct eng_event *b)
 	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
 }
 
-static void sift_up(struct eng_event *h, uint32_t i)
-{
-	while (i && before(&h[i], &h[(i - 1) / 2])) {
-		struct eng_event x = h[i];
-		h[i] = h[(i - 1) / 2];
-		h[(i - 1) / 2] = x;
-		i = (i - 1) / 2;
-	}
-}
-
-static void sift_down(struct eng_event *h, uint32_t n, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = i;
-		if (l < n && before(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && before(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct eng_event x = h[i];
-		h[i] = h[m];
-		h[m] = x;
-		i = m;
-	}
-}
+HEAP_DEFINE(events, struct eng_event, before)
 
 static bool head_before(const struct eng_head *a, const struct eng_head *b)
 {
 	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
 }
 
-static void heads_up(struct eng_head *h, uint32_t i)
-{
-	while (i && head_before(&h[i], &h[(i - 1) / 2])) {
-		struct eng_head x = h[i];
-		h[i] = h[(i - 1) / 2];
-		h[(i - 1) / 2] = x;
-		i = (i - 1) / 2;
-	}
-}
-
-static void heads_down(struct eng_head *h, uint32_t n, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = i;
-		if (l < n && head_before(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && head_before(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct eng_head x = h[i];
-		h[i] = h[m];
-		h[m] = x;
-		i = m;
-	}
-}
+HEAP_DEFINE(heads, struct eng_head, head_before)
 
 static struct eng_head head_of(const struct engine *e, uint32_t r)
 {
@@ -256,7 +207,7 @@ static int enqueue(struct engine *e, const struct eng_event *ev)
 		if (grow_array((void **)&e->heap, &e->heap_cap, e->nheap, sizeof(*e->heap), 64))
 			return -ENOMEM;
 		e->heap[e->nheap] = *ev;
-		sift_up(e->heap, e->nheap++);
+		events_up(e->heap, e->nheap++);
 		return 0;
 	}
 	uint32_t id;
@@ -297,7 +248,7 @@ static void dequeue(struct engine *e, struct eng_event *ev)
 	if (heap_first(e)) {
 		*ev = e->heap[0];
 		e->heap[0] = e->heap[--e->nheap];
-		sift_down(e->heap, e->nheap, 0);
+		events_down(e->heap, e->nheap, 0);
 		return;
 	}
 	uint32_t r = e->heads[0].ring;
