@@ -32,8 +32,11 @@ shape() {	# text -> its shape: numbers (signed too: a bias may be
 	# negative) as 9, runs of spaces as one; the kinds of line, not how
 	# many of each (a run may have a thread more). How steal is found
 	# depends on the kernel (docs/record.md): the steal source line is
-	# its first words only.
-	sed -E 's/-?[0-9]+/9/g; s/ +/ /g; s/9(\.9)+/9/g' |
+	# its first words only. A row of a thread that had gone before its
+	# sample was placed (TID -1, no COMM: kept, never dropped) comes in
+	# some runs and not others: not a kind of line of its own.
+	sed -E '/^ *[0-9]+ +-1 /d' |
+		sed -E 's/-?[0-9]+/9/g; s/ +/ /g; s/9(\.9)+/9/g' |
 		sed -E 's/^( *steal source: [a-z-]+).*/\1 .../' | sort -u
 }
 

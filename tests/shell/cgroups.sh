@@ -57,10 +57,14 @@ spin() {	# GROUP: yes, moved into GROUP in every hierarchy before it runs
 	sh -c "for f in $procs; do echo \$\$ >\$f; done; exec yes" >/dev/null &
 	spinners+=($!)
 }
-# The cgroup's own counters now: usage_ns throttled_ns
+# The cgroup's own counters now, and when they were read (the wall clock
+# in ns: a python's start on a loaded machine takes a good part of a
+# second, which the window around the recording must hold): usage_ns
+# throttled_ns, and the wall clock before and after reading them
 counters() {
 	python3 - "$1" "$V2" "$CPU1" "$ACCT1" <<'PY'
-import sys, os
+import sys, os, time
+before = time.time_ns()
 g, v2, cpu1, acct1 = sys.argv[1:5]
 def flat(path):
     try:
@@ -74,17 +78,15 @@ if usage is None and acct1:
     usage = int(open(f"{acct1}/{g}/cpuacct.usage").read())
 if thr is None and cpu1:
     thr = int(flat(f"{cpu1}/{g}/cpu.stat").get("throttled_time", 0))
-print(usage, thr)
+print(usage, thr, before, time.time_ns())
 PY
 }
 spin "$Q"
 spin "$F"
 sleep 0.5
-read -r qu0 qt0 < <(counters "$Q")
-w0=$(date +%s%N)
+read -r qu0 qt0 w0 _ < <(counters "$Q")
 "$CL" record -a --duration 10 -o cg.rec 2>record.err || fail "record: $(cat record.err)"
-w1=$(date +%s%N)
-read -r qu1 qt1 < <(counters "$Q")
+read -r qu1 qt1 _ w1 < <(counters "$Q")
 "$CL" report -i cg.rec --by cgroup --format json >cg.json || fail "report --by cgroup"
 "$CL" report -i cg.rec --by cgroup >cg.txt || fail "report --by cgroup (text)"
 "$CL" ledger add --ledger cg.db cg.rec 2>/dev/null || fail "ledger add"
