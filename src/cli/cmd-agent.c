@@ -9,8 +9,8 @@
  *
  * The recording itself is live_run's; this file adds, through its hooks:
  * the metrics (a snapshot a second, on the recording's thread, handed to
- * the HTTP threads under a lock) and profiles (a second engine fed the
- * same events for the seconds asked).
+ * the HTTP threads under a lock) and profiles (analysis/profile.h: a
+ * second engine fed the same events for the seconds asked).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,11 +28,10 @@
 #include "options.h"
 #include "../agent/http.h"
 #include "../analysis/metrics.h"
-#include "../analysis/pipeline.h"
+#include "../analysis/profile.h"
 #include "../collect/cgroup.h"
 #include "../collect/kernel_acct.h"
 #include "../record/recorder.h"
-#include "../report/report.h"
 #include "../core/units.h"
 #include "../core/banned.h"
 
@@ -95,28 +94,6 @@ const struct cli_command agent_command = {
 	false,
 };
 
-/* A profile of some seconds: asked by an HTTP thread (P_ASKED), taken by
- * the recording's (P_ACTIVE, a tap of the recorder), built by it at the
- * end with its own copy of the names (P_BUILT), and written to pprof by
- * the HTTP thread that asked (the slow part, off the recording's thread),
- * which frees the slot. */
-enum { P_FREE, P_ASKED, P_ACTIVE, P_BUILT, P_WRITING };
-struct profile {
-	int state;
-	char client[80];	/* who asked: one profile a client at a time */
-	unsigned seconds;
-	uint64_t start_ns, end_ns;
-	struct pipeline pipe;	/* its own engine, fed by a tap */
-	struct analysis a;
-	struct strtab stacks, names;	/* P_BUILT: the tap's, and a copy */
-	int err;
-};
-
-/* Profiles taken at once (one a client), and how many more may wait. */
-#define PROFILE_SLOTS RECORDER_TAPS
-#define PROFILE_QUEUE 4
-#define PROFILE_QUEUE_WAIT_S 30
-
 struct agent {
 	const char *accounts_path;
 	struct account_rules rules[2];	/* the ones in use, and the last */
@@ -128,13 +105,10 @@ struct agent {
 	uint64_t next_snapshot;
 	struct http_server *http;
 	pthread_mutex_t lock;
-	pthread_cond_t profile_done;
 	/* under lock: the last snapshot, in both formats */
 	char *prom, *om;
 	size_t prom_len, om_len;
-	struct profile p[PROFILE_SLOTS];	/* state under lock */
-	unsigned waiting;		/* requests waiting for a slot */
-	bool stopping;
+	struct profiles profiles;	/* /debug/pprof/profile's */
 	bool profile_labels;
 	struct web_config web;
 	const char *web_path;
@@ -167,108 +141,11 @@ static int http_metrics(void *ctx, bool om, char **body, size_t *len)
 	return *body ? 0 : -ENOENT;
 }
 
-static bool client_busy(const struct agent *g, const char *client)
-{
-	for (int i = 0; i < PROFILE_SLOTS; i++)
-		if (g->p[i].state != P_FREE && !strcmp(g->p[i].client, client))
-			return true;
-	return false;
-}
-
-static struct profile *free_slot(struct agent *g)
-{
-	for (int i = 0; i < PROFILE_SLOTS; i++)
-		if (g->p[i].state == P_FREE)
-			return &g->p[i];
-	return NULL;
-}
-
-static void deadline(struct timespec *t, unsigned seconds)
-{
-	clock_gettime(CLOCK_REALTIME, t);
-	t->tv_sec += seconds;
-}
-
-/* A slot for client, waiting in the queue for one if need be; NULL with
- * *err (EBUSY: the client has one, or the queue is full or took too
- * long). Under g->lock. */
-static struct profile *take_slot(struct agent *g, const char *client, int *err)
-{
-	struct profile *p = NULL;
-	*err = -EBUSY;
-	if (client_busy(g, client) || (!(p = free_slot(g)) && g->waiting >= PROFILE_QUEUE))
-		return NULL;
-	if (!p) {
-		struct timespec until;
-		deadline(&until, PROFILE_QUEUE_WAIT_S);
-		g->waiting++;
-		int e = 0;
-		while (!(p = free_slot(g)) && !g->stopping && !e)
-			e = pthread_cond_timedwait(&g->profile_done, &g->lock, &until);
-		g->waiting--;
-		if (!p || g->stopping || client_busy(g, client))
-			return NULL;
-	}
-	*p = (struct profile){ .state = P_ASKED };
-	snprintf(p->client, sizeof(p->client), "%s", client);
-	*err = 0;
-	return p;
-}
-
-/* The slot's pprof, into memory (from the names copied at its end). */
-static int profile_write(struct profile *p, char **body, size_t *len)
-{
-	FILE *f = open_memstream(body, len);
-	if (!f)
-		return -ENOMEM;
-	int err = report_pprof.write(f, p->a.table, &p->a.x);
-	if (fclose(f) && !err)
-		err = -ENOMEM;
-	if (err) {
-		free(*body);
-		*body = NULL;
-	}
-	return err;
-}
-
-static void profile_release(struct profile *p)
-{
-	analysis__release(&p->a);
-	strtab__release(&p->stacks);
-	free(p->names.bytes);
-	free(p->names.offset);
-	free(p->names.length);
-	memset(&p->names, 0, sizeof(p->names));
-}
-
 static int http_profile(void *ctx, const char *client, unsigned seconds, char **body,
 			size_t *len)
 {
 	struct agent *g = ctx;
-	int err;
-	pthread_mutex_lock(&g->lock);
-	struct profile *p = take_slot(g, client, &err);
-	if (!p) {
-		pthread_mutex_unlock(&g->lock);
-		return err;
-	}
-	p->seconds = seconds;
-	/* the recording's thread ends every profile it took: its seconds, or
-	 * when it stops */
-	while (p->state == P_ASKED || p->state == P_ACTIVE)
-		pthread_cond_wait(&g->profile_done, &g->lock);
-	bool built = p->state == P_BUILT;
-	err = p->err;
-	p->state = P_WRITING;
-	pthread_mutex_unlock(&g->lock);
-	if (built && !err)
-		err = profile_write(p, body, len);
-	profile_release(p);
-	pthread_mutex_lock(&g->lock);
-	p->state = P_FREE;
-	pthread_cond_broadcast(&g->profile_done);
-	pthread_mutex_unlock(&g->lock);
-	return err;
+	return profiles__take(&g->profiles, client, seconds, body, len);
 }
 
 /* --- the recording's side */
@@ -405,131 +282,6 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 	return 0;
 }
 
-/* The profile engine starts from what the main one knows of the tasks
- * alive: their names and command lines. */
-struct seed {
-	struct engine *e;
-	uint64_t now;
-	bool commands;		/* --profile-labels */
-	struct strtab seen;	/* pids given a PROC event */
-};
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-static int seed_task(void *ctx, const struct eng_proc *p, const struct eng_thread *t)
-{
-	struct seed *s = ctx;
-	uint32_t pid = p ? p->pid : t->tid;
-	uint32_t before = s->seen.count;
-	if (p && strtab__intern(&s->seen, (const char *)&pid, sizeof(pid)) == HINDEX_NONE)
-		return -ENOMEM;
-	int err = 0;
-	if (p && s->seen.count != before) {
-		struct eng_event ev = { .kind = EK_PROC, .time = s->now, .pid = pid,
-					.text = s->commands ? dup_or_null(p->command) : NULL,
-					.exe = dup_or_null(p->executable), .uid = p->uid };
-		err = engine__push(s->e, &ev);
-	}
-	struct eng_event ev = { .kind = EK_TASK, .time = s->now, .pid = pid, .tid = t->tid,
-				.comm = t->comm };
-	return err ? err : engine__push(s->e, &ev);
-}
-
-static int profile_start(struct agent *g, struct profile *p, struct recorder *r,
-			 struct engine *main_e, uint64_t now)
-{
-	struct analysis_opts ao = { .method = METHOD_PRECEDING, .stacks = true };
-	size_t bad;
-	row_keys__parse(&ao.keys, "thread,function,account", &bad);
-	/* fed by a tap of its own (recorder__tap below), not attached */
-	struct pipeline_opts po = { .method = METHOD_PRECEDING, .analysis = &p->a,
-				    .analysis_opts = &ao, .start_ns = now };
-	int err = pipeline__init(&p->pipe, recorder__source(r), &po);
-	struct seed s = { p->pipe.engine, now, .commands = g->profile_labels };
-	strtab__init(&s.seen);
-	if (!err)
-		err = engine__each_thread(main_e, seed_task, &s);
-	strtab__release(&s.seen);
-	struct strtab *stacks = err ? NULL : recorder__tap(r, p->pipe.engine, g->profile_labels);
-	if (!err && !stacks)
-		err = -errno;
-	if (err) {
-		pipeline__release(&p->pipe);
-		analysis__release(&p->a);
-		return err;
-	}
-	p->a.stack_frames = stacks;
-	p->start_ns = now;
-	p->end_ns = now + (uint64_t)p->seconds * NSEC_PER_SEC;
-	return 0;
-}
-
-/* A copy of the names to read while the recording goes on adding to its
- * own (the index is not needed to read). 0 or -ENOMEM. */
-static int copy_names(struct strtab *to, const struct strtab *from)
-{
-	strtab__init(to);
-	to->bytes = malloc(from->len ? from->len : 1);
-	to->offset = malloc((from->count ? from->count : 1) * sizeof(*to->offset));
-	to->length = malloc((from->count ? from->count : 1) * sizeof(*to->length));
-	if (!to->bytes || !to->offset || !to->length)
-		return -ENOMEM;
-	memcpy(to->bytes, from->bytes, from->len);
-	memcpy(to->offset, from->offset, from->count * sizeof(*to->offset));
-	memcpy(to->length, from->length, from->count * sizeof(*to->length));
-	to->len = to->cap = from->len;
-	to->count = to->slots = from->count;
-	return 0;
-}
-
-/* Its seconds are over: the figures built (on this thread, where the
- * names are), for the HTTP thread to write. */
-static int profile_build(struct profile *p, struct recorder *r, uint64_t now)
-{
-	recorder__untap(r, p->pipe.engine, &p->stacks);
-	p->a.stack_frames = &p->stacks;
-	int err = pipeline__finish(&p->pipe, now);
-	if (!err)
-		err = pipeline__build(&p->pipe, now);
-	if (!err)
-		err = copy_names(&p->names, recorder__names(r));
-	p->a.names = &p->names;
-	p->a.x.names = &p->names;
-	p->a.x.stack_frames = &p->stacks;
-	pipeline__release(&p->pipe);
-	return err;
-}
-
-static void profile_done(struct agent *g, struct profile *p, int state, int err)
-{
-	pthread_mutex_lock(&g->lock);
-	p->err = err;
-	p->state = state;
-	pthread_cond_broadcast(&g->profile_done);
-	pthread_mutex_unlock(&g->lock);
-}
-
-/* Profiles asked start; those whose seconds are over are built. */
-static void profiles_turn(struct agent *g, struct recorder *r, struct engine *e, uint64_t now)
-{
-	for (int i = 0; i < PROFILE_SLOTS; i++) {
-		struct profile *p = &g->p[i];
-		pthread_mutex_lock(&g->lock);
-		int state = p->state;
-		pthread_mutex_unlock(&g->lock);
-		int err;
-		if (state == P_ASKED && (err = profile_start(g, p, r, e, now)))
-			profile_done(g, p, P_BUILT, err);	/* the request failed, not the agent */
-		else if (state == P_ASKED)
-			profile_done(g, p, P_ACTIVE, 0);
-		else if (state == P_ACTIVE && now >= p->end_ns)
-			profile_done(g, p, P_BUILT, profile_build(p, r, now));
-	}
-}
-
 static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t now,
 		     const struct live_status *st)
 {
@@ -539,7 +291,7 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 		g->next_snapshot = now + NSEC_PER_SEC;
 		err = snapshot(g, r, e, st);
 	}
-	profiles_turn(g, r, e, now);
+	profiles__turn(&g->profiles, r, e, now);
 	if (err)
 		cli_error("metrics: %s", strerror(-err));
 	return err ? EXIT_RUNTIME : 0;
@@ -721,24 +473,6 @@ static void say_start(const struct live_opts *o, const struct agent *g)
 	fputc('\n', stderr);
 }
 
-/* The recording has stopped: profiles being taken end unanswered; then
- * the server stops (it waits for its threads), before what they read goes. */
-static void stop_profiles(struct agent *g)
-{
-	pthread_mutex_lock(&g->lock);
-	g->stopping = true;
-	for (int i = 0; i < PROFILE_SLOTS; i++) {
-		struct profile *p = &g->p[i];
-		if (p->state != P_ASKED && p->state != P_ACTIVE)
-			continue;
-		pipeline__release(&p->pipe);
-		p->err = -ECANCELED;
-		p->state = P_BUILT;
-	}
-	pthread_cond_broadcast(&g->profile_done);
-	pthread_mutex_unlock(&g->lock);
-}
-
 int cmd_agent(int argc, char **argv)
 {
 	struct live_opts o;
@@ -772,14 +506,17 @@ int cmd_agent(int argc, char **argv)
 		return status;
 	}
 	pthread_mutex_init(&g.lock, NULL);
-	pthread_cond_init(&g.profile_done, NULL);
+	profiles__init(&g.profiles, g.profile_labels);
 	struct live_hooks hooks = { &g, hook_started, hook_tick, hook_reload };
 	o.hooks = &hooks;
 	say_start(&o, &g);
 	struct live_result res;
 	status = live_run(&o, &res);
-	stop_profiles(&g);
+	/* profiles being taken end unanswered; then the server stops (it
+	 * waits for its threads), before what they read goes */
+	profiles__stop(&g.profiles);
 	http_server__stop(g.http);
+	profiles__release(&g.profiles);
 	fprintf(stderr, "%s: stopped (%s)\n", cli_progname,
 		status ? "failed: see above" : "its last interval is in the ledger");
 	web_config__release(&g.web);
