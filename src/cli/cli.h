@@ -159,8 +159,9 @@ int cli_import_script(const char *path, int out_fd, bool quiet,
 		      const struct script_import_kernel *k);
 /* A recording to read: the file input, or perf-script:FILE (or
  * perf-script:- for standard input) imported into memory, with k as the
- * import's (may be NULL). A file descriptor, or minus the exit status,
- * having said why. */
-int cli_open_recording(const char *input, const struct script_import_kernel *k);
+ * import's (may be NULL). 0 with its file descriptor in *fd, or the exit
+ * status, having said why. */
+int cli_open_recording(const char *input, const struct script_import_kernel *k,
+		       int *fd);
 
 #endif

@@ -117,9 +117,9 @@ static int complete(const char *path, struct batch *b, bool *nothing, char *msg,
 
 static int add_one(const char *ledger, const char *rec, const struct account_rules *rules)
 {
-	int fd = cli_open_recording(rec, NULL);
-	if (fd < 0)
-		return -fd;
+	int fd, status = cli_open_recording(rec, NULL, &fd);
+	if (status)
+		return status;
 	struct rec_error e = { 0 };
 	int err;
 	struct batch *b = whole(fd, rules, &e, &err);
