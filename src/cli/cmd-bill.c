@@ -687,9 +687,8 @@ static int parse(int argc, char **argv, struct bill *b, struct bill_opts *o)
 			o->help = true;
 			return 0;
 		}
-		if (id == CLI_BAD)
-			return EXIT_USAGE;
-		if ((status = one_option(b, o, id, arg)))
+		/* CLI_BAD: cli_next said what is wrong */
+		if ((status = id == CLI_BAD ? EXIT_USAGE : one_option(b, o, id, arg)))
 			return status;
 	}
 	if (optind != argc) {

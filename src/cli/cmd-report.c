@@ -220,9 +220,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->help = true;
 			return 0;
 		}
-		if (id == CLI_BAD)
-			return EXIT_USAGE;
-		if ((status = one_option(o, id, arg)))
+		/* CLI_BAD: cli_next said what is wrong */
+		if ((status = id == CLI_BAD ? EXIT_USAGE : one_option(o, id, arg)))
 			return status;
 	}
 	if (optind != argc) {

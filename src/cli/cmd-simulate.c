@@ -86,9 +86,8 @@ static int parse_args(int argc, char **argv, struct sim_config *c,
 			*help = true;
 			return 0;
 		}
-		if (id == CLI_BAD)
-			return EXIT_USAGE;
-		if ((status = one_option(c, id, arg, out, truth)))
+		/* CLI_BAD: cli_next said what is wrong */
+		if ((status = id == CLI_BAD ? EXIT_USAGE : one_option(c, id, arg, out, truth)))
 			return status;
 	}
 	if (optind != argc) {
