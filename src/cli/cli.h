@@ -22,10 +22,12 @@ extern const char *cli_progname;	/* "cpuledger analyze", for messages */
  * pointers) and print nothing. A function of src/cli that can fail
  * returns 0, or the exit status the command ends with (EXIT_RUNTIME,
  * EXIT_USAGE), having said why: so a command passes it on as it is
- * (`if ((st = f()))` then `return st`). Kept apart, and said so where
- * they are declared: option parsers that tell "taken" from "not one of
- * mine" (live_opts__parse: 1, 0, -1) and parsers that say nothing
- * (cli_parse_time: its caller says what is wrong).
+ * (`if ((st = f()))` then `return st`); a command's parse that printed
+ * --help returns 0 with a flag set, so the command ends with 0 without
+ * going on. Kept apart, and said so where they are declared: option
+ * parsers that tell "taken" from "not one of mine" (live_opts__parse:
+ * 1, 0, -1) and parsers that say nothing (cli_parse_time: its caller
+ * says what is wrong).
  */
 
 /* Prints "cpuledger CMD: MSG" to stderr. */
@@ -159,8 +161,9 @@ int cli_import_script(const char *path, int out_fd, bool quiet,
 		      const struct script_import_kernel *k);
 /* A recording to read: the file input, or perf-script:FILE (or
  * perf-script:- for standard input) imported into memory, with k as the
- * import's (may be NULL). A file descriptor, or minus the exit status,
- * having said why. */
-int cli_open_recording(const char *input, const struct script_import_kernel *k);
+ * import's (may be NULL). 0 with its file descriptor in *fd, or the exit
+ * status, having said why. */
+int cli_open_recording(const char *input, const struct script_import_kernel *k,
+		       int *fd);
 
 #endif

@@ -329,64 +329,61 @@ static int ledger_dir(const char *path)
 	return 0;
 }
 
-/* The options of the endpoint and the bounds: 1 taken, 0 not one of them,
- * -1 bad (said). */
+/* The bounds and the endpoint's limits: each a whole number in [min, max],
+ * read alike before it is stored where it belongs. */
+static const struct {
+	int id;
+	const char *name;
+	uint64_t min, max;
+} bounded_options[] = {
+	{ A_CLIENT_CONNS, "--web.client-connections", 1, HTTP_MAX_CONNECTIONS },
+	{ A_IDLE_TIMEOUT, "--web.idle-timeout", 1, 3600 },
+	{ A_MAX_NAMES, "--max-names", 1024, 16777216 },
+	{ A_MAX_CGROUPS, "--max-cgroups", 64, 16777216 },
+	{ A_MAX_SYMBOL_FILES, "--max-symbol-files", 8, 1048576 },
+	{ A_MAX_SYMBOL_MB, "--max-symbol-mb", 1, 1048576 },
+	{ A_MAX_JIT_MB, "--max-jit-mb", 1, 1048576 },
+};
+
+/* The options of the endpoint and the bounds: 0, or EXIT_USAGE having
+ * said why. */
 static int parse_shared_host(int id, const char *arg, struct live_opts *o, struct agent *g)
 {
-	uint64_t v;
+	uint64_t v = 0;
+	for (size_t i = 0; i < sizeof(bounded_options) / sizeof(bounded_options[0]); i++) {
+		int status;
+		if (bounded_options[i].id == id &&
+		    (status = cli_parse_u64(bounded_options[i].name, arg, bounded_options[i].min,
+					    bounded_options[i].max, &v)))
+			return status;
+	}
 	switch (id) {
 	case A_WEB_CONFIG: {
 		char msg[600];
 		web_config__release(&g->web);
 		if (web_config__read(arg, &g->web, msg, sizeof(msg))) {
 			cli_error("%s", msg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		g->web_path = arg;
-		break;
-	}
-	case A_PROFILE_LABELS: g->profile_labels = true; break;
-	case A_CLIENT_CONNS:
-		if (cli_parse_u64("--web.client-connections", arg, 1, HTTP_MAX_CONNECTIONS, &v))
-			return -1;
-		g->client_connections = (unsigned)v;
-		break;
-	case A_IDLE_TIMEOUT:
-		if (cli_parse_u64("--web.idle-timeout", arg, 1, 3600, &v))
-			return -1;
-		g->idle_timeout = (unsigned)v;
-		break;
-	case A_MAX_NAMES:
-		if (cli_parse_u64("--max-names", arg, 1024, 16777216, &v))
-			return -1;
-		o->max_names = (uint32_t)v;
-		break;
-	case A_MAX_CGROUPS:
-		if (cli_parse_u64("--max-cgroups", arg, 64, 16777216, &v))
-			return -1;
-		o->max_cgroups = (uint32_t)v;
-		break;
-	case A_MAX_SYMBOL_FILES:
-		if (cli_parse_u64("--max-symbol-files", arg, 8, 1048576, &v))
-			return -1;
-		o->max_symbol_files = (uint32_t)v;
-		break;
-	case A_MAX_SYMBOL_MB:
-	case A_MAX_JIT_MB:
-		if (cli_parse_u64(id == A_MAX_JIT_MB ? "--max-jit-mb" : "--max-symbol-mb", arg,
-				   1, 1048576, &v))
-			return -1;
-		*(id == A_MAX_JIT_MB ? &o->max_jit_bytes : &o->max_symbol_bytes) = v << 20;
-		break;
-	default:
 		return 0;
 	}
-	return 1;
+	case A_PROFILE_LABELS: g->profile_labels = true; return 0;
+	case A_CLIENT_CONNS: g->client_connections = (unsigned)v; return 0;
+	case A_IDLE_TIMEOUT: g->idle_timeout = (unsigned)v; return 0;
+	case A_MAX_NAMES: o->max_names = (uint32_t)v; return 0;
+	case A_MAX_CGROUPS: o->max_cgroups = (uint32_t)v; return 0;
+	case A_MAX_SYMBOL_FILES: o->max_symbol_files = (uint32_t)v; return 0;
+	case A_MAX_SYMBOL_MB: o->max_symbol_bytes = v << 20; return 0;
+	case A_MAX_JIT_MB: o->max_jit_bytes = v << 20; return 0;
+	}
+	return EXIT_USAGE;
 }
 
-static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
+/* 0 (*help when --help printed), or EXIT_USAGE having said why. */
+static int parse(int argc, char **argv, struct live_opts *o, struct agent *g, bool *help)
 {
-	int id;
+	int id, status;
 	const char *arg;
 	uint64_t v;
 	double d;
@@ -395,16 +392,17 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 		switch (id) {
 		case CLI_HELP:
 			cli_usage(stdout, &agent_command);
-			return 1;
+			*help = true;
+			return 0;
 		case A_LEDGER: o->ledger = arg; break;
 		case A_INTERVAL:
 			if (cli_parse_seconds("--interval", arg, CLI_INTERVAL_MIN,
 					       CLI_INTERVAL_MAX, &o->interval))
-				return -1;
+				return EXIT_USAGE;
 			break;
 		case A_FREQ:
 			if (live_opts__freq(o, arg) < 0)
-				return -1;
+				return EXIT_USAGE;
 			break;
 		case A_NO_CALL_GRAPH: o->callchain = false; break;
 		case A_ACCOUNTS: o->accounts = g->accounts_path = arg; break;
@@ -414,7 +412,7 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 			if (http_parse_listen(arg, &ss, &sl)) {
 				cli_error("--listen: '%s' is not ADDR:PORT (127.0.0.1:9465, [::1]:9465)",
 					  arg);
-				return -1;
+				return EXIT_USAGE;
 			}
 			g->listen = arg;
 			break;
@@ -422,39 +420,39 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g)
 		case A_RETAIN:
 			if (cli_parse_double("--retain", arg, &d) || d < 0 || d > 36500) {
 				cli_error("--retain: '%s' is not 0 to 36500 days", arg);
-				return -1;
+				return EXIT_USAGE;
 			}
 			o->retain_days = d;
 			break;
 		case A_PROGRAMS:
 			if (cli_parse_u64("--programs", arg, 1, 10000, &v))
-				return -1;
+				return EXIT_USAGE;
 			g->max_programs = (uint32_t)v;
 			break;
 		case A_DURATION:
 			if (cli_parse_seconds("--duration", arg, CLI_DURATION_MIN,
 					       CLI_MAX_SECONDS, &o->duration))
-				return -1;
+				return EXIT_USAGE;
 			break;
 		case A_MMAP_PAGES:
 			if (cli_parse_u64("--mmap-pages", arg, 8, 65536, &v) || (v & (v - 1))) {
 				cli_error("--mmap-pages: '%s' is not a power of 2 from 8 to 65536", arg);
-				return -1;
+				return EXIT_USAGE;
 			}
 			o->mmap_pages = (uint32_t)v;
 			break;
 		default:
-			if (parse_shared_host(id, arg, o, g) != 1)
-				return -1;
+			if ((status = parse_shared_host(id, arg, o, g)))
+				return status;
 		}
 	}
 	if (optind < argc) {
 		cli_error("unexpected '%s' (the agent records every CPU)", argv[optind]);
-		return -1;
+		return EXIT_USAGE;
 	}
 	if (g->web_path && !g->listen) {
 		cli_error("--web.config.file: serves nothing without --listen");
-		return -1;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -493,13 +491,14 @@ int cmd_agent(int argc, char **argv)
 	o.max_symbol_files = 1024;
 	o.max_symbol_bytes = 256ull << 20;
 	o.max_jit_bytes = 64ull << 20;
-	int r = parse(argc, argv, &o, &g);
-	if (r) {
+	bool help = false;
+	int status = parse(argc, argv, &o, &g, &help);
+	if (status || help) {
 		web_config__release(&g.web);
 		live_opts__release(&o);
-		return r > 0 ? 0 : EXIT_USAGE;
+		return status;
 	}
-	int status = ledger_dir(o.ledger);
+	status = ledger_dir(o.ledger);
 	if (status) {
 		web_config__release(&g.web);
 		live_opts__release(&o);

@@ -63,6 +63,7 @@ struct analyze_opts {
 	const struct report_writer *writer;
 	const char *output;
 	const char *input;
+	bool help;	/* --help printed: nothing more to do */
 };
 
 static int set_by(struct analyze_opts *o, const char *arg)
@@ -75,50 +76,53 @@ static int set_by(struct analyze_opts *o, const char *arg)
 		cli_error("--by: sampling data has no code regions: %s", keys);
 	else
 		cli_error("--by: unknown key '%s' (%s)", arg, keys);
-	return -1;
+	return EXIT_USAGE;
 }
 
 static int one_option(struct analyze_opts *o, int id, const char *arg)
 {
 	switch (id) {
-	case A_METHOD: return cli_parse_method(arg, &o->method) ? -1 : 0;
+	case A_METHOD: return cli_parse_method(arg, &o->method);
 	case A_BY: return set_by(o, arg);
 	case A_PERIOD:
-		return cli_parse_u64("--period-ns", arg, 1, UINT64_MAX / 4, &o->interval_ns) ? -1 : 0;
+		return cli_parse_u64("--period-ns", arg, 1, UINT64_MAX / 4, &o->interval_ns);
 	case A_TIMESTAMPS: o->timestamps = true; return 0;
 	case A_FORMAT:
 		if (cli_parse_format(arg, &o->writer))
-			return -1;
+			return EXIT_USAGE;
 		if (!(o->writer->needs & REPORT_SAMPLING)) {
 			cli_error("--format: sampling data is reported as text, csv or json, not %s",
 				  arg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		return 0;
 	case A_OUTPUT: o->output = arg; return 0;
 	}
-	return -1;
+	return EXIT_USAGE;
 }
 
+/* 0 (o->help when --help printed), or EXIT_USAGE having said why. */
 static int parse_args(int argc, char **argv, struct analyze_opts *o)
 {
-	int id;
+	int id, status;
 	const char *arg;
 	*o = (struct analyze_opts){ METHOD_PRECEDING, RF_THREAD, 1000000, false,
-				    &report_text, NULL, NULL };
+				    &report_text, NULL, NULL, false };
 	cli_begin();
 	while ((id = cli_next(&analyze_command, argc, argv, &arg)) != CLI_END) {
 		if (id == CLI_HELP) {
 			cli_usage(stdout, &analyze_command);
-			return 1;
+			o->help = true;
+			return 0;
 		}
-		if (id == CLI_BAD || one_option(o, id, arg))
-			return -EINVAL;
+		/* CLI_BAD: cli_next said what is wrong */
+		if ((status = id == CLI_BAD ? EXIT_USAGE : one_option(o, id, arg)))
+			return status;
 	}
 	if (argc - optind != 1) {
 		cli_error(argc == optind ? "no input FILE given (- for standard input)"
 					 : "only one input FILE is read");
-		return -EINVAL;
+		return EXIT_USAGE;
 	}
 	o->input = argv[optind];
 	return 0;
@@ -164,13 +168,13 @@ static int read_input(const struct analyze_opts *o, struct attributor *a)
 int cmd_analyze(int argc, char **argv)
 {
 	struct analyze_opts o;
-	int err = parse_args(argc, argv, &o);
-	if (err)
-		return err > 0 ? 0 : EXIT_USAGE;
+	int status = parse_args(argc, argv, &o);
+	if (status || o.help)
+		return status;
 
 	struct attributor a;
 	attributor__init(&a, o.method, o.interval_ns, o.timestamps);
-	int status = read_input(&o, &a);
+	status = read_input(&o, &a);
 	if (status)
 		goto out_release;
 	attributor__finish(&a);

@@ -544,6 +544,7 @@ struct bill_opts {
 	struct cli_list control;
 	struct bill_price prices[64];
 	size_t nprices;
+	bool help;	/* --help printed: nothing more to do */
 };
 
 /* The ledger's key for f: its name, or for vm the ledger's own (host). */
@@ -568,11 +569,11 @@ static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
 		    ledger_key(f, &k)) {
 			cli_error("--by: '%.*s' is not a key (%s)", (int)len, p,
 				  cli_keys(KEY_BILL, ", ", 0, 0));
-			return -1;
+			return EXIT_USAGE;
 		}
 		if (period && key_entry(f)->type == KEY_PERIOD) {
 			cli_error("--by: one period only (hour, day or month), not '%s'", arg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		period |= key_entry(f)->type == KEY_PERIOD;
 		b->keys[b->nkeys++] = k;
@@ -593,16 +594,16 @@ static int parse_price(struct bill_opts *o, const char *arg)
 	if (!*num || *end || errno || !isfinite(v) || v < 0 || (eq && eq == arg)) {
 		cli_error("--price: '%s' is not [ACCOUNT=]P, P a price per CPU-hour (0 or more)",
 			  arg);
-		return -1;
+		return EXIT_USAGE;
 	}
 	if (o->nprices == sizeof(o->prices) / sizeof(*o->prices)) {
 		cli_error("--price: at most %zu prices", o->nprices);
-		return -1;
+		return EXIT_USAGE;
 	}
 	char *account = eq ? strndup(arg, (size_t)(eq - arg)) : NULL;
 	if (eq && !account) {
 		cli_error("out of memory");
-		return -1;
+		return EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < o->nprices; i++)
 		if (account ? o->prices[i].account && !strcmp(o->prices[i].account, account) :
@@ -610,7 +611,7 @@ static int parse_price(struct bill_opts *o, const char *arg)
 			cli_error("--price: two prices for %s%s%s", account ? "'" : "",
 				  account ? account : "the other accounts", account ? "'" : "");
 			free(account);
-			return -1;
+			return EXIT_USAGE;
 		}
 	o->prices[o->nprices++] = (struct bill_price){ account, v };
 	return 0;
@@ -627,7 +628,7 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 	case B_PER:
 		if (strcmp(arg, "hour") && strcmp(arg, "day") && strcmp(arg, "month")) {
 			cli_error("--per: '%s' is not hour, day or month", arg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		o->per = arg;
 		return 0;
@@ -638,16 +639,16 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 		cli_error("%s: '%s' is not YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS], @SECONDS, now, "
 			  "today, yesterday or -N{s,min,h,d,w}", id == B_SINCE ? "--since" :
 			  "--until", arg);
-		return -1;
+		return EXIT_USAGE;
 	case B_FORMAT:
 		if (strcmp(arg, "text") && strcmp(arg, "csv") && strcmp(arg, "json")) {
 			cli_error("--format: unknown format '%s' (text|csv|json)", arg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		o->format = arg;
 		return 0;
 	}
-	return -1;
+	return EXIT_USAGE;
 }
 
 /* --per PERIOD: the period first among the keys (named in "by"). */
@@ -658,7 +659,7 @@ static int add_period(struct bill *b, struct bill_opts *o)
 	for (size_t i = 0; i < b->nkeys; i++)
 		if (is_period(b->keys[i]) && b->keys[i] != k) {
 			cli_error("--per %s: --by has another period (%s)", o->per, o->by);
-			return -1;
+			return EXIT_USAGE;
 		} else if (b->keys[i] == k) {
 			return 0;
 		}
@@ -674,32 +675,35 @@ static int add_period(struct bill *b, struct bill_opts *o)
 	return 0;
 }
 
+/* 0 (o->help when --help printed), or the exit status, having said why. */
 static int parse(int argc, char **argv, struct bill *b, struct bill_opts *o)
 {
-	int id;
+	int id, status;
 	const char *arg;
 	cli_begin();
 	while ((id = cli_next(&bill_command, argc, argv, &arg)) != CLI_END) {
 		if (id == CLI_HELP) {
 			cli_usage(stdout, &bill_command);
-			return 1;
+			o->help = true;
+			return 0;
 		}
-		if (id == CLI_BAD || one_option(b, o, id, arg))
-			return -1;
+		/* CLI_BAD: cli_next said what is wrong */
+		if ((status = id == CLI_BAD ? EXIT_USAGE : one_option(b, o, id, arg)))
+			return status;
 	}
 	if (optind != argc) {
 		cli_error("unexpected argument '%s'", argv[optind]);
-		return -1;
+		return EXIT_USAGE;
 	}
-	if (!b->nkeys && parse_by(b, o, "comm"))
-		return -1;
-	if (o->per && add_period(b, o))
-		return -1;
+	if (!b->nkeys && (status = parse_by(b, o, "comm")))
+		return status;
+	if (o->per && (status = add_period(b, o)))
+		return status;
 	if (o->since > o->until) {
 		cli_error("--since is after --until");
-		return -1;
+		return EXIT_USAGE;
 	}
-	return !o->control.n && cli_parse_list("--control", "kernel", &o->control) ? -1 : 0;
+	return o->control.n ? 0 : cli_parse_list("--control", "kernel", &o->control);
 }
 
 static int write_bill(const struct bill *b, const struct bill_opts *o)
@@ -764,10 +768,10 @@ int cmd_bill(int argc, char **argv)
 	struct bill b = { 0 };
 	struct bill_opts o = { .path = "cpuledger.db", .format = "text", .since = INT64_MIN,
 			       .until = INT64_MAX };
-	int r = parse(argc, argv, &b, &o), status = 0;
-	if (r) {
+	int status = parse(argc, argv, &b, &o);
+	if (status || o.help) {
 		bill_opts__release(&o);
-		return r > 0 ? 0 : EXIT_USAGE;
+		return status;
 	}
 	b.since = o.since;
 	b.until = o.until;

@@ -31,14 +31,20 @@ const struct cli_command collect_command = {
 
 enum target { NOT_OURS, NO_LEDGER, RECORDER };
 
+/* /proc/PID/FILE's text (the caller frees it), or NULL with errno. */
+static char *proc_file(long pid, const char *file, size_t *n)
+{
+	char rel[64];
+	snprintf(rel, sizeof(rel), "proc/%ld/%s", pid, file);
+	return procfs_read("/", rel, n);
+}
+
 /* What PID is, by its command line: cpuledger record or run, with
  * --ledger. */
 static enum target what_is(long pid)
 {
-	char rel[64];
 	size_t n;
-	snprintf(rel, sizeof(rel), "proc/%ld/cmdline", pid);
-	char *c = procfs_read("/", rel, &n);
+	char *c = proc_file(pid, "cmdline", &n);
 	if (!c)
 		return NOT_OURS;
 	enum target t = NOT_OURS;
@@ -63,10 +69,8 @@ static enum target what_is(long pid)
  * loaded, it would end it. */
 static bool takes_usr1(long pid)
 {
-	char rel[64];
 	size_t n;
-	snprintf(rel, sizeof(rel), "proc/%ld/status", pid);
-	char *st = procfs_read("/", rel, &n);
+	char *st = proc_file(pid, "status", &n);
 	if (!st)
 		return false;
 	bool yes = false;

@@ -201,30 +201,33 @@ int cli_import_script(const char *path, int out_fd, bool quiet,
 
 /* Here beside the import it may run, so that util.c (which every command
  * uses) does not call back into a command. */
-int cli_open_recording(const char *input, const struct script_import_kernel *k)
+int cli_open_recording(const char *input, const struct script_import_kernel *k,
+		       int *fd_out)
 {
 	if (strncmp(input, "perf-script:", 12)) {
 		int fd = open(input, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			cli_error("cannot open '%s': %s", input, strerror(errno));
-			return -EXIT_USAGE;
+			return EXIT_USAGE;
 		}
-		return fd;
+		*fd_out = fd;
+		return 0;
 	}
 	/* the text imported into memory, read as the recording it makes */
 	int fd = memfd_create("cpuledger-import", MFD_CLOEXEC);
 	if (fd < 0) {
 		cli_error("cannot import '%s': %s", input + 12, strerror(errno));
-		return -EXIT_RUNTIME;
+		return EXIT_RUNTIME;
 	}
 	int status = cli_import_script(input + 12, fd, true, k);
 	if (!status && lseek(fd, 0, SEEK_SET) < 0)
 		status = EXIT_RUNTIME;
 	if (status) {
 		close(fd);
-		return -status;
+		return status;
 	}
-	return fd;
+	*fd_out = fd;
+	return 0;
 }
 
 int cmd_import(int argc, char **argv)

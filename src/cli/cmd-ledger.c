@@ -117,9 +117,9 @@ static int complete(const char *path, struct batch *b, bool *nothing, char *msg,
 
 static int add_one(const char *ledger, const char *rec, const struct account_rules *rules)
 {
-	int fd = cli_open_recording(rec, NULL);
-	if (fd < 0)
-		return -fd;
+	int fd, status = cli_open_recording(rec, NULL, &fd);
+	if (status)
+		return status;
 	struct rec_error e = { 0 };
 	int err;
 	struct batch *b = whole(fd, rules, &e, &err);
@@ -157,7 +157,9 @@ static int add_one(const char *ledger, const char *rec, const struct account_rul
 	return 0;
 }
 
-static int parse(int argc, char **argv, const char **path, const char **accounts)
+/* 0 (*help when --help printed), or EXIT_USAGE having said why. */
+static int parse(int argc, char **argv, const char **path, const char **accounts,
+		 bool *help)
 {
 	int id;
 	const char *arg;
@@ -167,21 +169,22 @@ static int parse(int argc, char **argv, const char **path, const char **accounts
 		switch (id) {
 		case CLI_HELP:
 			cli_usage(stdout, &ledger_command);
-			return 1;
+			*help = true;
+			return 0;
 		case G_LEDGER: *path = arg; break;
 		case G_ACCOUNTS: *accounts = arg; break;
 		case G_WAIT:
 			if (cli_parse_seconds("--wait", arg, 0, 86400, &wait))
-				return -1;
+				return EXIT_USAGE;
 			ledger__set_wait((int)(wait * 1000));
 			break;
 		default:
-			return -1;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		cli_error("no recording given");
-		return -1;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -198,13 +201,14 @@ int cmd_ledger(int argc, char **argv)
 		cli_usage(stderr, &ledger_command);
 		return EXIT_USAGE;
 	}
-	int r = parse(argc - 1, argv + 1, &path, &accounts);
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
+	bool help = false;
+	int status = parse(argc - 1, argv + 1, &path, &accounts, &help);
+	if (status || help)
+		return status;
 	struct account_rules rules = { 0 };
-	if (accounts && cli_load_accounts(accounts, &rules, NULL))
-		return EXIT_USAGE;
-	int status = 0, refused = 0;
+	if (accounts && (status = cli_load_accounts(accounts, &rules, NULL)))
+		return status;
+	int refused = 0;
 	/* each file on its own: one refused does not keep the rest out */
 	for (int i = optind + 1; i < argc; i++) {
 		int st = add_one(path, argv[i], accounts ? &rules : NULL);

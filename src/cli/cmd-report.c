@@ -98,6 +98,7 @@ struct report_opts {
 	struct analysis_opts a;
 	struct cli_list control, comms, dsos;
 	struct cli_ids pids, tids;
+	bool help;	/* --help printed: nothing more to do */
 };
 
 static int set_keys(struct report_opts *o, const char *arg)
@@ -106,7 +107,7 @@ static int set_keys(struct report_opts *o, const char *arg)
 	if (row_keys__parse(&o->a.keys, arg, &bad)) {
 		cli_error("--by: '%.*s' is not a key (%s), or is given twice",
 			  (int)strcspn(arg + bad, ","), arg + bad, cli_keys(KEY_REPORT, ", ", 0, 0));
-		return -1;
+		return EXIT_USAGE;
 	}
 	o->by_given = true;
 	return 0;
@@ -119,7 +120,7 @@ static int set_format(struct report_opts *o, const char *arg)
 		o->writer = &report_folded;
 		return 0;
 	}
-	return cli_parse_format(arg, &o->writer) ? -1 : 0;
+	return cli_parse_format(arg, &o->writer);
 }
 
 static int one_option(struct report_opts *o, int id, const char *arg)
@@ -129,12 +130,12 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 	case O_INPUT: o->input = arg; return 0;
 	case O_OUTPUT: o->output = arg; return 0;
 	case O_BY: return set_keys(o, arg);
-	case O_METHOD: return cli_parse_method(arg, &o->a.method) ? -1 : 0;
+	case O_METHOD: return cli_parse_method(arg, &o->a.method);
 	case O_KERNEL_ACCOUNTING:
 		if (steal_accounting__parse(arg, &o->a.accounting)) {
 			cli_error("--kernel-accounting: '%s' is not auto, paravirt, plain or "
 				  "paravirt+irq", arg);
-			return -1;
+			return EXIT_USAGE;
 		}
 		o->a.accounting_set = true;
 		return 0;
@@ -149,7 +150,7 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 			return 0;
 		cli_error("--sort: '%.*s' is not cpu, steal, steal-share, apparent or samples",
 			  (int)strcspn(arg + bad, ","), arg + bad);
-		return -1;
+		return EXIT_USAGE;
 	case O_COMM: return cli_parse_list("--comm", arg, &o->comms);
 	case O_DSO: return cli_parse_list("--dso", arg, &o->dsos);
 	case O_PID: return cli_parse_ids("--pid", arg, &o->pids);
@@ -159,40 +160,41 @@ static int one_option(struct report_opts *o, int id, const char *arg)
 		    o->a.percent_limit >= 0 && o->a.percent_limit <= 100)
 			return 0;
 		cli_error("--percent-limit: '%s' is not a share from 0 to 100", arg);
-		return -1;
+		return EXIT_USAGE;
 	case O_TOP: {
 		uint64_t v;
-		if (cli_parse_u64("--top", arg, 0, 100000000, &v))
-			return -1;
+		int status = cli_parse_u64("--top", arg, 0, 100000000, &v);
+		if (status)
+			return status;
 		o->top = (size_t)v;
 		return 0;
 	}
 	case O_WIDE: o->wide = true; return 0;
 	case O_NO_DEMANGLE: o->a.raw_names = true; return 0;
 	}
-	return -1;
+	return EXIT_USAGE;
 }
 
-/* Checks what the options say together. */
+/* Checks what the options say together: 0, or EXIT_USAGE having said why. */
 static int check(struct report_opts *o)
 {
 	bool script = !strncmp(o->input, "perf-script:", 12);
 	if (o->folded && !(script && o->folded_format)) {
 		cli_error("--folded: only with --format folded of perf-script:FILE (a recording's "
 			  "own stacks are folded by --format folded alone)");
-		return -1;
+		return EXIT_USAGE;
 	}
 	if (o->proc_stat && (!script || o->folded_format)) {
 		cli_error("--proc-stat: only with -i perf-script:FILE (a recording holds "
 			  "/proc/stat itself; folded text has no steal)");
-		return -1;
+		return EXIT_USAGE;
 	}
 	const struct report_writer *w = o->writer;
 	if ((w->needs & REPORT_NEEDS_FUNCTION) && o->by_given &&
 	    !row_keys__has(&o->a.keys, RF_FUNCTION)) {
 		cli_error("--format %s: a profile is of functions: give --by with function",
 			  w->name);
-		return -1;
+		return EXIT_USAGE;
 	}
 	o->a.stacks = w->needs & REPORT_NEEDS_STACKS;
 	o->a.fold_stacks = w->needs & REPORT_FOLDS_STACKS;
@@ -203,29 +205,32 @@ static int check(struct report_opts *o)
 	return 0;
 }
 
+/* 0 (o->help when --help printed), or the exit status, having said why. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	*o = (struct report_opts){ .input = "cpuledger.rec", .writer = &report_text,
 				   .top = 50 };
 	o->a.method = METHOD_PRECEDING;
-	int id;
+	int id, status;
 	const char *arg;
 	cli_begin();
 	while ((id = cli_next(&report_command, argc, argv, &arg)) != CLI_END) {
 		if (id == CLI_HELP) {
 			cli_usage(stdout, &report_command);
-			return 1;
+			o->help = true;
+			return 0;
 		}
-		if (id == CLI_BAD || one_option(o, id, arg))
-			return -EINVAL;
+		/* CLI_BAD: cli_next said what is wrong */
+		if ((status = id == CLI_BAD ? EXIT_USAGE : one_option(o, id, arg)))
+			return status;
 	}
 	if (optind != argc) {
 		cli_error("unexpected argument '%s' (the recording is given with -i)",
 			  argv[optind]);
-		return -EINVAL;
+		return EXIT_USAGE;
 	}
-	if (!o->control.n && cli_parse_list("--control", "kernel", &o->control))
-		return -EINVAL;
+	if (!o->control.n && (status = cli_parse_list("--control", "kernel", &o->control)))
+		return status;
 	o->a.control = (const char *const *)o->control.v;
 	o->a.ncontrol = o->control.n;
 	o->a.comms = (const char *const *)o->comms.v;
@@ -236,7 +241,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	o->a.npids = o->pids.n;
 	o->a.tids = o->tids.v;
 	o->a.ntids = o->tids.n;
-	return check(o) ? -EINVAL : 0;
+	return check(o);
 }
 
 static void release_opts(struct report_opts *o)
@@ -304,8 +309,6 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 	return status;
 }
 
-/* perf script text imported into an anonymous recording: its fd, -1 with
- * errno, or minus an exit status (the message printed). */
 /* The terminal's width, when the report goes to one. */
 static unsigned terminal_width(const struct report_opts *o)
 {
@@ -366,14 +369,14 @@ static int report_recording(struct report_opts *o, int fd)
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o;
-	int err = parse_args(argc, argv, &o);
-	if (err) {
+	int status = parse_args(argc, argv, &o);
+	if (status || o.help) {
 		release_opts(&o);
-		return err > 0 ? 0 : EXIT_USAGE;
+		return status;
 	}
 	bool script = !strncmp(o.input, "perf-script:", 12);
 	struct account_rules rules = { 0 };
-	int status = outfile__not_input(o.output, script ? o.input + 12 : o.input, "the input");
+	status = outfile__not_input(o.output, script ? o.input + 12 : o.input, "the input");
 	if (status)
 		goto out;
 	if (script && o.folded_format) {
@@ -387,12 +390,11 @@ int cmd_report(int argc, char **argv)
 	struct script_import_kernel k = { 0 };
 	if (o.proc_stat && (status = cli_proc_stat_load(o.proc_stat, &k)))
 		goto out;
-	int fd = cli_open_recording(o.input, o.proc_stat ? &k : NULL);
+	int fd;
+	status = cli_open_recording(o.input, o.proc_stat ? &k : NULL, &fd);
 	cli_proc_stat_free(&k);
-	if (fd < 0) {
-		status = -fd;
+	if (status)
 		goto out;
-	}
 	status = report_recording(&o, fd);
 	close(fd);
 out:

@@ -63,6 +63,7 @@ struct sched_args {
 	const char *stints;
 	uint64_t interval_s;	/* 0: one result at the end */
 	struct sched_clock_opts opts;
+	bool help;	/* --help printed: nothing more to do */
 };
 
 /* Per CPU at one end: the steal clock (in the collector) and /proc/stat's. */
@@ -82,7 +83,7 @@ static int parse_steal_from(const char *arg, enum sched_clock_steal_from *to)
 			return 0;
 		}
 	cli_error("--steal-from: '%s' is not auto, kvm or cpustat", arg);
-	return -1;
+	return EXIT_USAGE;
 }
 
 static int parse_args(int argc, char **argv, struct sched_args *a)
@@ -132,7 +133,8 @@ static int parse_args(int argc, char **argv, struct sched_args *a)
 	}
 	if (id == CLI_HELP) {
 		cli_usage(stdout, &sched_command);
-		return -1;
+		a->help = true;
+		return 0;
 	}
 	if (id == CLI_BAD)
 		return EXIT_USAGE;
@@ -467,7 +469,7 @@ int cmd_sched(int argc, char **argv)
 {
 	struct sched_args a = { 0 };
 	int status = parse_args(argc, argv, &a);
-	if (status)
+	if (status || a.help)
 		goto out;
 	/* the stop signals wait for sigtimedwait, from before the load */
 	sigset_t stop;
@@ -503,5 +505,5 @@ int cmd_sched(int argc, char **argv)
 	}
 out:
 	free(a.pids.v);
-	return status < 0 ? 0 : status;
+	return status;
 }

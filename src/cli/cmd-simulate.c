@@ -46,34 +46,35 @@ static int one_option(struct sim_config *c, int id, const char *arg, const char 
 {
 	uint64_t v;
 	switch (id) {
-	case S_SEED: return cli_parse_u64("--seed", arg, 0, UINT64_MAX, &c->seed) ? -1 : 0;
+	case S_SEED: return cli_parse_u64("--seed", arg, 0, UINT64_MAX, &c->seed);
 	case S_VMS:
 		if (cli_parse_u64("--vms", arg, 1, 1000, &v))
-			return -1;
+			return EXIT_USAGE;
 		c->vms = (uint32_t)v;
 		return 0;
 	case S_VCPUS:
 		if (cli_parse_u64("--vcpus", arg, 1, 1024, &v))
-			return -1;
+			return EXIT_USAGE;
 		c->vcpus = (uint32_t)v;
 		return 0;
 	case S_DURATION:
-		return cli_parse_u64("--duration-ms", arg, 1, UINT32_MAX, &c->duration_ms) ? -1 : 0;
-	case S_STEAL: return cli_parse_double("--steal-pct", arg, &c->steal_pct) ? -1 : 0;
+		return cli_parse_u64("--duration-ms", arg, 1, UINT32_MAX, &c->duration_ms);
+	case S_STEAL: return cli_parse_double("--steal-pct", arg, &c->steal_pct);
 	case S_JITTER:
-		return cli_parse_u64("--jitter-ns", arg, 0, UINT32_MAX, &c->jitter_ns) ? -1 : 0;
+		return cli_parse_u64("--jitter-ns", arg, 0, UINT32_MAX, &c->jitter_ns);
 	case S_PERIOD:
-		return cli_parse_u64("--period-ns", arg, 1, UINT32_MAX, &c->interval_ns) ? -1 : 0;
+		return cli_parse_u64("--period-ns", arg, 1, UINT32_MAX, &c->interval_ns);
 	case S_OUTPUT: *out = arg; return 0;
 	case S_TRUTH: *truth = arg; return 0;
 	}
-	return -1;
+	return EXIT_USAGE;
 }
 
+/* 0 (*help when --help printed), or EXIT_USAGE having said why. */
 static int parse_args(int argc, char **argv, struct sim_config *c,
-		      const char **out, const char **truth)
+		      const char **out, const char **truth, bool *help)
 {
-	int id;
+	int id, status;
 	const char *arg;
 	*c = (struct sim_config){ .seed = 1, .vms = 1, .vcpus = 2,
 				  .duration_ms = 10000, .steal_pct = 5,
@@ -82,19 +83,21 @@ static int parse_args(int argc, char **argv, struct sim_config *c,
 	while ((id = cli_next(&simulate_command, argc, argv, &arg)) != CLI_END) {
 		if (id == CLI_HELP) {
 			cli_usage(stdout, &simulate_command);
-			return 1;
+			*help = true;
+			return 0;
 		}
-		if (id == CLI_BAD || one_option(c, id, arg, out, truth))
-			return -EINVAL;
+		/* CLI_BAD: cli_next said what is wrong */
+		if ((status = id == CLI_BAD ? EXIT_USAGE : one_option(c, id, arg, out, truth)))
+			return status;
 	}
 	if (optind != argc) {
 		cli_error("unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
+		return EXIT_USAGE;
 	}
 	const char *bad = sim_config__check(c);
 	if (bad) {
 		cli_error("%s", bad);
-		return -EINVAL;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -159,11 +162,12 @@ int cmd_simulate(int argc, char **argv)
 {
 	struct sim_config c;
 	const char *out_path = NULL, *truth_path = NULL;
-	int err = parse_args(argc, argv, &c, &out_path, &truth_path);
-	if (err)
-		return err > 0 ? 0 : EXIT_USAGE;
+	bool help = false;
+	int status = parse_args(argc, argv, &c, &out_path, &truth_path, &help);
+	if (status || help)
+		return status;
 
-	int status = EXIT_RUNTIME;
+	status = EXIT_RUNTIME;
 	struct outfile out = { 0 }, truth = { 0 };
 	struct sim *s = sim__new(&c);
 	if (!s) {

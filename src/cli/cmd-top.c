@@ -923,7 +923,8 @@ static int hook_tick(void *ctx, struct recorder *r, struct engine *e, uint64_t n
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
+/* 0 (*help when --help printed), or EXIT_USAGE having said why. */
+static int parse(int argc, char **argv, struct live_opts *o, struct top *tp, bool *help)
 {
 	int id;
 	const char *arg;
@@ -934,26 +935,27 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 		switch (id) {
 		case CLI_HELP:
 			cli_usage(stdout, &top_command);
-			return 1;
+			*help = true;
+			return 0;
 		case T_DELAY:
 			if (cli_parse_seconds("--delay", arg, 0.1, 3600, &d))
-				return -1;
+				return EXIT_USAGE;
 			tp->delay_ns = (uint64_t)(d * NSEC_PER_SEC);
 			break;
 		case T_PID:
 			if (live_opts__add_pids(o, arg) < 0)
-				return -1;
+				return EXIT_USAGE;
 			o->all = false;
 			break;
 		case T_BATCH: tp->batch = true; break;
 		case T_ITER:
 			if (cli_parse_u64("--iterations", arg, 1, 1000000, &v))
-				return -1;
+				return EXIT_USAGE;
 			tp->max_iterations = v;
 			break;
 		case T_FREQ:
 			if (live_opts__freq(o, arg) < 0)
-				return -1;
+				return EXIT_USAGE;
 			break;
 		case T_THREADS: tp->mode = TOP_THREADS; break;
 		case T_PROGRAMS: tp->mode = TOP_PROGRAMS; break;
@@ -964,15 +966,15 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp)
 		case T_TREE: tp->tree = true; tp->mode = TOP_PROCESSES; break;
 		case T_MMAP_PAGES:
 			if (live_opts__mmap_pages(o, arg) < 0)
-				return -1;
+				return EXIT_USAGE;
 			break;
 		default:
-			return -1;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		cli_error("unexpected '%s' (top watches running processes: -p PID)", argv[optind]);
-		return -1;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -997,10 +999,11 @@ int cmd_top(int argc, char **argv)
 	o.all = true;
 	o.hz = LIVE_HZ_LIGHT;
 	o.quiet = true;
-	int r = parse(argc, argv, &o, &tp);
-	if (r) {
+	bool help = false;
+	int status = parse(argc, argv, &o, &tp, &help);
+	if (status || help) {
 		live_opts__release(&o);
-		return r > 0 ? 0 : EXIT_USAGE;
+		return status;
 	}
 	if (!tp.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		cli_error("needs a terminal (--batch prints plain text)");
@@ -1023,7 +1026,7 @@ int cmd_top(int argc, char **argv)
 		refresh();
 	}
 	struct live_result res;
-	int status = live_run(&o, &res);
+	status = live_run(&o, &res);
 	if (tp.curses)
 		endwin();
 	if (tp.iterations && !status)

@@ -7,7 +7,11 @@
 #ifndef CPULEDGER_CORE_ENGINE_IMPL_H
 #define CPULEDGER_CORE_ENGINE_IMPL_H
 
+#include <stddef.h>
+#include <string.h>
+
 #include "engine.h"
+#include "grow.h"
 
 /* A function (program) of a thread. */
 struct eng_prog {
@@ -96,6 +100,35 @@ struct eng_head {
 
 /* Objects in an array, reused through a free list. */
 #define POOL(type) struct { type *v; uint32_t n, cap, free; }
+
+/* An object from a pool (ALLOC): a freed one, or a new one at the end;
+ * FREE gives it back. link names the member that chains the free ones:
+ * every pool of the engine is taken from and given back to alike. */
+static inline uint32_t pool_alloc(void **v, uint32_t *n, uint32_t *cap, uint32_t *free_head,
+				  size_t elem, size_t link)
+{
+	if (*free_head != ENGINE_NONE) {
+		uint32_t id = *free_head;
+		memcpy(free_head, (char *)*v + (size_t)id * elem + link, sizeof(uint32_t));
+		return id;
+	}
+	if (grow_array(v, cap, *n, elem, 64))
+		return ENGINE_NONE;
+	return (*n)++;
+}
+
+static inline void pool_free(void *v, uint32_t *free_head, size_t elem, size_t link,
+			     uint32_t id)
+{
+	memcpy((char *)v + (size_t)id * elem + link, free_head, sizeof(uint32_t));
+	*free_head = id;
+}
+
+#define ALLOC(pool, link) pool_alloc((void **)&(pool).v, &(pool).n, &(pool).cap, \
+				     &(pool).free, sizeof(*(pool).v), \
+				     offsetof(__typeof__(*(pool).v), link))
+#define FREE(pool, link, id) pool_free((pool).v, &(pool).free, sizeof(*(pool).v), \
+				       offsetof(__typeof__(*(pool).v), link), id)
 
 struct engine {
 	struct engine_config c;

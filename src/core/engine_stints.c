@@ -70,33 +70,6 @@ const char *steal_accounting__describe_name(const char *name)
 	return steal_accounting__parse(name, &a) ? "" : steal_accounting__describe(a);
 }
 
-static uint32_t stint_new(struct engine *e)
-{
-	uint32_t i;
-	if (e->stints.free != ENGINE_NONE) {
-		i = e->stints.free;
-		e->stints.free = e->stints.v[i].next_free;
-		return i;
-	}
-	if (grow_array((void **)&e->stints.v, &e->stints.cap, e->stints.n,
-		       sizeof(*e->stints.v), 64))
-		return ENGINE_NONE;
-	return e->stints.n++;
-}
-
-static uint32_t gap_new(struct engine *e)
-{
-	uint32_t i;
-	if (e->gaps.free != ENGINE_NONE) {
-		i = e->gaps.free;
-		e->gaps.free = e->gaps.v[i].next;
-		return i;
-	}
-	if (grow_array((void **)&e->gaps.v, &e->gaps.cap, e->gaps.n, sizeof(*e->gaps.v), 256))
-		return ENGINE_NONE;
-	return e->gaps.n++;
-}
-
 /* Starts a stint of tid on CPU c at time t (tid 0: idle, not measured). */
 static int open_stint(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
 {
@@ -119,7 +92,7 @@ static int open_stint(struct engine *e, uint32_t cpu, uint32_t tid, uint64_t t)
 	if (!tid)
 		return 0;	/* idle: the kernel keeps no runtime for it */
 	uint32_t th = eng_thread(e, tid, ENGINE_NONE);
-	uint32_t s = th == ENGINE_NONE ? ENGINE_NONE : stint_new(e);
+	uint32_t s = th == ENGINE_NONE ? ENGINE_NONE : ALLOC(e->stints, next_free);
 	if (s == ENGINE_NONE)
 		return -ENOMEM;
 	e->threads.v[th].oncpu = cpu;
@@ -190,7 +163,7 @@ static int gap(struct engine *e, struct eng_cpu *c, uint64_t from, uint64_t to,
 	}
 	if (owner == ENGINE_NONE)
 		return 0;
-	uint32_t g = gap_new(e);
+	uint32_t g = ALLOC(e->gaps, next);
 	if (g == ENGINE_NONE)
 		return -ENOMEM;
 	s = &e->stints.v[c->stint];
@@ -933,8 +906,7 @@ static int judge_oldest(struct engine *e)
 	e->st.lossy_stints += s->lossy;
 	for (uint32_t g = s->gaps; g != ENGINE_NONE;) {
 		uint32_t next = e->gaps.v[g].next;
-		e->gaps.v[g].next = e->gaps.free;
-		e->gaps.free = g;
+		FREE(e->gaps, next, g);
 		g = next;
 	}
 	/* the oldest of its CPU: its newer one becomes the oldest */
@@ -943,8 +915,7 @@ static int judge_oldest(struct engine *e)
 	else if (e->cpus[s->cpu].newest == i)
 		e->cpus[s->cpu].newest = ENGINE_NONE;
 	uint32_t thread = s->thread;
-	s->next_free = e->stints.free;
-	e->stints.free = i;
+	FREE(e->stints, next_free, i);
 	e->threads.v[thread].refs--;
 	e->judged_since_calibration++;
 	return err ? err : eng_maybe_gone(e, thread);

@@ -16,32 +16,6 @@
 #include "units.h"
 #include "banned.h"
 
-/* An object from a pool: a freed one, or a new one at the end. */
-static uint32_t pool_alloc(void **v, uint32_t *n, uint32_t *cap, uint32_t *free_head,
-			   size_t elem, size_t link)
-{
-	if (*free_head != ENGINE_NONE) {
-		uint32_t id = *free_head;
-		memcpy(free_head, (char *)*v + (size_t)id * elem + link, sizeof(uint32_t));
-		return id;
-	}
-	if (grow_array(v, cap, *n, elem, 64))
-		return ENGINE_NONE;
-	return (*n)++;
-}
-
-static void pool_free(void *v, uint32_t *free_head, size_t elem, size_t link, uint32_t id)
-{
-	memcpy((char *)v + (size_t)id * elem + link, free_head, sizeof(uint32_t));
-	*free_head = id;
-}
-
-#define ALLOC(pool, link) pool_alloc((void **)&(pool).v, &(pool).n, &(pool).cap, \
-				     &(pool).free, sizeof(*(pool).v), \
-				     offsetof(__typeof__(*(pool).v), link))
-#define FREE(pool, link, id) pool_free((pool).v, &(pool).free, sizeof(*(pool).v), \
-				       offsetof(__typeof__(*(pool).v), link), id)
-
 static uint64_t pid_hash(uint32_t pid)
 {
 	return hash_mix(pid ^ 0x51ed270b27a5cb1dULL);
