@@ -109,7 +109,7 @@ PY
 done
 
 # steal from the tracepoints of the fixture recorded here
-"$CL" report -i "perf-script:$FIX/perf-script-sched.txt" --format json | grep -q '"steal_source":"tracepoints"' ||
+"$CL" report -i "perf-script:$FIX/perf-script-sched.txt" --format json | grep '"steal_source":"tracepoints"' >/dev/null ||
 	fail "sched fixture: steal not from tracepoints"
 
 # a line that is no perf script: FILE:LINE, exit 2, nothing written

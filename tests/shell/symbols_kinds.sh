@@ -35,7 +35,7 @@ int main() { std::time_t e = std::time(nullptr) + 1; while (std::time(nullptr) <
 EOF
 g++ -O1 -fno-omit-frame-pointer -o cxx cxx.cc
 "$CL" record -g -o cxx.rec -- ./cxx 2>/dev/null
-fn_of cxx.rec /cxx | grep -q "^ns::hot_loop " || fail "C++: $(fn_of cxx.rec /cxx | head -5)"
+fn_of cxx.rec /cxx | grep "^ns::hot_loop " >/dev/null || fail "C++: $(fn_of cxx.rec /cxx | head -5)"
 fn_of cxx.rec /cxx --no-demangle | grep -q "^_ZN2ns8hot_loopEl " || fail "C++ --no-demangle: $(fn_of cxx.rec /cxx --no-demangle | head -3)"
 echo "C++: ns::hot_loop (raw _ZN2ns8hot_loopEl with --no-demangle)"
 
