@@ -28,7 +28,7 @@ GEN_SRC := $(GEN)/profile.pb-c.c $(GEN)/html_page.c
 GEN_OBJ := $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/html_page.o
 
 CORE_SRC := $(wildcard src/core/*.c)
-LIB_SRC := $(wildcard src/format/*.c src/replay/*.c src/report/*.c src/collect/*.c src/symbols/*.c src/ledger/*.c src/resolve/*.c src/record/*.c src/analysis/*.c src/agent/*.c src/output/*.c)
+LIB_SRC := $(wildcard src/format/*.c src/replay/*.c src/report/*.c src/collect/*.c src/symbols/*.c src/ledger/*.c src/resolve/*.c src/record/*.c src/analysis/*.c src/agent/*.c src/output/*.c src/session/*.c)
 LIB_SRC += $(filter-out %.bpf.c,$(wildcard src/bpf/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

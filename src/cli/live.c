@@ -1,24 +1,10 @@
 /* live: see live.h. */
-#include "live_impl.h"
+#include "live.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
-#include "../analysis/collector.h"
-#include "../collect/procfs.h"
-#include "../ledger/writer.h"
-#include "../record/recorder.h"
 #include "../core/banned.h"
 
 enum { L_ALL = 1, L_PID, L_FREQ, L_G, L_CALL_GRAPH, L_OUTPUT, L_DURATION,
@@ -46,20 +32,6 @@ const struct cli_option live_record_options[] = {
 	  "(1-99), as perf record -r, for machines too\nbusy for nice -10 (docs/robustness.md)" },
 	{ 0 },
 };
-
-void live_opts__init(struct live_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->hz = LIVE_HZ;
-	o->root = "/";
-	o->a.method = METHOD_PRECEDING;
-}
-
-void live_opts__release(struct live_opts *o)
-{
-	free(o->pids);
-	o->pids = NULL;
-}
 
 int live_opts__add_pids(struct live_opts *o, const char *arg)
 {
@@ -142,58 +114,6 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 	}
 }
 
-volatile sig_atomic_t live_stop_signal, live_collect_requested, live_reload_requested;
-
-static void on_stop(int sig)
-{
-	live_stop_signal = sig;
-}
-
-void live_stop(void)
-{
-	live_stop_signal = SIGTERM;
-}
-
-static void on_hup_reload(int sig)
-{
-	(void)sig;
-	live_reload_requested = 1;
-}
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	live_collect_requested = 1;
-}
-
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-
-void live_block_signals(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < 4; i++)
-		sigaddset(&set, stop_signals[i]);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-}
-
-/* Handlers in place, then what came before them is let through. */
-void live_install_signals(bool hup_reloads)
-{
-	struct sigaction sa = { .sa_handler = on_stop };
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < 4; i++) {
-		sa.sa_handler = stop_signals[i] == SIGHUP && hup_reloads ? on_hup_reload : on_stop;
-		sigaction(stop_signals[i], &sa, NULL);
-	}
-	sa.sa_handler = on_usr1;
-	sigaction(SIGUSR1, &sa, NULL);
-	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < 4; i++)
-		sigaddset(&set, stop_signals[i]);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-}
-
+/* The session's statuses are passed on as the command's own. */
+_Static_assert(LIVE_EXIT_RUNTIME == EXIT_RUNTIME && LIVE_EXIT_USAGE == EXIT_USAGE,
+	       "the session's exit statuses are the CLI's");

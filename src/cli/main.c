@@ -163,6 +163,8 @@ int main(int argc, char **argv)
 		snprintf(prog, sizeof(prog), "cpuledger %s", name);
 		cli_progname = prog;
 		outfile_set_say(cli_error);
+		live_set_say(cli_error);
+		live_set_accounts_loader(cli_load_accounts);
 		if (cli_check_environment())
 			return EXIT_USAGE;
 		return finish_stdout(commands[i].fn(argc - 1, argv + 1));

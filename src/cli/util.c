@@ -345,15 +345,7 @@ int cli_check_environment(void)
 
 int outfile__not_input(const char *out, const char *in, const char *role)
 {
-	struct stat a, b;
-	if (!out || !strcmp(out, "-") || !in || !strcmp(in, "-"))
-		return 0;
-	bool same = !stat(out, &a) && !stat(in, &b) ? a.st_dev == b.st_dev &&
-		    a.st_ino == b.st_ino && S_ISREG(a.st_mode) : !strcmp(out, in);
-	if (!same)
-		return 0;
-	cli_error("'%s' is %s too: refused (it would be overwritten)", out, role);
-	return EXIT_USAGE;
+	return outfile__is_input(out, in, role) ? EXIT_USAGE : 0;
 }
 
 void progress__init(struct progress *p, const char *what, int fd)

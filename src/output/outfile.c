@@ -266,3 +266,15 @@ void outfile__keep_partial(struct outfile *o)
 	o->tmp = NULL;
 }
 
+bool outfile__is_input(const char *out, const char *in, const char *role)
+{
+	struct stat a, b;
+	if (!out || !strcmp(out, "-") || !in || !strcmp(in, "-"))
+		return false;
+	bool same = !stat(out, &a) && !stat(in, &b) ? a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino && S_ISREG(a.st_mode) : !strcmp(out, in);
+	if (!same)
+		return false;
+	SAY("'%s' is %s too: refused (it would be overwritten)", out, role);
+	return true;
+}

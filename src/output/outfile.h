@@ -49,4 +49,8 @@ void outfile__abort(struct outfile *o);
  * kept for report --salvage, and said where; what was at the path stays. */
 void outfile__keep_partial(struct outfile *o);
 
+/* True, having said so, when out is the same file as in (or, neither
+ * there yet, the same path); role names in: "the input", "the ledger". */
+bool outfile__is_input(const char *out, const char *in, const char *role);
+
 #endif

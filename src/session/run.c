@@ -1,11 +1,11 @@
 /*
- * live_run: a recording from start to end (live.h): the order of the
+ * live_run: a recording from start to end (session.h): the order of the
  * steps is what keeps it safe. The perf events and the kernel's symbols
  * are opened as root; then, under sudo, the recorder becomes the user who
  * ran sudo, before it opens any file, so nothing it writes is root's and
  * nothing it writes could not be written by that user.
  */
-#include "live_impl.h"
+#include "session_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "../analysis/pipeline.h"
 #include "../collect/procfs.h"
 #include "../ledger/writer.h"
@@ -27,6 +26,7 @@
 #include "../record/recorder.h"
 #include "../collect/clock.h"
 #include "../core/units.h"
+#include "../output/outfile.h"
 #include "../core/banned.h"
 
 struct live {
@@ -128,12 +128,11 @@ static int give_up_root(struct live *l)
 	const char *user = getenv("SUDO_USER");
 	if ((user ? initgroups(user, l->gid) : setgroups(1, &l->gid)) ||
 	    setresgid(l->gid, l->gid, l->gid) || setresuid(l->uid, l->uid, l->uid)) {
-		cli_error("cannot become the sudo user %u: %s", (unsigned)l->uid, strerror(errno));
-		return EXIT_RUNTIME;
+		live_say("cannot become the sudo user %u: %s", (unsigned)l->uid, strerror(errno));
+		return LIVE_EXIT_RUNTIME;
 	}
 	if (!l->o->quiet)
-		fprintf(stderr, "%s: recording as user %u from here on (sudo)\n", cli_progname,
-			(unsigned)l->uid);
+		live_say("recording as user %u from here on (sudo)", (unsigned)l->uid);
 	return 0;
 }
 
@@ -146,8 +145,8 @@ static int priority(const struct live_opts *o)
 		errno = 0;	/* not allowed: record at the priority given */
 	struct sched_param sp = { .sched_priority = o->realtime };
 	if (o->realtime && sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
-		cli_error("--realtime %d: %s", o->realtime, strerror(errno));
-		return EXIT_RUNTIME;
+		live_say("--realtime %d: %s", o->realtime, strerror(errno));
+		return LIVE_EXIT_RUNTIME;
 	}
 	return 0;
 }
@@ -178,22 +177,21 @@ static int open_recorder(struct live *l)
 	l->rec = recorder__new(&ro, &why);
 	if (!l->rec) {
 		if (why == REC_FAIL_NOT_ALLOWED)
-			cli_error("cannot record: perf_event_open: %s (system-wide recording needs "
+			live_say("cannot record: perf_event_open: %s (system-wide recording needs "
 				  "root, CAP_PERFMON or kernel.perf_event_paranoid <= 0, now %s; "
 				  "without them, one command or one process of yours can be "
 				  "recorded: -- COMMAND or -p PID)", strerror(errno), paranoid(o->root));
 		else
-			cli_error("cannot record: %s", strerror(errno));
-		return EXIT_RUNTIME;
+			live_say("cannot record: %s", strerror(errno));
+		return LIVE_EXIT_RUNTIME;
 	}
 	const struct recorder_stats *st = recorder__stats(l->rec);
 	if (st->task_only)
-		fprintf(stderr, "%s: not allowed to record system-wide (perf_event_paranoid %s); "
-			"recording its own user-space samples, steal unknown\n", cli_progname,
-			paranoid(o->root));
+		live_say("not allowed to record system-wide (perf_event_paranoid %s); "
+			 "recording its own user-space samples, steal unknown", paranoid(o->root));
 	if (st->tracepoints_missing)
-		fprintf(stderr, "%s: tracepoints sched:sched_switch and sched:sched_stat_runtime "
-			"unavailable; steal will come from sample gaps\n", cli_progname);
+		live_say("tracepoints sched:sched_switch and sched:sched_stat_runtime "
+			 "unavailable; steal will come from sample gaps");
 	return 0;
 }
 
@@ -242,13 +240,13 @@ static int collect(struct live *l, const char *reason)
 {
 	int64_t now = clock_real_ns();
 	if (recorder__settle(l->rec, l->engine)) {
-		cli_error("cannot read the kernel's steal");
-		return EXIT_RUNTIME;
+		live_say("cannot read the kernel's steal");
+		return LIVE_EXIT_RUNTIME;
 	}
 	struct batch *b = collector__collect(&l->pipe.coll, l->engine, reason, now);
 	if (!b) {
-		cli_error("out of memory");
-		return EXIT_RUNTIME;
+		live_say("out of memory");
+		return LIVE_EXIT_RUNTIME;
 	}
 	/* retention with the first collection, then once a day */
 	if (l->o->retain_days > 0 && now - l->retained_ns >= 86400LL * NSEC_PER_SEC) {
@@ -268,15 +266,13 @@ static void writer_news(struct live *l)
 	ledger_writer__status(l->writer, &ws);
 	/* off a terminal, each collection as it is committed */
 	if (ws.written > l->said_written && !l->o->quiet && !isatty(STDERR_FILENO))
-		fprintf(stderr, "%s: collection %lld (%s) added to '%s'%s\n", cli_progname,
-			(long long)ws.last_seq, ws.last_reason, l->o->ledger,
+		live_say("collection %lld (%s) added to '%s'%s", (long long)ws.last_seq, ws.last_reason, l->o->ledger,
 			ws.written - l->said_written > 1 ? " (and those before it)" : "");
 	l->said_written = ws.written;
 	if (ws.failing && !l->said_failing)
-		fprintf(stderr, "%s: %s: %u collection(s) wait in memory, retried\n",
-			cli_progname, ws.error, ws.waiting);
+		live_say("%s: %u collection(s) wait in memory, retried", ws.error, ws.waiting);
 	else if (!ws.failing && l->said_failing)
-		fprintf(stderr, "%s: ledger '%s' written again\n", cli_progname, l->o->ledger);
+		live_say("ledger '%s' written again", l->o->ledger);
 	l->said_failing = ws.failing;
 }
 
@@ -349,15 +345,15 @@ static int loop(struct live *l)
 			while (next <= now)
 				next += every;
 			if (collect(l, why))
-				return EXIT_RUNTIME;
+				return LIVE_EXIT_RUNTIME;
 		}
 	}
 	if (tty)
 		fputs("\r\033[K", stderr);
 	if (err)
-		cli_error("cannot record into '%s': %s", o->output ? o->output : "memory",
+		live_say("cannot record into '%s': %s", o->output ? o->output : "memory",
 			  strerror(-err));
-	return err ? EXIT_RUNTIME : 0;
+	return err ? LIVE_EXIT_RUNTIME : 0;
 }
 
 /* The engine to its end (GAPS mode shares the kernel's steal now), the
@@ -375,8 +371,8 @@ static int finish_engine(struct live *l)
 	if (!err)
 		err = pipeline__build(&l->pipe, l->end);
 	if (err)
-		cli_error("cannot finish the analysis: %s", strerror(-err));
-	return err ? EXIT_RUNTIME : 0;
+		live_say("cannot finish the analysis: %s", strerror(-err));
+	return err ? LIVE_EXIT_RUNTIME : 0;
 }
 
 /* The last collections written (waiting up to 30 s for a locked ledger). */
@@ -390,10 +386,10 @@ static int drain_writer(struct live *l)
 	ledger_writer__status(l->writer, &ws);
 	if (!left)
 		return 0;
-	cli_error("%u collection(s) could not be written to '%s' (%s)%s", left, l->o->ledger,
+	live_say("%u collection(s) could not be written to '%s' (%s)%s", left, l->o->ledger,
 		  ws.error, l->o->output ? "; 'cpuledger ledger add' of the recording adds "
 		  "them later" : "");
-	return EXIT_RUNTIME;
+	return LIVE_EXIT_RUNTIME;
 }
 
 static void summary(struct live *l)
@@ -404,8 +400,8 @@ static void summary(struct live *l)
 		ru.ru_maxrss = 0;
 	if (l->o->quiet)
 		return;
-	fprintf(stderr, "%s: %.1f s, %llu records, %.2f MB written%s%s%s; %llu records lost%s; "
-		"peak memory %.1f MB\n", cli_progname, (double)(l->end - l->start) / NSEC_PER_SEC,
+	live_say("%.1f s, %llu records, %.2f MB written%s%s%s; %llu records lost%s; "
+		 "peak memory %.1f MB", (double)(l->end - l->start) / NSEC_PER_SEC,
 		(unsigned long long)st->records, (double)st->bytes / 1e6,
 		l->o->output ? " to '" : "", l->o->output ? l->o->output : "",
 		l->o->output ? "'" : "", (unsigned long long)st->lost,
@@ -419,21 +415,21 @@ static int finish(struct live *l)
 	int err = recorder__finish(l->rec);
 	l->end = recorder__stats(l->rec)->end_ns;
 	if (exec_failed(l)) {
-		cli_error("cannot run '%s': %s", l->o->command[0], strerror(l->exec_errno));
+		live_say("cannot run '%s': %s", l->o->command[0], strerror(l->exec_errno));
 		if (l->have_out)
 			outfile__abort(&l->out);
 		l->have_out = false;
 		return 127;
 	}
 	if (err) {
-		cli_error("cannot write '%s': %s", l->o->output, strerror(-err));
+		live_say("cannot write '%s': %s", l->o->output, strerror(-err));
 		if (l->have_out)
 			outfile__keep_partial(&l->out);
 		l->have_out = false;
-		return EXIT_RUNTIME;
+		return LIVE_EXIT_RUNTIME;
 	}
 	if (l->have_out && outfile__commit(&l->out))
-		return EXIT_RUNTIME;
+		return LIVE_EXIT_RUNTIME;
 	l->have_out = false;
 	summary(l);
 	int status = l->engine ? finish_engine(l) : 0;
@@ -445,23 +441,22 @@ static int check(struct live *l)
 {
 	const struct live_opts *o = l->o;
 	if (!o->all && !o->npids && !o->command) {
-		cli_error("nothing to record: give -a, -p PID or -- COMMAND");
-		return EXIT_USAGE;
+		live_say("nothing to record: give -a, -p PID or -- COMMAND");
+		return LIVE_EXIT_USAGE;
 	}
 	if (o->interval > 0 && !o->ledger) {
-		cli_error("--interval needs --ledger");
-		return EXIT_USAGE;
+		live_say("--interval needs --ledger");
+		return LIVE_EXIT_USAGE;
 	}
-	int status = outfile__not_input(o->output, o->ledger, "the ledger");
-	if (status)
-		return status;
+	if (outfile__is_input(o->output, o->ledger, "the ledger"))
+		return LIVE_EXIT_USAGE;
 	for (int i = 0; i < o->npids; i++)
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
-			cli_error("--pid: no process %d", (int)o->pids[i]);
-			return EXIT_USAGE;
+			live_say("--pid: no process %d", (int)o->pids[i]);
+			return LIVE_EXIT_USAGE;
 		}
-	if (o->accounts && cli_load_accounts(o->accounts, &l->rules, &l->rules_text))
-		return EXIT_USAGE;
+	if (o->accounts && live_load_accounts(o->accounts, &l->rules, &l->rules_text))
+		return LIVE_EXIT_USAGE;
 	return 0;
 }
 
@@ -471,8 +466,8 @@ static int prepare(struct live *l)
 {
 	int status = check(l);
 	if (!status && l->o->command && start_command(l)) {
-		cli_error("cannot start '%s': %s", l->o->command[0], strerror(errno));
-		status = EXIT_RUNTIME;
+		live_say("cannot start '%s': %s", l->o->command[0], strerror(errno));
+		status = LIVE_EXIT_RUNTIME;
 	}
 	l->sudo = !status && sudo_user(l);
 	if (!status)
@@ -483,12 +478,12 @@ static int prepare(struct live *l)
 		status = give_up_root(l);
 	if (!status && l->o->output) {
 		if (outfile__open_recording(&l->out, l->o->output))
-			status = EXIT_RUNTIME;
+			status = LIVE_EXIT_RUNTIME;
 		l->have_out = !status;
 	}
 	if (!status && setup_engine(l)) {
-		cli_error("cannot set up: %s", strerror(errno ? errno : ENOMEM));
-		status = EXIT_RUNTIME;
+		live_say("cannot set up: %s", strerror(errno ? errno : ENOMEM));
+		status = LIVE_EXIT_RUNTIME;
 	}
 	return status;
 }
@@ -499,8 +494,8 @@ static int start(struct live *l)
 	if (!err)
 		err = setup_collector(l);
 	if (err) {
-		cli_error("cannot start recording: %s", strerror(-err));
-		return EXIT_RUNTIME;
+		live_say("cannot start recording: %s", strerror(-err));
+		return LIVE_EXIT_RUNTIME;
 	}
 	l->start = recorder__stats(l->rec)->start_ns;
 	const struct live_hooks *h = l->o->hooks;
@@ -511,7 +506,7 @@ static int start(struct live *l)
 		close(l->go_fd);
 		l->go_fd = -1;
 		if (w != 1)
-			return EXIT_RUNTIME;
+			return LIVE_EXIT_RUNTIME;
 	}
 	return 0;
 }
