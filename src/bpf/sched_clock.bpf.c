@@ -306,6 +306,7 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 	if (seen) {
 		st = steal_seen ? steal - c->steal_in : 0;
 		th->on_ns += now - c->t_in;
+		th->rt_seen += rt - c->rt_in;
 		th->steal_ns += st;
 		th->irq_ns += irq_seen ? r->irq - c->irq_in : 0;
 		th->stints++;

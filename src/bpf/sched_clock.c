@@ -452,6 +452,7 @@ static void thread_of(const struct sched_clock *sc, uint32_t tid, const struct s
 	t->on_ns = v->on_ns;
 	t->stints = v->stints;
 	t->runtime_ns = v->rt_last - v->rt_base;
+	t->seen_runtime_ns = v->rt_seen;
 	t->steal_ns = sc->status.steal_known ? v->steal_ns : 0;
 	if (sc->status.runtime_excludes_steal)
 		t->cpu_ns = t->runtime_ns;
@@ -561,7 +562,7 @@ static int collect_begin(struct sched_clock *sc)
 }
 
 /* The running totals sched_delta takes apart, in this order. */
-enum { D_CPU, D_STEAL, D_WAIT, D_IRQ, D_ON, D_RUNTIME, D_STINTS };
+enum { D_CPU, D_STEAL, D_WAIT, D_IRQ, D_ON, D_RUNTIME, D_STINTS, D_SEEN_RUNTIME };
 
 /* One thread's totals into its growth; false when it did nothing and
  * neither began nor ended (left out of the collection). */
@@ -569,7 +570,7 @@ static int thread_delta(struct sched_clock *sc, const struct sched_clock_thread 
 			struct sched_clock_delta *d, bool *keep)
 {
 	uint64_t cum[SCHED_DELTA_N] = { t->cpu_ns, t->steal_ns, t->wait_ns, t->irq_ns,
-					t->on_ns, t->runtime_ns, t->stints };
+					t->on_ns, t->runtime_ns, t->stints, t->seen_runtime_ns };
 	uint64_t g[SCHED_DELTA_N];
 	bool first, exited = t->flags & SCHED_CLOCK_EXITED;
 	int err = sched_delta__step(&sc->deltas, t->tid, t->born_ns, cum, exited, g, &first);
@@ -580,7 +581,7 @@ static int thread_delta(struct sched_clock *sc, const struct sched_clock_thread 
 		.flags = (exited ? SCHED_CLOCK_EXITED : 0) | (first ? SCHED_CLOCK_NEW : 0),
 		.cpu_ns = g[D_CPU], .steal_ns = g[D_STEAL], .wait_ns = g[D_WAIT],
 		.irq_ns = g[D_IRQ], .on_ns = g[D_ON], .runtime_ns = g[D_RUNTIME],
-		.stints = g[D_STINTS],
+		.stints = g[D_STINTS], .seen_runtime_ns = g[D_SEEN_RUNTIME],
 	};
 	memcpy(d->comm, t->comm, sizeof(d->comm));
 	*keep = first || exited || g[D_RUNTIME] || g[D_WAIT] || g[D_STINTS];

@@ -64,6 +64,8 @@ struct sched_clock_thread {
 				 * status.irq_known is false) */
 	uint64_t on_ns;		/* wall time on a CPU, switch to switch */
 	uint64_t runtime_ns;	/* the kernel's sum_exec_runtime growth */
+	uint64_t seen_runtime_ns;	/* of it, in the stints whose switch
+					 * in was seen: on_ns's run time */
 	uint64_t stints;
 	uint64_t born_ns;	/* when the collector first saw it */
 };
@@ -153,6 +155,7 @@ struct sched_clock_delta {
 					 * SCHED_CLOCK_NEW: its first */
 	char comm[16];
 	uint64_t cpu_ns, steal_ns, wait_ns, irq_ns, on_ns, runtime_ns, stints;
+	uint64_t seen_runtime_ns;
 };
 
 /* One CPU's since the last collection. */

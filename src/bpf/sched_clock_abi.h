@@ -36,6 +36,9 @@ struct sc_thread {
 	__u64 irq_ns;		/* the CPU's IRQ time growth in its stints */
 	__u64 born_ns;		/* when the entry was made: a new thread
 				 * that took a dead one's id has another */
+	__u64 rt_seen;		/* sum_exec_runtime growth in the stints
+				 * whose switch in was seen: what on_ns
+				 * is the wall time of */
 	char comm[SC_COMM_LEN];
 };
 

@@ -268,8 +268,9 @@ static void put_thread(FILE *f, const struct sched_clock_status *st,
 	put_u64_or_null(f, "steal_ns", st->steal_known, t->steal_ns);
 	fprintf(f, ", \"wait_ns\": %llu, ", (unsigned long long)t->wait_ns);
 	put_u64_or_null(f, "irq_ns", st->irq_known, t->irq_ns);
-	fprintf(f, ", \"on_ns\": %llu, \"runtime_ns\": %llu, \"stints\": %llu, \"exited\": %s,"
-		" \"%s\": %s}", (unsigned long long)t->on_ns, (unsigned long long)t->runtime_ns,
+	fprintf(f, ", \"on_ns\": %llu, \"runtime_ns\": %llu, \"seen_runtime_ns\": %llu,"
+		" \"stints\": %llu, \"exited\": %s, \"%s\": %s}", (unsigned long long)t->on_ns,
+		(unsigned long long)t->runtime_ns, (unsigned long long)t->seen_runtime_ns,
 		(unsigned long long)t->stints, t->flags & SCHED_CLOCK_EXITED ? "true" : "false",
 		flag, flag_set ? "true" : "false");
 }
@@ -311,7 +312,8 @@ static void print_json(FILE *f, const struct sched_args *a, const struct result 
 			.tid = t->tid, .pid = t->pid, .cpu_ns = t->cpu_ns, .steal_ns = t->steal_ns,
 			.wait_ns = t->wait_ns, .irq_ns = t->irq_ns, .on_ns = t->on_ns,
 			.runtime_ns = t->runtime_ns, .stints = t->stints,
-			.flags = t->flags }, t->comm, "partial", t->flags & SCHED_CLOCK_PARTIAL);
+			.seen_runtime_ns = t->seen_runtime_ns, .flags = t->flags }, t->comm,
+			"partial", t->flags & SCHED_CLOCK_PARTIAL);
 		first = false;
 	}
 	fprintf(f, "],\n \"cpus\": [");

@@ -23,7 +23,7 @@
 #include "hindex.h"
 
 /* How many counters a thread carries: the caller decides what each is. */
-#define SCHED_DELTA_N 7
+#define SCHED_DELTA_N 8
 
 struct sched_delta_entry {
 	uint32_t tid;

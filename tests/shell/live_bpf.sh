@@ -120,7 +120,11 @@ collect() {
 	done
 	grep -q "collecting" "$TMP/$name.err" || fail "sched did not start: $(cat "$TMP/$name.err")"
 	python3 "$TMP/work.py" "$SECONDS_" "$TMP/$name.sched" || fail "the workload failed"
-	sleep 0.5	# the reaped tasks freed (an RCU grace period)
+	# the reaped tasks freed: an RCU callback, which completes the figures
+	# of a thread whose last switch the kernel did not report (in CI, at
+	# a load of 36 and under ASan, half a second was once too short for
+	# a ping-pong thread: its last stint missing, 1-4 ms)
+	sleep 2
 	kill -INT "$pid"
 	wait "$pid" || fail "sched failed: $(cat "$TMP/$name.err")"
 }
@@ -134,10 +138,13 @@ python3 - "$TMP" <<'PY' || fail "the collector's figures are out of tolerance"
 import csv, json, sys
 d = sys.argv[1]
 ok = True
+failed = []
 def check(what, good):
     global ok
     ok &= good
     print("%s %s" % (what, "ok" if good else "FAIL"))
+    if not good:
+        failed.append(what)
 
 def load(name):
     r = json.load(open("%s/%s.json" % (d, name)))
@@ -178,9 +185,10 @@ for tid, (kind, run, delay) in sorted(work.items()):
     steal = t["steal_ns"] or 0
     want_cpu = t["runtime_ns"] if r["runtime_excludes_steal"] else max(t["runtime_ns"] - steal, 0)
     check("%-8s %d: run %.3f s vs schedstat %.3f s (%.4f %%), wait %.3f s vs run_delay "
-          "%.3f s (%.3f %%), on CPU %.3f s, %d stints" %
+          "%.3f s (%.3f %%), on CPU %.3f s, %d stints, cpu %s, exited %s, partial %s" %
           (kind, tid, t["runtime_ns"] / 1e9, run / 1e9, 100 * e_run, t["wait_ns"] / 1e9,
-           delay / 1e9, 100 * e_wait, t["on_ns"] / 1e9, t["stints"]),
+           delay / 1e9, 100 * e_wait, t["on_ns"] / 1e9, t["stints"],
+           "ok" if t["cpu_ns"] == want_cpu else t["cpu_ns"], t["exited"], t["partial"]),
           e_run <= 0.001 and e_wait <= 0.01 and t["cpu_ns"] == want_cpu and
           t["exited"] and not t["partial"] and delay > 0)
 
@@ -241,20 +249,21 @@ for tid, (kind, run, delay) in sorted(work.items()):
     wait = sum(t["wait_ns"] for _, t in rows)
     cpu = sum(t["cpu_ns"] for _, t in rows)
     on = sum(t["on_ns"] for _, t in rows)
+    seen = sum(t["seen_runtime_ns"] for _, t in rows)
     steal = sum(t["steal_ns"] or 0 for _, t in rows)
     news = [i for i, t in rows if t["new"]]
     exits = [i for i, t in rows if t["exited"]]
     # on CPU by the run queue's clock (no stints asked for): holds the
-    # run time, as in the stints' check above, but for a stint whose
-    # switch the kernel did not report (seen here: 0.6 % of a spinner's
-    # run time in one run in three), whose run time counts and wall time
-    # does not
-    check("collections, %-8s %d: run %.3f s vs %.3f s, wait %.3f s vs %.3f s, on CPU %.3f s, "
-          "in %d collections, new in %s, exited in %s" %
-          (kind, tid, got / 1e9, run / 1e9, wait / 1e9, delay / 1e9, on / 1e9, len(rows), news,
-           exits),
+    # run time of the stints whose switch in was seen, as in the stints'
+    # check above (a stint whose switch the kernel did not report counts
+    # in run time and not in wall time: seen here from 0.6 % to 3 % of a
+    # spinner's run time on a loaded machine)
+    check("collections, %-8s %d: run %.3f s vs %.3f s, wait %.3f s vs %.3f s, on CPU %.3f s "
+          "(its stints seen ran %.3f s), in %d collections, new in %s, exited in %s" %
+          (kind, tid, got / 1e9, run / 1e9, wait / 1e9, delay / 1e9, on / 1e9, seen / 1e9,
+           len(rows), news, exits),
           abs(got - run) <= 0.001 * run and abs(wait - delay) <= 0.01 * delay and
-          (kind != "spin" or 0.98 <= on / got <= 1.5) and
+          (kind != "spin" or (seen >= 0.9 * got and 0.98 <= on / seen <= 1.5)) and
           len(news) == 1 and exits == [rows[-1][0]] and
           cpu == (got if lines[0]["steal_source"] != "kvm-steal-clock" or
                   r["runtime_excludes_steal"] else got - steal))
@@ -277,5 +286,8 @@ for tid, (kind, run, delay) in sorted(work.items()):
 check("cpustat: spinners' user ticks of the order of their run time, more than the "
       "ping-pong pair's", all(0.5 <= x <= 3 for x in ratio["spin"]) and
       min(ratio["spin"]) > max(ratio["pingpong"]))
+# the failures again, last: a runner that keeps a log's ends keeps them
+for what in failed:
+    print("FAILED: " + what)
 sys.exit(0 if ok else 1)
 PY

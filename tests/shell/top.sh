@@ -241,9 +241,12 @@ echo "top: $(grep -m1 'records lost' lost.txt | cut -d: -f1) (-m 8 -F 50000 and 
 # (a spinner, so that a row other than top's own ran in the half second:
 # on an idle machine top's row, charged to `library`, was alone)
 printf 'kernel  kernel\nprogram executable\n' >rules
-yes >/dev/null &
+# (at a high priority and for two refreshes: CI's machine ran this at a
+# load of 36, where a spinner of nice 0 had too few samples in half a
+# second for any row but top's own)
+nice -n -15 yes >/dev/null &
 acc_spin=$!
-"$CL" top --batch --accounts rules -n 1 -d 0.5 >acc.txt 2>&1 || { kill $acc_spin; fail "--accounts: $(cat acc.txt)"; }
+"$CL" top --batch --accounts rules -n 2 -d 0.5 >acc.txt 2>&1 || { kill $acc_spin; fail "--accounts: $(cat acc.txt)"; }
 kill $acc_spin
 grep -qx "ACCOUNT: who pays for a row's CPU time, by the rules in 'rules' (the account most of its time went to)" acc.txt ||
 	fail "--accounts: ACCOUNT not explained: $(cat acc.txt)"
