@@ -43,7 +43,7 @@ wanted() {	# name
 
 report() {	# name status
 	case $2 in
-	0) passed=$((passed + 1)); echo "PASS $1" ;;
+	0) passed=$((passed + 1)); echo "PASS $1 ($((SECONDS - began)) s)" ;;
 	77) skipped=$((skipped + 1)); echo "SKIP $1: $(tail -1 "$log")" ;;
 	124|137) failed=$((failed + 1)); failures+=("$1 (timed out)")
 		echo "FAIL $1 (timed out after ${limit} s; its last output:)"
@@ -55,6 +55,7 @@ report() {	# name status
 # Runs a test under the time limit, in its own process group so that what
 # it started goes with it when the limit is reached.
 limited() {
+	began=$SECONDS
 	timeout --kill-after=20 "$limit" "$@" >"$log" 2>&1
 }
 
