@@ -8,7 +8,10 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 need_perf
 # A copy of the binary, removed before the report.
 cp "$CL" "$TMP/cl-copy"
-"$TMP/cl-copy" record -o "$TMP/threads.rec" -- "$TMP/cl-copy" workload threads --threads 3 --seconds 2 2>/dev/null
+# Fixed work (0.5 to 2 s of CPU a thread), not a fixed time: at CI's
+# loads (84 once) three threads spinning for 2 s got under 0.3 s each.
+"$TMP/cl-copy" record -o "$TMP/threads.rec" -- "$TMP/cl-copy" workload threads --threads 3 \
+	--iterations 1500000 --seconds 120 2>/dev/null
 rm "$TMP/cl-copy"
 "$CL" report -i "$TMP/threads.rec" --by thread,function --format json >"$TMP/fn.json"
 "$CL" report -i "$TMP/threads.rec" --by process,dso --format json >"$TMP/dso.json"
