@@ -170,13 +170,15 @@ st=0
 wait $victim || st=$?
 [ $st = 143 ] || fail "the victim ended with $st, not by SIGTERM (143)"
 echo "top: k asked the pid, the signal and y/N; n left the victim, y sent TERM"
+# (the victim's nice is the suite's: 0, or what a run under nice gave it)
+was=$(awk '{ print $19 }' /proc/$niced/stat)
 tmux -S "$S" send-keys r "$niced" Enter
-wait_bottom 3 "^Renice pid $niced \\(sleep\\), nice 0 now, to value \\[-20\\.\\.19\\]: _\$"
+wait_bottom 3 "^Renice pid $niced \\(sleep\\), nice $was now, to value \\[-20\\.\\.19\\]: _\$"
 tmux -S "$S" send-keys 7 Enter
-wait_bottom 3 "^Renice pid $niced \\(sleep\\) from 0 to 7\\? \\[y/N\\]"
-[ "$(awk '{ print $19 }' /proc/$niced/stat)" = 0 ] || fail "r reniced before it was confirmed"
+wait_bottom 3 "^Renice pid $niced \\(sleep\\) from $was to 7\\? \\[y/N\\]"
+[ "$(awk '{ print $19 }' /proc/$niced/stat)" = "$was" ] || fail "r reniced before it was confirmed"
 tmux -S "$S" send-keys y
-wait_bottom 3 "^pid $niced \\(sleep\\) reniced from 0 to 7\$"
+wait_bottom 3 "^pid $niced \\(sleep\\) reniced from $was to 7\$"
 [ "$(awk '{ print $19 }' /proc/$niced/stat)" = 7 ] ||
 	fail "r 7: /proc/$niced/stat has nice $(awk '{ print $19 }' /proc/$niced/stat)"
 echo "top: r asked the pid, the value and y/N; /proc/$niced/stat has nice 7"
