@@ -163,12 +163,12 @@ static bool period_end(const struct bill *b, int64_t *ns)
 static const char *key_text(enum bill_key k, const struct bill_row *r, char *buf, size_t n)
 {
 	switch (k) {
-	case BK_HOST: return r->host ? r->host : "?";
+	case BK_HOST: return r->host ? r->host : "unknown";
 	case BK_USER: return report_user(r->uid, buf, n);
-	case BK_COMMAND: return r->command ? r->command : "?";
-	case BK_COMM: return r->comm ? r->comm : "?";
-	case BK_EXECUTABLE: return r->executable ? r->executable : "?";
-	case BK_ACCOUNT: return r->account ? r->account : "?";
+	case BK_COMMAND: return r->command ? r->command : "unknown";
+	case BK_COMM: return r->comm ? r->comm : "unknown";
+	case BK_EXECUTABLE: return r->executable ? r->executable : "unknown";
+	case BK_ACCOUNT: return r->account ? r->account : "unknown";
 	case BK_HOUR:
 	case BK_DAY:
 	case BK_MONTH: return r->period ? r->period : "unknown";
@@ -385,10 +385,10 @@ static void csv_key(FILE *f, enum bill_key k, const struct bill_row *r, bool hea
 		else if (k == BK_CGROUP ? r->cgroup != NULL : r->period != NULL)
 			csv_put_field(f, k == BK_CGROUP ? r->cgroup : r->period);
 		break;
-	default:
+	default:	/* not known: empty, as a cgroup or period */
 		if (header)
 			fputs(bill_key__name(k), f);
-		else
+		else if (k != BK_EXECUTABLE || r->executable)
 			csv_put_field(f, key_text(k, r, buf, sizeof(buf)));
 	}
 }
