@@ -79,6 +79,10 @@ struct kept {
 struct bill {
 	enum row_field keys[RF_COUNT];
 	size_t nkeys;
+	/* the values the keys show, in order (fields_of): CSV's columns,
+	 * JSON's members */
+	enum row_field fields[RF_COUNT * RF_COUNT];
+	size_t nfields;
 	struct kept *rows;
 	size_t n, cap;
 	struct bill_row total;
@@ -364,23 +368,17 @@ static void write_text(FILE *f, const struct bill *b, const char *by, const char
  * known is empty. The header when r is NULL. */
 static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r)
 {
-	bool first = true;
-	for (size_t i = 0; i < b->nkeys; i++) {
-		uint32_t shows = key_entry__shows(b->keys[i]);
-		for (int k = 0; k < RF_COUNT; k++) {
-			const struct key_entry *e = key_entry((enum row_field)k);
-			if (!(shows & RF_BIT(k)))
-				continue;
-			if (!first)
-				putc(',', f);
-			first = false;
-			if (!r)
-				fputs(key_entry__label(e), f);
-			else if (key_entry__is_text(e))
-				csv_put_field(f, r->text[k] ? r->text[k] : "");
-			else if (e->type == KEY_TASK || r->number[k] >= 0)
-				fprintf(f, "%lld", (long long)r->number[k]);
-		}
+	for (size_t i = 0; i < b->nfields; i++) {
+		enum row_field k = b->fields[i];
+		const struct key_entry *e = key_entry(k);
+		if (i)
+			putc(',', f);
+		if (!r)
+			fputs(key_entry__label(e), f);
+		else if (key_entry__is_text(e))
+			csv_put_field(f, r->text[k] ? r->text[k] : "");
+		else if (e->type == KEY_TASK || r->number[k] >= 0)
+			fprintf(f, "%lld", (long long)r->number[k]);
 	}
 }
 
@@ -424,19 +422,14 @@ static void json_double(FILE *f, bool *first, const char *k, double v)
 /* The values each key shows, named as in CSV. */
 static void json_keys(FILE *f, bool *first, const struct bill *b, const struct bill_row *r)
 {
-	for (size_t i = 0; i < b->nkeys; i++) {
-		uint32_t shows = key_entry__shows(b->keys[i]);
-		for (int k = 0; k < RF_COUNT; k++) {
-			const struct key_entry *e = key_entry((enum row_field)k);
-			if (!(shows & RF_BIT(k)))
-				continue;
-			if (key_entry__is_text(e))
-				json_put_str_member(f, first, key_entry__label(e), r->text[k]);
-			else
-				json_put_num_member(f, first, key_entry__label(e),
-						    e->type == KEY_TASK || r->number[k] >= 0,
-						    r->number[k]);
-		}
+	for (size_t i = 0; i < b->nfields; i++) {
+		enum row_field k = b->fields[i];
+		const struct key_entry *e = key_entry(k);
+		if (key_entry__is_text(e))
+			json_put_str_member(f, first, key_entry__label(e), r->text[k]);
+		else
+			json_put_num_member(f, first, key_entry__label(e),
+					    e->type == KEY_TASK || r->number[k] >= 0, r->number[k]);
 	}
 }
 
@@ -509,7 +502,9 @@ static void write_json(FILE *f, const struct bill *b, const char *by)
 }
 
 struct bill_opts {
-	const char *path, *output, *format, *per;
+	const char *path, *output, *format;
+	const char *per;	/* --per: a period key's name, or NULL */
+	enum row_field per_key;
 	char by[160];
 	int64_t since, until;
 	struct cli_list control;
@@ -586,6 +581,18 @@ static int parse_price(struct bill_opts *o, const char *arg)
 	return 0;
 }
 
+/* --per PERIOD: one of the key table's periods. */
+static int parse_per(struct bill_opts *o, const char *arg)
+{
+	if (key_entry__find(arg, strlen(arg), KEY_BILL, &o->per_key, NULL) ||
+	    key_entry(o->per_key)->type != KEY_PERIOD) {
+		cli_error("--per: '%s' is not hour, day or month", arg);
+		return EXIT_USAGE;
+	}
+	o->per = arg;
+	return 0;
+}
+
 static int one_option(struct bill *b, struct bill_opts *o, int id, const char *arg)
 {
 	switch (id) {
@@ -594,13 +601,7 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 	case B_BY: return parse_by(b, o, arg);
 	case B_CONTROL: return cli_parse_list("--control", arg, &o->control);
 	case B_PRICE: return parse_price(o, arg);
-	case B_PER:
-		if (strcmp(arg, "hour") && strcmp(arg, "day") && strcmp(arg, "month")) {
-			cli_error("--per: '%s' is not hour, day or month", arg);
-			return EXIT_USAGE;
-		}
-		o->per = arg;
-		return 0;
+	case B_PER: return parse_per(o, arg);
 	case B_SINCE:
 	case B_UNTIL:
 		if (cli_parse_time(arg, id == B_SINCE ? &o->since : &o->until))
@@ -623,8 +624,7 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 /* --per PERIOD: the period first among the keys (named in "by"). */
 static int add_period(struct bill *b, struct bill_opts *o)
 {
-	enum row_field k;
-	key_entry__find(o->per, strlen(o->per), KEY_BILL, &k, NULL);
+	enum row_field k = o->per_key;
 	for (size_t i = 0; i < b->nkeys; i++)
 		if (key_entry(b->keys[i])->type == KEY_PERIOD && b->keys[i] != k) {
 			cli_error("--per %s: --by has another period (%s)", o->per, o->by);
@@ -642,6 +642,17 @@ static int add_period(struct bill *b, struct bill_opts *o)
 	o->by[n - 1] = ',';
 	snprintf(o->by + n, sizeof(o->by) - n, "%s", by);
 	return 0;
+}
+
+/* The values the keys show (key_entry__shows), key by key, each in the
+ * key table's order: a process's host, pid and command. */
+static void fields_of(struct bill *b)
+{
+	b->nfields = 0;
+	for (size_t i = 0; i < b->nkeys; i++)
+		for (int f = 0; f < RF_COUNT; f++)
+			if (key_entry__shows(b->keys[i]) & RF_BIT(f))
+				b->fields[b->nfields++] = (enum row_field)f;
 }
 
 /* 0 (o->help when --help printed), or the exit status, having said why. */
@@ -668,6 +679,7 @@ static int parse(int argc, char **argv, struct bill *b, struct bill_opts *o)
 		return status;
 	if (o->per && (status = add_period(b, o)))
 		return status;
+	fields_of(b);
 	if (o->since > o->until) {
 		cli_error("--since is after --until");
 		return EXIT_USAGE;
