@@ -603,7 +603,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 	a->totals.idle_ns = st->idle_ns;
 	const struct engine_config *c = engine__config(e);
 	struct table_params p = {
-		.method = a->o.method, .interval_ns = c->interval_ns, .measured_steal = true,
+		.method = c->method, .interval_ns = c->interval_ns, .measured_steal = true,
 		.steal_known = s->steal_known, .inclusive = a->have_stacks,
 		.attrs = row_keys__has(&a->o.keys, RF_PROCESS) ||
 			 row_keys__has(&a->o.keys, RF_THREAD),

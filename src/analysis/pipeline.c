@@ -16,9 +16,13 @@ int pipeline__init(struct pipeline *p, struct source *src, const struct pipeline
 	p->a = o->analysis;
 	struct engine_config c;
 	src->ops->config(src, &c);
-	c.method = o->method;
-	if (o->accounting_set)
-		c.accounting = o->accounting;
+	/* --method and --kernel-accounting given once, in the analysis's
+	 * options, and taking effect in the engine alone: the table says
+	 * them from the engine's configuration (analysis__build) */
+	const struct analysis_opts *ao = o->analysis_opts;
+	c.method = ao ? ao->method : METHOD_PRECEDING;
+	if (ao && ao->accounting_set)
+		c.accounting = ao->accounting;
 	if (o->start_ns)
 		c.start_ns = o->start_ns;
 	if (p->a) {
@@ -126,9 +130,7 @@ int pipeline__report_file(struct analysis *a, int fd, const struct analysis_opts
 	struct rec_source *src = rec_source__open(fd, &so, err);
 	if (!src)
 		return -errno;
-	struct pipeline_opts po = { .method = o->method, .accounting = o->accounting,
-				    .accounting_set = o->accounting_set, .analysis = a,
-				    .analysis_opts = o };
+	struct pipeline_opts po = { .analysis = a, .analysis_opts = o };
 	struct pipeline p;
 	int r = pipeline__run(&p, rec_source__source(src, err), &po);
 	a->src = src;		/* analysis__init cleared a: kept from here */

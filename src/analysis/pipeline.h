@@ -27,15 +27,12 @@
 #include "../core/source.h"
 
 struct pipeline_opts {
-	/* --method: where the engine places steal; the table's arithmetic
-	 * takes it from the analysis's options */
-	enum steal_method method;
-	/* --kernel-accounting over what the source says (set: given) */
-	enum steal_accounting accounting;
-	bool accounting_set;
 	/* a table of the figures; NULL: none. The analysis is the caller's
 	 * (set up here, released with analysis__release). */
 	struct analysis *analysis;
+	/* its options; their --method (where the engine places steal) and
+	 * --kernel-accounting (over what the source says) are the engine's,
+	 * with or without a table (NULL: preceding, as the source says) */
 	const struct analysis_opts *analysis_opts;
 	bool collect;			/* collections for the ledger */
 	/* the engine's scope where the source is not system-wide */

@@ -171,7 +171,7 @@ static int profile_start(struct profiles *ps, struct profile *p, struct recorder
 	size_t bad;
 	row_keys__parse(&ao.keys, "thread,function,account", &bad);
 	/* fed by a tap of its own (recorder__tap below), not attached */
-	struct pipeline_opts po = { .method = METHOD_PRECEDING, .analysis = &p->a,
+	struct pipeline_opts po = { .analysis = &p->a,
 				    .analysis_opts = &ao, .start_ns = now };
 	int err = pipeline__init(&p->pipe, recorder__source(r), &po);
 	struct seed s = { p->pipe.engine, now, .commands = ps->labels };

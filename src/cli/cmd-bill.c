@@ -73,12 +73,16 @@ const struct cli_command bill_command = {
 /* A row kept: its key's values copied. */
 struct kept {
 	struct bill_row r;
-	char *s[7];	/* host, command, comm, executable, account, period, cgroup */
+	char *s[RF_COUNT];
 };
 
 struct bill {
-	enum bill_key keys[BK_COUNT];
+	enum row_field keys[RF_COUNT];
 	size_t nkeys;
+	/* the values the keys show, in order (fields_of): CSV's columns,
+	 * JSON's members */
+	enum row_field fields[RF_COUNT * RF_COUNT];
+	size_t nfields;
 	struct kept *rows;
 	size_t n, cap;
 	struct bill_row total;
@@ -101,13 +105,11 @@ static int keep(void *ctx, const struct bill_row *row)
 	}
 	struct kept *k = &b->rows[b->n++];
 	k->r = *row;
-	const char **src[7] = { &k->r.host, &k->r.command, &k->r.comm, &k->r.executable,
-				&k->r.account, &k->r.period, &k->r.cgroup };
-	for (int i = 0; i < 7; i++) {
-		k->s[i] = *src[i] ? strdup(*src[i]) : NULL;
-		if (*src[i] && !k->s[i])
+	for (int i = 0; i < RF_COUNT; i++) {
+		k->s[i] = row->text[i] ? strdup(row->text[i]) : NULL;
+		if (row->text[i] && !k->s[i])
 			return -ENOMEM;
-		*src[i] = k->s[i];
+		k->r.text[i] = k->s[i];
 	}
 	b->total.cpu_ns += row->cpu_ns;
 	b->total.control_ns += row->control_ns;
@@ -126,11 +128,6 @@ static double s_(int64_t ns)
 static double hours(int64_t ns)
 {
 	return (double)ns / 3.6e12;
-}
-
-static bool is_period(enum bill_key k)
-{
-	return k == BK_HOUR || k == BK_DAY || k == BK_MONTH;
 }
 
 /* A time as ISO 8601 in UTC ("2026-11-30T08:12:03Z"), or text's
@@ -159,30 +156,44 @@ static bool period_end(const struct bill *b, int64_t *ns)
 	return b->until != INT64_MAX || b->span.last_ns > 0;
 }
 
-/* A key's value as text, for text and CSV. */
-static const char *key_text(enum bill_key k, const struct bill_row *r, char *buf, size_t n)
+/* One value as text: "unknown" when the ledger does not know it (a
+ * user: '?'). */
+static const char *value_text(enum row_field f, const struct bill_row *r, char *buf, size_t n)
 {
-	switch (k) {
-	case BK_HOST: return r->host ? r->host : "?";
-	case BK_USER: return report_user(r->uid, buf, n);
-	case BK_COMMAND: return r->command ? r->command : "?";
-	case BK_COMM: return r->comm ? r->comm : "?";
-	case BK_EXECUTABLE: return r->executable ? r->executable : "?";
-	case BK_ACCOUNT: return r->account ? r->account : "?";
-	case BK_HOUR:
-	case BK_DAY:
-	case BK_MONTH: return r->period ? r->period : "unknown";
-	case BK_CGROUP: return r->cgroup ? r->cgroup : "unknown";
-	case BK_PROCESS:
-		snprintf(buf, n, "%s %lld %s", r->host ? r->host : "?", (long long)r->pid,
-			 r->command ? r->command : "");
-		return buf;
-	case BK_THREAD:
-		snprintf(buf, n, "%s %lld/%lld %s", r->host ? r->host : "?", (long long)r->pid,
-			 (long long)r->tid, r->comm ? r->comm : "");
-		return buf;
-	default: return "?";
+	const struct key_entry *e = key_entry(f);
+	if (key_entry__is_text(e))
+		return r->text[f] ? r->text[f] : "unknown";
+	if (e->type == KEY_UID)
+		return report_user(r->number[f], buf, n);
+	snprintf(buf, n, "%lld", (long long)r->number[f]);
+	return buf;
+}
+
+/* A key's value as text: the values it shows (a process's host, pid and
+ * command) joined by spaces, a thread's id after its process's with a
+ * slash. */
+static const char *key_text(enum row_field k, const struct bill_row *r, char *buf, size_t n)
+{
+	uint32_t shows = key_entry__shows(k);
+	if (shows == RF_BIT(k))
+		return value_text(k, r, buf, n);
+	size_t used = 0;
+	enum key_type prev = KEY_TEXT;
+	bool any = false;
+	buf[0] = '\0';
+	for (int f = 0; f < RF_COUNT && used < n; f++) {
+		if (!(shows & RF_BIT(f)))
+			continue;
+		char v[64];
+		enum key_type type = key_entry((enum row_field)f)->type;
+		used += (size_t)snprintf(buf + used, n - used, "%s%s",
+					 !any ? "" :
+					 type == KEY_TASK && prev == KEY_TASK ? "/" : " ",
+					 value_text((enum row_field)f, r, v, sizeof(v)));
+		prev = type;
+		any = true;
 	}
+	return buf;
 }
 
 /* A row's steal (or apparent time, cpu + steal, with cpu given): its
@@ -242,8 +253,8 @@ static int key_width(const struct bill *b)
  * middle (a period or a host beside a command line stays whole). */
 static void text_keys(FILE *f, const struct bill *b, const struct bill_row *r, int w)
 {
-	char parts[BK_COUNT][8192];
-	const char *v[BK_COUNT];
+	char parts[RF_COUNT][8192];
+	const char *v[RF_COUNT];
 	int cols = 2 * ((int)b->nkeys - 1), longest = 0;
 	for (size_t i = 0; i < b->nkeys; i++) {
 		v[i] = key_text(b->keys[i], r, parts[i], sizeof(parts[i]));
@@ -352,53 +363,22 @@ static void write_text(FILE *f, const struct bill *b, const char *by, const char
 				    (double)t->cpu_ns : 0.0);
 }
 
-/* CSV: one field per value (a process is its host, pid and command). */
-static void csv_key(FILE *f, enum bill_key k, const struct bill_row *r, bool header)
+/* CSV: a field per value a key shows (a process: its host, pid and
+ * command), named as the ledger names it (host for vm); a value not
+ * known is empty. The header when r is NULL. */
+static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r)
 {
-	char buf[64];
-	switch (k) {
-	case BK_PROCESS:
-	case BK_THREAD:
-		if (header) {
-			fputs(k == BK_THREAD ? "host,pid,tid,comm" : "host,pid,command", f);
-			break;
-		}
-		csv_put_field(f, r->host ? r->host : "");
-		fprintf(f, ",%lld,", (long long)r->pid);
-		if (k == BK_THREAD)
-			fprintf(f, "%lld,", (long long)r->tid);
-		csv_put_field(f, k == BK_THREAD ? (r->comm ? r->comm : "") :
-			      r->command ? r->command : "");
-		break;
-	case BK_USER:
-		if (header)
-			fputs("uid", f);
-		else if (r->uid >= 0)
-			fprintf(f, "%lld", (long long)r->uid);
-		break;
-	case BK_HOUR:	/* unknown (an import's): empty */
-	case BK_DAY:
-	case BK_MONTH:
-	case BK_CGROUP:	/* unknown (an older ledger's): empty */
-		if (header)
-			fputs(bill_key__name(k), f);
-		else if (k == BK_CGROUP ? r->cgroup != NULL : r->period != NULL)
-			csv_put_field(f, k == BK_CGROUP ? r->cgroup : r->period);
-		break;
-	default:
-		if (header)
-			fputs(bill_key__name(k), f);
-		else
-			csv_put_field(f, key_text(k, r, buf, sizeof(buf)));
-	}
-}
-
-static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r, bool header)
-{
-	for (size_t i = 0; i < b->nkeys; i++) {
+	for (size_t i = 0; i < b->nfields; i++) {
+		enum row_field k = b->fields[i];
+		const struct key_entry *e = key_entry(k);
 		if (i)
 			putc(',', f);
-		csv_key(f, b->keys[i], r, header);
+		if (!r)
+			fputs(key_entry__label(e), f);
+		else if (key_entry__is_text(e))
+			csv_put_field(f, r->text[k] ? r->text[k] : "");
+		else if (e->type == KEY_TASK || r->number[k] >= 0)
+			fprintf(f, "%lld", (long long)r->number[k]);
 	}
 }
 
@@ -412,13 +392,13 @@ static void write_csv(FILE *f, const struct bill *b)
 		utc(start, true, p1, sizeof(p1));
 	if (period_end(b, &end))
 		utc(end, true, p2, sizeof(p2));
-	csv_keys(f, b, NULL, true);
+	csv_keys(f, b, NULL);
 	fprintf(f, ",target_ns,control_ns,cpu_ns,steal_ns,apparent_ns,unknown_steal_cpu_ns,"
 		"samples,cpu_hours%s,period_start,period_end\n", b->nprices ? ",cost" : "");
 	for (size_t i = 0; i < b->n; i++) {
 		const struct bill_row *r = &b->rows[i].r;
 		bool known = r->unknown_steal_cpu_ns < r->cpu_ns || !r->cpu_ns;
-		csv_keys(f, b, r, false);
+		csv_keys(f, b, r);
 		fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", r->cpu_ns - r->control_ns,
 			r->control_ns, r->cpu_ns);
 		if (known)
@@ -439,33 +419,17 @@ static void json_double(FILE *f, bool *first, const char *k, double v)
 	fprintf(f, "%.9g", v);
 }
 
+/* The values each key shows, named as in CSV. */
 static void json_keys(FILE *f, bool *first, const struct bill *b, const struct bill_row *r)
 {
-	for (size_t i = 0; i < b->nkeys; i++) {
-		switch (b->keys[i]) {
-		case BK_HOST: json_put_str_member(f, first, "host", r->host); break;
-		case BK_USER: json_put_num_member(f, first, "uid", r->uid >= 0, r->uid); break;
-		case BK_COMMAND: json_put_str_member(f, first, "command", r->command); break;
-		case BK_COMM: json_put_str_member(f, first, "comm", r->comm); break;
-		case BK_EXECUTABLE: json_put_str_member(f, first, "executable", r->executable); break;
-		case BK_ACCOUNT: json_put_str_member(f, first, "account", r->account); break;
-		case BK_HOUR:
-		case BK_DAY:
-		case BK_MONTH: json_put_str_member(f, first, bill_key__name(b->keys[i]), r->period); break;
-		case BK_CGROUP: json_put_str_member(f, first, "cgroup", r->cgroup); break;
-		case BK_PROCESS:
-		case BK_THREAD:
-			json_put_str_member(f, first, "host", r->host);
-			json_put_num_member(f, first, "pid", true, r->pid);
-			if (b->keys[i] == BK_THREAD) {
-				json_put_num_member(f, first, "tid", true, r->tid);
-				json_put_str_member(f, first, "comm", r->comm);
-			} else {
-				json_put_str_member(f, first, "command", r->command);
-			}
-			break;
-		default: break;
-		}
+	for (size_t i = 0; i < b->nfields; i++) {
+		enum row_field k = b->fields[i];
+		const struct key_entry *e = key_entry(k);
+		if (key_entry__is_text(e))
+			json_put_str_member(f, first, key_entry__label(e), r->text[k]);
+		else
+			json_put_num_member(f, first, key_entry__label(e),
+					    e->type == KEY_TASK || r->number[k] >= 0, r->number[k]);
 	}
 }
 
@@ -538,7 +502,9 @@ static void write_json(FILE *f, const struct bill *b, const char *by)
 }
 
 struct bill_opts {
-	const char *path, *output, *format, *per;
+	const char *path, *output, *format;
+	const char *per;	/* --per: a period key's name, or NULL */
+	enum row_field per_key;
 	char by[160];
 	int64_t since, until;
 	struct cli_list control;
@@ -547,13 +513,13 @@ struct bill_opts {
 	bool help;	/* --help printed: nothing more to do */
 };
 
-/* The ledger's key for f: its name, or for vm the ledger's own (host). */
-static int ledger_key(enum row_field f, enum bill_key *k)
+/* At most as many keys as bill takes (one may be given twice). */
+static size_t max_keys(void)
 {
-	const struct key_entry *e = key_entry(f);
-	if (!bill_key__parse(e->name, strlen(e->name), k))
-		return 0;
-	return e->alias ? bill_key__parse(e->alias, strlen(e->alias), k) : -EINVAL;
+	size_t n = 0;
+	for (int f = 0; f < RF_COUNT; f++)
+		n += (key_entry((enum row_field)f)->uses & KEY_BILL) != 0;
+	return n;
 }
 
 static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
@@ -564,9 +530,7 @@ static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
 	for (const char *p = arg;;) {
 		size_t len = strcspn(p, ",");
 		enum row_field f;
-		enum bill_key k;
-		if (key_entry__find(p, len, KEY_BILL, &f, NULL) || b->nkeys == BK_COUNT ||
-		    ledger_key(f, &k)) {
+		if (key_entry__find(p, len, KEY_BILL, &f, NULL) || b->nkeys == max_keys()) {
 			cli_error("--by: '%.*s' is not a key (%s)", (int)len, p,
 				  cli_keys(KEY_BILL, ", ", 0, 0));
 			return EXIT_USAGE;
@@ -576,7 +540,7 @@ static int parse_by(struct bill *b, struct bill_opts *o, const char *arg)
 			return EXIT_USAGE;
 		}
 		period |= key_entry(f)->type == KEY_PERIOD;
-		b->keys[b->nkeys++] = k;
+		b->keys[b->nkeys++] = f;
 		if (!p[len])
 			return 0;
 		p += len + 1;
@@ -617,6 +581,18 @@ static int parse_price(struct bill_opts *o, const char *arg)
 	return 0;
 }
 
+/* --per PERIOD: one of the key table's periods. */
+static int parse_per(struct bill_opts *o, const char *arg)
+{
+	if (key_entry__find(arg, strlen(arg), KEY_BILL, &o->per_key, NULL) ||
+	    key_entry(o->per_key)->type != KEY_PERIOD) {
+		cli_error("--per: '%s' is not hour, day or month", arg);
+		return EXIT_USAGE;
+	}
+	o->per = arg;
+	return 0;
+}
+
 static int one_option(struct bill *b, struct bill_opts *o, int id, const char *arg)
 {
 	switch (id) {
@@ -625,13 +601,7 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 	case B_BY: return parse_by(b, o, arg);
 	case B_CONTROL: return cli_parse_list("--control", arg, &o->control);
 	case B_PRICE: return parse_price(o, arg);
-	case B_PER:
-		if (strcmp(arg, "hour") && strcmp(arg, "day") && strcmp(arg, "month")) {
-			cli_error("--per: '%s' is not hour, day or month", arg);
-			return EXIT_USAGE;
-		}
-		o->per = arg;
-		return 0;
+	case B_PER: return parse_per(o, arg);
 	case B_SINCE:
 	case B_UNTIL:
 		if (cli_parse_time(arg, id == B_SINCE ? &o->since : &o->until))
@@ -654,10 +624,9 @@ static int one_option(struct bill *b, struct bill_opts *o, int id, const char *a
 /* --per PERIOD: the period first among the keys (named in "by"). */
 static int add_period(struct bill *b, struct bill_opts *o)
 {
-	enum bill_key k;
-	bill_key__parse(o->per, strlen(o->per), &k);
+	enum row_field k = o->per_key;
 	for (size_t i = 0; i < b->nkeys; i++)
-		if (is_period(b->keys[i]) && b->keys[i] != k) {
+		if (key_entry(b->keys[i])->type == KEY_PERIOD && b->keys[i] != k) {
 			cli_error("--per %s: --by has another period (%s)", o->per, o->by);
 			return EXIT_USAGE;
 		} else if (b->keys[i] == k) {
@@ -673,6 +642,17 @@ static int add_period(struct bill *b, struct bill_opts *o)
 	o->by[n - 1] = ',';
 	snprintf(o->by + n, sizeof(o->by) - n, "%s", by);
 	return 0;
+}
+
+/* The values the keys show (key_entry__shows), key by key, each in the
+ * key table's order: a process's host, pid and command. */
+static void fields_of(struct bill *b)
+{
+	b->nfields = 0;
+	for (size_t i = 0; i < b->nkeys; i++)
+		for (int f = 0; f < RF_COUNT; f++)
+			if (key_entry__shows(b->keys[i]) & RF_BIT(f))
+				b->fields[b->nfields++] = (enum row_field)f;
 }
 
 /* 0 (o->help when --help printed), or the exit status, having said why. */
@@ -699,6 +679,7 @@ static int parse(int argc, char **argv, struct bill *b, struct bill_opts *o)
 		return status;
 	if (o->per && (status = add_period(b, o)))
 		return status;
+	fields_of(b);
 	if (o->since > o->until) {
 		cli_error("--since is after --until");
 		return EXIT_USAGE;
@@ -783,7 +764,7 @@ int cmd_bill(int argc, char **argv)
 	if (!status)
 		status = write_bill(&b, &o);
 	for (size_t i = 0; i < b.n; i++)
-		for (int k = 0; k < 7; k++)
+		for (int k = 0; k < RF_COUNT; k++)
 			free(b.rows[i].s[k]);
 	free(b.rows);
 	bill_span__release(&b.span);

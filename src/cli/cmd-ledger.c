@@ -73,7 +73,7 @@ static struct batch *whole(int fd, const struct account_rules *rules, struct rec
 	*err = src ? 0 : -errno;
 	if (!*err) {
 		const struct rec_meta *m = rec_source__meta(src);
-		struct pipeline_opts po = { .method = METHOD_PRECEDING, .collect = true };
+		struct pipeline_opts po = { .collect = true };
 		*err = pipeline__run(&p, rec_source__source(src, e), &po);
 		if (!*err && !(b = collector__collect(&p.coll, p.engine, "import",
 						      m->realtime_end_ns)))

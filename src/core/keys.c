@@ -56,10 +56,13 @@ static const struct key_entry entries[RF_COUNT] = {
 		    .narrow = true, SOLO, .text = vm },
 	[RF_PROCESS] = { .name = "process", .header = "PID", .field = "pid", .type = KEY_TASK,
 			 .uses = KEY_REPORT | KEY_BILL | KEY_ANALYZE, .narrow = true, .width = 8, SOLO,
-			 .number = pid },
+			 .number = pid,
+			 .bill_shows = RF_BIT(RF_VM) | RF_BIT(RF_PROCESS) | RF_BIT(RF_COMMAND) },
 	[RF_THREAD] = { .name = "thread", .header = "TID", .field = "tid", .type = KEY_TASK,
 			.uses = KEY_REPORT | KEY_BILL | KEY_ANALYZE, .narrow = true, .width = 8,
-			.before = RF_PROCESS, .after = RF_COUNT, .number = tid },
+			.before = RF_PROCESS, .after = RF_COUNT, .number = tid,
+			.bill_shows = RF_BIT(RF_VM) | RF_BIT(RF_PROCESS) | RF_BIT(RF_THREAD) |
+				      RF_BIT(RF_COMM) },
 	[RF_COMM] = { .name = "comm", .header = "COMM", .field = "comm", .type = KEY_TEXT,
 		      .uses = KEY_REPORT | KEY_BILL, SOLO, .text = comm },
 	[RF_COMMAND] = { .name = "command", .header = "COMMAND", .field = "command",
@@ -105,6 +108,12 @@ static const struct key_entry entries[RF_COUNT] = {
 const struct key_entry *key_entry(enum row_field f)
 {
 	return &entries[f < RF_COUNT ? f : RF_STACK];
+}
+
+uint32_t key_entry__shows(enum row_field f)
+{
+	const struct key_entry *e = key_entry(f);
+	return e->bill_shows ? e->bill_shows : RF_BIT(f);
 }
 
 static bool spelt(const char *name, const char *s, size_t len)

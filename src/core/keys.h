@@ -2,8 +2,9 @@
  * keys: one descriptor per report key, as perf's sort entries are (a
  * name, a header, a way to compare and to show): `--by NAME` in every
  * command, the columns and labels every writer of report/ gives it, the
- * order of rows (table.c), bill's and analyze's parsers, help, completion
- * and error messages all read this one table. A new key is one entry in
+ * order of rows (table.c), bill (its parser, its writers, the ledger's
+ * column of each key) and analyze's parser, help, completion and error
+ * messages all read this one table. A new key is one entry in
  * keys.c (and its value where rows are summed), never a case added to
  * each writer.
  *
@@ -101,10 +102,32 @@ struct key_entry {
 	 * the source gives (struct row_key). */
 	const char *(*derive)(const struct row_key *k, char *buf, size_t size);
 	int slot;
+	/* bill: the keys whose values its rows show for this one, as
+	 * RF_BIT()s, in the table's order: a process is its host, pid and
+	 * command line, as a ledger holds many hosts and gives pids again
+	 * (0: its own value alone; key_entry__shows). */
+	uint32_t bill_shows;
 };
+
+/* Whether a key's value is text (a period's too), else a number. */
+static inline bool key_entry__is_text(const struct key_entry *e)
+{
+	return e->type == KEY_TEXT || e->type == KEY_PERIOD;
+}
+
+/* Its name in a recording's rows and the ledger's (host for vm): the
+ * labels of OpenMetrics and pprof, bill's CSV columns and JSON members. */
+static inline const char *key_entry__label(const struct key_entry *e)
+{
+	return e->label ? e->label : e->field;
+}
 
 /* The entry of key f (f < RF_COUNT). */
 const struct key_entry *key_entry(enum row_field f);
+
+/* The keys whose values a bill's rows show for key f (its bill_shows,
+ * or f alone), as RF_BIT()s. */
+uint32_t key_entry__shows(enum row_field f);
 
 /* The key called s[0..len) (its name or alias) that one of uses takes:
  * 0, or -EINVAL when there is none. *known (known may be NULL) says

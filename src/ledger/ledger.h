@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/keys.h"
+
 #define LEDGER_SCHEMA_VERSION 4
 
 struct ledger;
@@ -101,22 +103,16 @@ int ledger__recording(struct ledger *l, const char *recording, int64_t *next_seq
 		      int (*fn)(void *ctx, const struct ledger_sum *s), void *ctx,
 		      char *msg, size_t size);
 
-/* What a bill sums by: any of these, composed. */
-enum bill_key { BK_HOST, BK_USER, BK_COMMAND, BK_COMM, BK_EXECUTABLE, BK_ACCOUNT,
-		BK_PROCESS, BK_THREAD, BK_DAY, BK_CGROUP, BK_HOUR, BK_MONTH, BK_COUNT };
-
-/* "host", "user", ...; 0 or -EINVAL. */
-int bill_key__parse(const char *s, size_t len, enum bill_key *out);
-const char *bill_key__name(enum bill_key k);
-
+/* A bill sums by keys of the one key table (core/keys.h) that bill
+ * takes (KEY_BILL), composed. */
 struct bill_row {
-	/* the key's values, valid during the callback; NULL where not a
-	 * key, or unknown */
-	const char *host, *command, *comm, *executable, *account, *cgroup;
-	/* the period of an hour, day or month key: "2026-11-30T08:00",
-	 * "2026-11-30", "2026-11" (UTC, of the collection's end) */
-	const char *period;
-	int64_t uid, pid, tid;	/* -1 unknown or not a key */
+	/* the values of the keys' fields (key_entry__shows: a process's
+	 * host, pid and command), by key, valid during the callback: text
+	 * for a text or period key, NULL unknown or not shown; a number for
+	 * the others, -1 unknown or not shown. A period is UTC, of the
+	 * collection's end: "2026-11-30T08:00", "2026-11-30", "2026-11". */
+	const char *text[RF_COUNT];
+	int64_t number[RF_COUNT];
 	int64_t cpu_ns, control_ns, samples;
 	int64_t steal_ns;	/* of the usage whose steal is known */
 	int64_t unknown_steal_cpu_ns;	/* cpu of usage whose steal is not */
@@ -131,7 +127,7 @@ struct bill_price {
 
 /* What a bill asks (ledger__bill_query). */
 struct bill_query {
-	const enum bill_key *keys;	/* at most one of hour, day, month */
+	const enum row_field *keys;	/* at most one of hour, day, month */
 	size_t nkeys;
 	int64_t since_ns, until_ns;	/* collections ending in [since, until) */
 	const char *const *control;	/* accounts of the control program */
@@ -170,7 +166,7 @@ void bill_span__release(struct bill_span *s);
  * the keys, largest cpu first; accounts named in control count as control
  * program. Calls fn per row. 0 or -errno with msg set.
  */
-int ledger__bill(struct ledger *l, const enum bill_key *keys, size_t nkeys,
+int ledger__bill(struct ledger *l, const enum row_field *keys, size_t nkeys,
 		 int64_t since_ns, int64_t until_ns, const char *const *control,
 		 size_t ncontrol, int (*fn)(void *ctx, const struct bill_row *row),
 		 void *ctx, char *msg, size_t size);

@@ -11,91 +11,76 @@
 #include "../core/units.h"
 #include "../core/banned.h"
 
-static const char *const key_names[BK_COUNT] = {
-	[BK_HOST] = "host", [BK_USER] = "user", [BK_COMMAND] = "command",
-	[BK_COMM] = "comm", [BK_EXECUTABLE] = "executable", [BK_ACCOUNT] = "account",
-	[BK_PROCESS] = "process", [BK_THREAD] = "thread", [BK_DAY] = "day",
-	[BK_CGROUP] = "cgroup", [BK_HOUR] = "hour", [BK_MONTH] = "month",
+/* Where the ledger keeps each key's value, in the order bills have
+ * always grouped by (rows of equal CPU time keep their order). A period
+ * is of its collection's end; an import's collection has no wall-clock
+ * time: its period is unknown (NULL), not 1970-01-01. */
+#define PERIOD(fmt) "CASE WHEN c.end_ns > 0 THEN strftime('" fmt "', c.end_ns / " \
+	NSEC_PER_SEC_SQL ", 'unixepoch') END"
+static const struct column {
+	enum row_field key;
+	const char *sql;
+} columns[] = {
+	{ RF_VM, "t.host" }, { RF_USER, "t.uid" }, { RF_COMMAND, "t.command" },
+	{ RF_COMM, "coalesce(t.comm, t.command)" }, { RF_EXECUTABLE, "t.executable" },
+	{ RF_ACCOUNT, "u.account" }, { RF_PROCESS, "t.pid" }, { RF_THREAD, "t.tid" },
+	{ RF_HOUR, PERIOD("%Y-%m-%dT%H:00") }, { RF_DAY, PERIOD("%Y-%m-%d") },
+	{ RF_MONTH, PERIOD("%Y-%m") }, { RF_CGROUP, "t.cgroup" },
 };
+#define NCOLUMNS (sizeof(columns) / sizeof(*columns))
 
-int bill_key__parse(const char *s, size_t len, enum bill_key *out)
+/* The keys whose values the bill's rows show (key_entry__shows). */
+static uint32_t shown(const enum row_field *keys, size_t n)
 {
-	for (int i = 0; i < BK_COUNT; i++)
-		if (strlen(key_names[i]) == len && !memcmp(key_names[i], s, len)) {
-			*out = (enum bill_key)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-const char *bill_key__name(enum bill_key k)
-{
-	return k < BK_COUNT ? key_names[k] : "?";
-}
-
-/* The output columns, each the expression of the keys that show it. */
-enum { C_HOST, C_UID, C_COMMAND, C_COMM, C_EXECUTABLE, C_ACCOUNT, C_PID, C_TID, C_PERIOD,
-       C_CGROUP, C_COUNT };
-
-static bool has(const enum bill_key *keys, size_t n, enum bill_key k)
-{
+	uint32_t m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (keys[i] == k)
-			return true;
-	return false;
+		m |= key_entry__shows(keys[i]);
+	return m;
 }
 
-/* The period a collection is billed in: its end's hour, day or month.
- * An import's collection has no wall-clock time: its period is unknown
- * (NULL), not 1970-01-01. */
-static const char *period_sql(const enum bill_key *keys, size_t n)
+/* A column's expression in this ledger, NULL where not shown. */
+static const char *column_sql(const struct ledger *l, const struct column *c, uint32_t shows)
 {
-	if (has(keys, n, BK_HOUR))
-		return "CASE WHEN c.end_ns > 0 THEN "
-		       "strftime('%Y-%m-%dT%H:00', c.end_ns / " NSEC_PER_SEC_SQL ", 'unixepoch') END";
-	if (has(keys, n, BK_DAY))
-		return "CASE WHEN c.end_ns > 0 THEN date(c.end_ns / " NSEC_PER_SEC_SQL ", 'unixepoch') END";
-	if (has(keys, n, BK_MONTH))
-		return "CASE WHEN c.end_ns > 0 THEN "
-		       "strftime('%Y-%m', c.end_ns / " NSEC_PER_SEC_SQL ", 'unixepoch') END";
+	if (!(shows & RF_BIT(c->key)))
+		return NULL;
+	/* --by comm: kernel threads (command "[comm]") by kind, as
+	 * /metrics; --by thread keeps each thread's name */
+	if (c->key == RF_COMM && l->version < 2)
+		return "t.command";
+	if (c->key == RF_COMM && !(shows & RF_BIT(RF_THREAD)))
+		return "CASE WHEN t.command LIKE '[%]' AND t.comm IS NOT NULL THEN "
+		       "cpuledger_kind(t.comm) ELSE coalesce(t.comm, t.command) END";
+	/* before version 3 the ledger kept no cgroups: unknown */
+	if (c->key == RF_CGROUP && l->version < 3)
+		return "NULL";
+	return c->sql;
+}
+
+/* The period the rows are billed in, or NULL. */
+static const char *period_sql(uint32_t shows)
+{
+	for (size_t i = 0; i < NCOLUMNS; i++)
+		if (key_entry(columns[i].key)->type == KEY_PERIOD &&
+		    (shows & RF_BIT(columns[i].key)))
+			return columns[i].sql;
 	return NULL;
 }
 
-/* SELECT's key columns and GROUP BY's expressions for keys. */
-static void key_sql(const struct ledger *l, const enum bill_key *keys, size_t n,
-		    char *cols, size_t csize, char *group, size_t gsize)
+/* SELECT's key columns (every column, NULL where not shown) and GROUP
+ * BY's expressions for keys. */
+static void key_sql(const struct ledger *l, uint32_t shows, char *cols, size_t csize,
+		    char *group, size_t gsize)
 {
-	bool proc = has(keys, n, BK_PROCESS) || has(keys, n, BK_THREAD);
-	/* --by comm: kernel threads (command "[comm]") by kind, as /metrics */
-	const char *comm = l->version < 2 ? "t.command" : has(keys, n, BK_THREAD) ?
-			   "coalesce(t.comm, t.command)" :
-			   "CASE WHEN t.command LIKE '[%]' AND t.comm IS NOT NULL THEN "
-			   "cpuledger_kind(t.comm) ELSE coalesce(t.comm, t.command) END";
-	const char *expr[C_COUNT] = {
-		[C_HOST] = proc || has(keys, n, BK_HOST) ? "t.host" : NULL,
-		[C_UID] = has(keys, n, BK_USER) ? "t.uid" : NULL,
-		[C_COMMAND] = has(keys, n, BK_COMMAND) || has(keys, n, BK_PROCESS) ? "t.command" : NULL,
-		[C_COMM] = has(keys, n, BK_COMM) || has(keys, n, BK_THREAD) ? comm : NULL,
-		[C_EXECUTABLE] = has(keys, n, BK_EXECUTABLE) ? "t.executable" : NULL,
-		[C_ACCOUNT] = has(keys, n, BK_ACCOUNT) ? "u.account" : NULL,
-		[C_PID] = proc ? "t.pid" : NULL,
-		[C_TID] = has(keys, n, BK_THREAD) ? "t.tid" : NULL,
-		/* an import's collection has no wall-clock time: its day is
-		 * unknown (NULL), not 1970-01-01 */
-		[C_PERIOD] = period_sql(keys, n),
-		/* before version 3 the ledger kept no cgroups: unknown */
-		[C_CGROUP] = !has(keys, n, BK_CGROUP) ? NULL : l->version >= 3 ? "t.cgroup" :
-			     "NULL",
-	};
 	size_t c = 0, g = 0;
 	cols[0] = group[0] = '\0';
-	for (int i = 0; i < C_COUNT; i++) {
-		c += (size_t)snprintf(cols + c, csize - c, "%s, ", expr[i] ? expr[i] : "NULL");
-		if (expr[i])
-			g += (size_t)snprintf(group + g, gsize - g, "%s%s", g ? ", " : "", expr[i]);
+	for (size_t i = 0; i < NCOLUMNS; i++) {
+		const char *expr = column_sql(l, &columns[i], shows);
+		c += (size_t)snprintf(cols + c, csize - c, "%s, ", expr ? expr : "NULL");
+		if (expr)
+			g += (size_t)snprintf(group + g, gsize - g, "%s%s", g ? ", " : "", expr);
 	}
 	/* a process is its pid and start: pids are given again */
-	if (proc && l->version >= 2)
+	if ((shows & RF_BIT(RF_PROCESS)) && l->version >= 2)
 		g += (size_t)snprintf(group + g, gsize - g, "%st.proc_start_ns", g ? ", " : "");
 	if (!g)
 		snprintf(group, gsize, "1");
@@ -104,20 +89,23 @@ static void key_sql(const struct ledger *l, const enum bill_key *keys, size_t n,
 static struct bill_row row_of(sqlite3_stmt *st)
 {
 	struct bill_row r;
-	const char **text[] = { &r.host, NULL, &r.command, &r.comm, &r.executable, &r.account,
-				NULL, NULL, &r.period, &r.cgroup };
-	for (int i = 0; i < C_COUNT; i++)
-		if (text[i])
-			*text[i] = (const char *)sqlite3_column_text(st, i);
-	r.uid = sqlite3_column_type(st, C_UID) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, C_UID);
-	r.pid = sqlite3_column_type(st, C_PID) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, C_PID);
-	r.tid = sqlite3_column_type(st, C_TID) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, C_TID);
-	r.cpu_ns = sqlite3_column_int64(st, C_COUNT);
-	r.control_ns = sqlite3_column_int64(st, C_COUNT + 1);
-	r.steal_ns = sqlite3_column_int64(st, C_COUNT + 2);
-	r.unknown_steal_cpu_ns = sqlite3_column_int64(st, C_COUNT + 3);
-	r.samples = sqlite3_column_int64(st, C_COUNT + 4);
-	r.cost = sqlite3_column_double(st, C_COUNT + 5);
+	for (int f = 0; f < RF_COUNT; f++) {
+		r.text[f] = NULL;
+		r.number[f] = -1;
+	}
+	for (int i = 0; i < (int)NCOLUMNS; i++) {
+		enum row_field f = columns[i].key;
+		if (key_entry__is_text(key_entry(f)))
+			r.text[f] = (const char *)sqlite3_column_text(st, i);
+		else if (sqlite3_column_type(st, i) != SQLITE_NULL)
+			r.number[f] = sqlite3_column_int64(st, i);
+	}
+	r.cpu_ns = sqlite3_column_int64(st, NCOLUMNS);
+	r.control_ns = sqlite3_column_int64(st, NCOLUMNS + 1);
+	r.steal_ns = sqlite3_column_int64(st, NCOLUMNS + 2);
+	r.unknown_steal_cpu_ns = sqlite3_column_int64(st, NCOLUMNS + 3);
+	r.samples = sqlite3_column_int64(st, NCOLUMNS + 4);
+	r.cost = sqlite3_column_double(st, NCOLUMNS + 5);
 	return r;
 }
 
@@ -185,10 +173,11 @@ int ledger__bill_query(struct ledger *l, const struct bill_query *q,
 	if (q->ncontrol > 64 || q->nprices > 64)
 		return ledger_fail(msg, size, "ledger: too many accounts in one bill");
 	control_and_cost_sql(q, in, sizeof(in), cost, sizeof(cost));
-	key_sql(l, q->keys, q->nkeys, cols, sizeof(cols), group, sizeof(group));
-	const char *period = period_sql(q->keys, q->nkeys);
+	uint32_t shows = shown(q->keys, q->nkeys);
+	key_sql(l, shows, cols, sizeof(cols), group, sizeof(group));
+	const char *period = period_sql(shows);
 	snprintf(order, sizeof(order), "%s%s%d DESC, %s", period ? period : "",
-		 period ? ", " : "", C_COUNT + 1, group);
+		 period ? ", " : "", (int)NCOLUMNS + 1, group);
 	snprintf(sql, sizeof(sql),
 		 "SELECT %s sum(u.cpu_ns), sum(CASE WHEN %s THEN u.cpu_ns ELSE 0 END), "
 		 "coalesce(sum(u.steal_ns), 0), "
@@ -214,7 +203,7 @@ int ledger__bill_query(struct ledger *l, const struct bill_query *q,
 	return e;
 }
 
-int ledger__bill(struct ledger *l, const enum bill_key *keys, size_t nkeys,
+int ledger__bill(struct ledger *l, const enum row_field *keys, size_t nkeys,
 		 int64_t since_ns, int64_t until_ns, const char *const *control,
 		 size_t ncontrol, int (*fn)(void *ctx, const struct bill_row *row),
 		 void *ctx, char *msg, size_t size)

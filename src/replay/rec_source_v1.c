@@ -105,17 +105,15 @@ static int on_decoded(struct rec_source *s, struct engine *e, uint32_t cpu,
 	switch (p->kind) {
 	case PD_SAMPLE:
 		return on_sample(s, e, cpu, p);
-	case PD_SWITCH:
+	case PD_SWITCH:	/* to pid a, tid b */
 		s->switches++;
-		ev.kind = EK_SWITCH;
-		ev.pid = p->a;
-		ev.tid = p->b;
+		ev = (struct eng_event){ .kind = EK_SWITCH, .time = p->time, .cpu = cpu,
+					 .pid = p->a, .tid = p->b };
 		return rec_source_push(s, e, &ev);
-	case PD_RUNTIME:
+	case PD_RUNTIME:	/* of tid a */
 		s->runtimes++;
-		ev.kind = EK_RUNTIME;
-		ev.tid = p->a;
-		ev.value = p->value;
+		ev = (struct eng_event){ .kind = EK_RUNTIME, .time = p->time, .cpu = cpu,
+					 .tid = p->a, .value = p->value };
 		return rec_source_push(s, e, &ev);
 	case PD_COMM:
 	case PD_FORK:

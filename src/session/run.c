@@ -210,7 +210,7 @@ static int setup_engine(struct live *l)
 		pids[n++] = (uint32_t)l->child;
 	/* the agent's /metrics and top's view add their sinks when started */
 	struct pipeline_opts po = {
-		.method = l->o->a.method, .analysis = l->o->analyse ? &l->res->a : NULL,
+		.analysis = l->o->analyse ? &l->res->a : NULL,
 		.analysis_opts = &l->o->a, .collect = l->o->ledger != NULL,
 		.pids = pids, .npids = n,
 	};

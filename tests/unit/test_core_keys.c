@@ -2,7 +2,8 @@
  * keys: the one table of report keys (core/keys.c) is whole: every key a
  * command takes has a name, a header, a field and a value a row gives;
  * no two keys share a spelling; each is found by its name and alias and
- * only by the commands that take it; the lists for help wrap where asked
+ * only by the commands that take it; what a bill shows for a key is
+ * among the keys the ledger keeps; the lists for help wrap where asked
  * and a table's rows come out in the order of their key's values (a
  * thread's pid first, a function's file after it).
  */
@@ -58,6 +59,13 @@ static void every_entry_whole(void **state)
 		}
 		assert_true(e->before == RF_COUNT || key_entry(e->before)->uses);
 		assert_true(e->after == RF_COUNT || key_entry(e->after)->uses);
+		/* what a bill shows for a key: the key itself, among keys the
+		 * ledger keeps (bill's own) */
+		uint32_t shows = key_entry__shows((enum row_field)i);
+		assert_true(shows & RF_BIT(i));
+		for (int j = 0; j < RF_COUNT; j++)
+			assert_true(!(shows & RF_BIT(j)) || !(e->uses & KEY_BILL) ||
+				    (key_entry((enum row_field)j)->uses & KEY_BILL));
 	}
 }
 

@@ -67,7 +67,7 @@ static int sum(void *ctx, const struct bill_row *r)
 	return 0;
 }
 
-static struct sums bill(struct ledger *l, enum bill_key by, int64_t since, int64_t until,
+static struct sums bill(struct ledger *l, enum row_field by, int64_t since, int64_t until,
 			const char *control)
 {
 	struct sums s = { 0 };
@@ -108,17 +108,17 @@ static void create_add_bill(void **state)
 	assert_int_equal(ledger__add(l, &t, &u, msg, sizeof(msg)), 0);
 	ledger__abort(l);
 
-	struct sums s = bill(l, BK_ACCOUNT, INT64_MIN, INT64_MAX, "kernel");
+	struct sums s = bill(l, RF_ACCOUNT, INT64_MIN, INT64_MAX, "kernel");
 	assert_int_equal(s.rows, 2);
 	assert_int_equal(s.cpu, 4000000);
 	assert_int_equal(s.control, 1000000);
 	assert_int_equal(s.steal, 150);
 	/* collections end at day 1: a window before it holds nothing */
-	assert_int_equal(bill(l, BK_USER, 0, 86400000000000LL, "kernel").rows, 0);
+	assert_int_equal(bill(l, RF_USER, 0, 86400000000000LL, "kernel").rows, 0);
 	ledger__close(l);
 	/* reopened to read, it is all there */
 	assert_int_equal(ledger__open(path, LEDGER_READ, &l, msg, sizeof(msg)), 0);
-	assert_int_equal(bill(l, BK_USER, INT64_MIN, INT64_MAX, NULL).cpu, 4000000);
+	assert_int_equal(bill(l, RF_USER, INT64_MIN, INT64_MAX, NULL).cpu, 4000000);
 	ledger__close(l);
 }
 
@@ -134,7 +134,7 @@ static void unknown_and_negative(void **state)
 	assert_int_equal(add_usage(l, "r", 0, 20, "program", 5000000, 0, false), 0);
 	assert_int_equal(add_usage(l, "r", 1, 21, "program", 2000000, 700, true), 0);
 	assert_int_equal(add_usage(l, "r", 2, 21, "program", -500000, -900, true), 0);
-	struct sums s = bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL);
+	struct sums s = bill(l, RF_COMM, INT64_MIN, INT64_MAX, NULL);
 	assert_int_equal(s.cpu, 6500000);
 	assert_int_equal(s.steal, -200);	/* signed, not 18446744073709551416 */
 	assert_int_equal(s.unknown, 5000000);
@@ -231,7 +231,7 @@ static void first_users_at_once(void **state)
 	}
 	struct ledger *l;
 	assert_int_equal(ledger__open(p, LEDGER_READ, &l, msg, sizeof(msg)), 0);
-	assert_int_equal(bill(l, BK_PROCESS, INT64_MIN, INT64_MAX, NULL).rows, 6);
+	assert_int_equal(bill(l, RF_PROCESS, INT64_MIN, INT64_MAX, NULL).rows, 6);
 	ledger__close(l);
 }
 
@@ -267,7 +267,7 @@ static void two_writers(void **state)
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 	assert_int_equal(ledger__open(p, LEDGER_READ, &l, msg, sizeof(msg)), 0);
-	struct sums s = bill(l, BK_PROCESS, INT64_MIN, INT64_MAX, NULL);
+	struct sums s = bill(l, RF_PROCESS, INT64_MIN, INT64_MAX, NULL);
 	assert_int_equal(s.rows, 2);
 	assert_int_equal(s.cpu, 80 * 1000);
 	ledger__close(l);
@@ -299,12 +299,12 @@ static void migrates_v1(void **state)
 	assert_int_equal(system(cmd), 0);
 	struct ledger *l;
 	assert_int_equal(ledger__open(p, LEDGER_READ, &l, msg, sizeof(msg)), 0);
-	struct sums s = bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL);
+	struct sums s = bill(l, RF_COMM, INT64_MIN, INT64_MAX, NULL);
 	assert_int_equal(s.cpu, 42000);
 	ledger__close(l);
 	assert_int_equal(ledger__open(p, LEDGER_WRITE, &l, msg, sizeof(msg)), 0);
 	assert_int_equal(add_one(l, "new", 8, "program", 1000, 1), 0);
-	s = bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL);
+	s = bill(l, RF_COMM, INT64_MIN, INT64_MAX, NULL);
 	assert_int_equal(s.cpu, 43000);
 	assert_int_equal(s.steal, 8);
 	ledger__close(l);
@@ -329,7 +329,7 @@ static void retention(void **state)
 	assert_int_equal(ledger__add(l, &t, &u, msg, sizeof(msg)), 0);
 	assert_int_equal(ledger__commit(l, msg, sizeof(msg)), 0);
 	assert_int_equal(ledger__retain(l, 150, msg, sizeof(msg)), 1);
-	assert_int_equal(bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 10);
+	assert_int_equal(bill(l, RF_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 10);
 	ledger__close(l);
 }
 
@@ -362,7 +362,7 @@ static void retention_of_imports(void **state)
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t day_ago = (int64_t)(now.tv_sec - 86400) * 1000000000;
 	assert_int_equal(ledger__retain(l, day_ago, msg, sizeof(msg)), 1);
-	assert_int_equal(bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 20);
+	assert_int_equal(bill(l, RF_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 20);
 	ledger__close(l);
 	/* one added before version 4 (its added time unknown) is never
 	 * deleted by retention; the other, by its added time, is */
@@ -371,7 +371,7 @@ static void retention_of_imports(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(ledger__open(p, LEDGER_WRITE, &l, msg, sizeof(msg)), 0);
 	assert_int_equal(ledger__retain(l, INT64_MAX, msg, sizeof(msg)), 1);
-	assert_int_equal(bill(l, BK_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 10);
+	assert_int_equal(bill(l, RF_COMM, INT64_MIN, INT64_MAX, NULL).cpu, 10);
 	ledger__close(l);
 }
 
