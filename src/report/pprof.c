@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "profile.pb-c.h"
 #include "report.h"
@@ -35,6 +36,15 @@ typedef Perftools__Profiles__ValueType ValueType;
 
 enum { LABELS = 12 };
 
+/* RUN_BYTES of packed samples (whole samples), zstd-compressed: the
+ * samples are most of a profile, and a profile of a long recording holds
+ * hundreds of thousands; compressed they take a fifth or less. */
+#define RUN_BYTES (1u << 20)
+struct run {
+	uint8_t *z;
+	size_t zlen, len;
+};
+
 /*
  * Mappings, functions and locations are kept in arrays of pointers, each
  * allocated on its own, since protobuf-c packs from pointers. Samples,
@@ -50,8 +60,10 @@ struct builder {
 	Mapping **mappings;
 	Function **functions;
 	Location **locations;
-	uint8_t *samples;		/* the packed samples */
+	uint8_t *samples;		/* the packed samples since the last run */
 	size_t samples_len, samples_cap;
+	struct run *runs;		/* and before, compressed */
+	uint32_t nruns, runs_cap;
 	uint64_t *locs;			/* a sample's location ids */
 	size_t locs_cap;
 	uint32_t nmappings, nfunctions, nsamples;
@@ -251,6 +263,34 @@ static int strings_of(struct builder *b, const struct labels *l)
 	return 0;
 }
 
+/* The packed samples since the last run made a run of their own. */
+static int seal_run(struct builder *b)
+{
+	size_t cap = ZSTD_compressBound(b->samples_len);
+	struct run r = { malloc(cap), 0, b->samples_len };
+	if (!r.z || grow_array((void **)&b->runs, &b->runs_cap, b->nruns, sizeof(*b->runs), 16)) {
+		free(r.z);
+		return -ENOMEM;
+	}
+	r.zlen = ZSTD_compress(r.z, cap, b->samples, b->samples_len, 1);
+	uint8_t *z = ZSTD_isError(r.zlen) ? NULL : realloc(r.z, r.zlen);
+	if (!z) {
+		free(r.z);
+		return -ENOMEM;
+	}
+	r.z = z;
+	b->runs[b->nruns++] = r;
+	b->samples_len = 0;
+	return 0;
+}
+
+/* A run's packed samples into buf (cap bytes); 0 or -ENOMEM. */
+static int open_run(const struct run *r, uint8_t *buf, size_t cap)
+{
+	size_t n = ZSTD_decompress(buf, cap, r->z, r->zlen);
+	return ZSTD_isError(n) || n != r->len ? -ENOMEM : 0;
+}
+
 /* s packed after the samples before, as the Profile's field 2. */
 static int put_sample(struct builder *b, const Sample *s)
 {
@@ -269,19 +309,15 @@ static int put_sample(struct builder *b, const Sample *s)
 	p += perftools__profiles__sample__pack(s, p);
 	b->samples_len = (size_t)(p - b->samples);
 	b->nsamples++;
-	return 0;
+	return b->samples_len >= RUN_BYTES ? seal_run(b) : 0;
 }
 
 /* The samples streamed with both values packed again with cpu alone (a
  * recording that measured no steal: each sample as it would have been
  * packed knowing that). */
-static int cpu_value_only(struct builder *b)
+static int repack_cpu_only(struct builder *b, const uint8_t *old, size_t len)
 {
-	uint8_t *old = b->samples;
-	size_t len = b->samples_len, at = 0;
-	b->samples = NULL;
-	b->samples_len = b->samples_cap = 0;
-	b->nsamples = 0;
+	size_t at = 0;
 	int err = 0;
 	while (at < len && !err) {
 		size_t n = 0;
@@ -303,7 +339,34 @@ static int cpu_value_only(struct builder *b)
 		perftools__profiles__sample__free_unpacked(s, NULL);
 		at += n;
 	}
-	free(old);
+	return err;
+}
+
+static int cpu_value_only(struct builder *b)
+{
+	struct run *runs = b->runs;
+	uint32_t nruns = b->nruns;
+	size_t most = 1;
+	for (uint32_t i = 0; i < nruns; i++)
+		most = runs[i].len > most ? runs[i].len : most;
+	uint8_t *tail = b->samples, *buf = malloc(most);
+	size_t tail_len = b->samples_len;
+	b->runs = NULL;
+	b->nruns = b->runs_cap = 0;
+	b->samples = NULL;
+	b->samples_len = b->samples_cap = 0;
+	b->nsamples = 0;
+	int err = buf ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < nruns && !err; i++)
+		err = open_run(&runs[i], buf, most) ? -ENOMEM :
+		      repack_cpu_only(b, buf, runs[i].len);
+	if (!err)
+		err = repack_cpu_only(b, tail, tail_len);
+	for (uint32_t i = 0; i < nruns; i++)
+		free(runs[i].z);
+	free(runs);
+	free(tail);
+	free(buf);
 	return err;
 }
 
@@ -417,31 +480,63 @@ static int from_stacks(struct builder *b, const struct table *t,
 	return 0;
 }
 
-/* The gzip stream of the n buffers one after another, written to out
- * as it comes: the same bytes as one deflate() of them all (the golden
- * and formats tests' profiles, and bench/streaming_real's, compared). */
-static int write_gzip(FILE *out, const uint8_t *const *buf, const size_t *len, int n)
+/* A gzip stream written to out as its input comes: the same bytes as one
+ * deflate() of all of it (the golden and formats tests' profiles, and
+ * bench/streaming_real's, compared). */
+struct gz {
+	z_stream z;
+	FILE *out;
+	int err;
+};
+
+static int gz_begin(struct gz *g, FILE *out)
 {
-	z_stream z = { 0 };
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
+	*g = (struct gz){ .out = out };
+	return deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			    Z_DEFAULT_STRATEGY) == Z_OK ? 0 : -ENOMEM;
+}
+
+/* len bytes of buf, the last of the input when last. */
+static void gz_put(struct gz *g, const uint8_t *buf, size_t len, bool last)
+{
 	static __thread uint8_t zbuf[1 << 16];
-	int err = 0, zr = Z_OK;
-	for (int i = 0; i < n && !err; i++) {
-		z.next_in = (Bytef *)buf[i];
-		z.avail_in = (uInt)len[i];
-		int flush = i == n - 1 ? Z_FINISH : Z_NO_FLUSH;
-		do {
-			z.next_out = zbuf;
-			z.avail_out = sizeof(zbuf);
-			zr = deflate(&z, flush);
-			size_t have = sizeof(zbuf) - z.avail_out;
-			if (zr == Z_STREAM_ERROR || fwrite(zbuf, 1, have, out) != have)
-				err = -EIO;
-		} while (!err && (z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END)));
+	int flush = last ? Z_FINISH : Z_NO_FLUSH, zr = Z_OK;
+	g->z.next_in = (Bytef *)buf;
+	g->z.avail_in = (uInt)len;
+	while (!g->err) {
+		g->z.next_out = zbuf;
+		g->z.avail_out = sizeof(zbuf);
+		zr = deflate(&g->z, flush);
+		size_t have = sizeof(zbuf) - g->z.avail_out;
+		if (zr == Z_STREAM_ERROR || fwrite(zbuf, 1, have, g->out) != have)
+			g->err = -EIO;
+		if (g->z.avail_out != 0 && (flush != Z_FINISH || zr == Z_STREAM_END))
+			break;
 	}
-	deflateEnd(&z);
+}
+
+static int gz_end(struct gz *g)
+{
+	deflateEnd(&g->z);
+	return g->err;
+}
+
+/* The packed samples, run by run, into g. */
+static int gz_samples(struct gz *g, const struct builder *b)
+{
+	size_t most = 1;
+	for (uint32_t i = 0; i < b->nruns; i++)
+		most = b->runs[i].len > most ? b->runs[i].len : most;
+	uint8_t *buf = malloc(most);
+	int err = buf ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < b->nruns && !err; i++) {
+		err = open_run(&b->runs[i], buf, most);
+		if (!err)
+			gz_put(g, buf, b->runs[i].len, false);
+	}
+	free(buf);
+	if (!err)
+		gz_put(g, b->samples, b->samples_len, false);
 	return err;
 }
 
@@ -512,10 +607,17 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 	}
 	/* the fields in their numbers' order, as protobuf-c packs them:
 	 * sample_type (1), the samples (2), the rest (3 on) */
-	size_t len[3] = { 0, b->samples_len, 0 };
-	uint8_t *head = pack_part(&p, true, &len[0]), *tail = pack_part(&p, false, &len[2]);
-	const uint8_t *bufs[3] = { head, b->samples, tail };
-	int err = head && tail ? write_gzip(out, bufs, len, 3) : -ENOMEM;
+	size_t head_len, tail_len;
+	uint8_t *head = pack_part(&p, true, &head_len), *tail = pack_part(&p, false, &tail_len);
+	struct gz g;
+	int err = head && tail ? gz_begin(&g, out) : -ENOMEM;
+	if (!err) {
+		gz_put(&g, head, head_len, false);
+		err = gz_samples(&g, b);
+		gz_put(&g, tail, tail_len, true);
+		int gerr = gz_end(&g);
+		err = err ? err : gerr;
+	}
 	free(head);
 	free(tail);
 	free(table);
@@ -532,6 +634,9 @@ static void builder_free(void *ctx)
 	for (uint32_t i = 0; i < b->nfunctions; i++)
 		free(b->functions[i]);	/* the part starts with its function */
 	free(b->samples);
+	for (uint32_t i = 0; i < b->nruns; i++)
+		free(b->runs[i].z);
+	free(b->runs);
 	free(b->locs);
 	free(b->raw_ids);
 	strtab__release(&b->raw);
