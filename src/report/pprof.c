@@ -639,6 +639,7 @@ static void builder_free(void *ctx)
 	free(b->runs);
 	free(b->locs);
 	free(b->raw_ids);
+	free(b->loc_ids);
 	strtab__release(&b->raw);
 	strtab__release(&b->loc_keys);
 	free(b->mappings);
