@@ -276,6 +276,23 @@ static int stack_inclusive(struct analysis *a, const uint32_t *frames, size_t n,
 	return 0;
 }
 
+/* A gone thread's stacks handed on (stack_out), and let go. */
+static int stacks_out(struct analysis *a)
+{
+	struct report_stack rs = {
+		.attrs = row_keys__has(&a->o.keys, RF_PROCESS) ||
+			 row_keys__has(&a->o.keys, RF_THREAD),
+		.names = a->names, .frames = a->stack_frames,
+	};
+	int err = 0;
+	for (uint32_t i = 0; i < a->stacks.n && !err; i++)
+		err = a->o.stack_out(a->o.stack_ctx, &rs, &a->stacks, &a->stacks.v[i]);
+	struct row_keys keys = a->stacks.keys;
+	rows__release(&a->stacks);
+	rows__init(&a->stacks, &keys);
+	return err;
+}
+
 static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
 {
 	struct analysis *a = ctx;
@@ -283,6 +300,8 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 	int err = 0;
 	if (a->o.fold_stacks)
 		return fold_staged(a);
+	if (a->o.stack_out && (err = stacks_out(a)))
+		return err;
 	who_of(a, e, t, &w);
 	struct row_key k = key_of(a, &w, t);
 	struct row_attrs at = { w.command, w.comm };
@@ -627,7 +646,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.missed_switches = st->missed_switches,
 		.unmeasured_stints = st->unmeasured_stints,
 		.stacks = a->o.stacks ? &a->stacks : NULL, .stack_frames = a->stack_frames,
-		.names = a->names,
+		.names = a->names, .stream = a->o.stack_ctx,
 	};
 	describe_steal(a, e, s);
 	row_throttling(a);

@@ -45,6 +45,11 @@ struct analysis_opts {
 	/* the output reads the stacks alone (pprof, folded): no rows (a
 	 * thread's functions as rows were most of the time and memory) */
 	bool no_rows;
+	/* stacks handed on as each thread goes (report_writer's
+	 * stream_stack and its state), not kept: NULL keeps them */
+	int (*stack_out)(void *ctx, const struct report_stack *rs, const struct rows *st,
+			 const struct row *w);
+	void *stack_ctx;
 	bool salvage;
 	bool raw_names;			/* functions as the file has them */
 	/* filters, as perf report's --comms, --pids, --tids, --dsos:

@@ -349,7 +349,12 @@ static int report_recording(struct report_opts *o, int fd)
 {
 	struct analysis a;
 	struct rec_error e = { 0 };
-	int err = pipeline__report_file(&a, fd, &o->a, &e);
+	const struct report_writer *w = o->writer;
+	/* a writer that takes the stacks as the threads go holds them once */
+	o->a.stack_ctx = w->stream_new ? w->stream_new() : NULL;
+	o->a.stack_out = o->a.stack_ctx ? w->stream_stack : NULL;
+	int err = w->stream_new && !o->a.stack_ctx ? -ENOMEM :
+		  pipeline__report_file(&a, fd, &o->a, &e);
 	int status = 0;
 	if (err == -EINVAL) {
 		cli_not_a_recording(o->input, &e, o->a.salvage);
@@ -362,7 +367,10 @@ static int report_recording(struct report_opts *o, int fd)
 		say_damage(o, &a);
 		status = write_report(o, &a);
 	}
-	analysis__release(&a);
+	if (!(w->stream_new && !o->a.stack_ctx))
+		analysis__release(&a);
+	if (w->stream_free)
+		w->stream_free(o->a.stack_ctx);
 	return status;
 }
 

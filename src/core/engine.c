@@ -6,9 +6,11 @@
  *
  * The queue gives events in (time, seq) order. Each CPU's stream comes
  * in time order nearly always, so its events wait in a ring of their own
- * in arrival order (a ring of ids of slots that all rings share), and a heap of the rings' oldest events (one a CPU,
- * and one for events of no CPU) merges them: an event costs a copy in and out and log2(CPUs) steps,
- * however long the queue. An event older than the newest of its ring
+ * in arrival order (a ring of ids of slots that all rings share, each
+ * with its time), and a heap of the rings' oldest events (one a CPU, and
+ * one for events of no CPU) merges them: an event costs a copy in, is
+ * processed in its slot, and takes log2(CPUs) steps, however long the
+ * queue. An event older than the newest of its ring
  * (a stream out of order) waits in a heap of full events instead, and
  * the oldest of both goes first.
  */
@@ -93,7 +95,7 @@ void engine__free(struct engine *e)
 	for (uint32_t r = 0; e->rings && r <= e->c.ncpus; r++) {
 		struct eng_ring *q = &e->rings[r];
 		for (uint32_t i = 0; i < q->len; i++)
-			free_event_text(&e->slots[q->v[ring_at(q, i)]]);
+			free_event_text(&e->slots[q->v[ring_at(q, i)].slot]);
 		free(q->v);
 	}
 	free(e->rings);
@@ -138,8 +140,8 @@ HEAP_DEFINE(heads, struct eng_head, head_before)
 static struct eng_head head_of(const struct engine *e, uint32_t r)
 {
 	const struct eng_ring *q = &e->rings[r];
-	const struct eng_event *ev = &e->slots[q->v[q->head]];
-	return (struct eng_head){ .time = ev->time, .seq = ev->seq, .ring = r };
+	const struct eng_queued *h = &q->v[q->head];
+	return (struct eng_head){ .time = h->time, .seq = h->seq, .ring = r };
 }
 
 /* A free slot for a queued event: the one freed last (warm in the cache),
@@ -173,7 +175,7 @@ static int ring_grow(struct eng_ring *q)
 	uint32_t old = q->cap, cap = old ? old + old / 2 : 256;
 	if (cap <= old || cap > UINT32_MAX / 2)
 		return -ENOMEM;
-	uint32_t *v = realloc(q->v, (size_t)cap * sizeof(*v));
+	struct eng_queued *v = realloc(q->v, (size_t)cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	uint32_t older = old - q->head;	/* v[head..old) */
@@ -214,7 +216,7 @@ static int enqueue(struct engine *e, const struct eng_event *ev)
 	if ((q->len == q->cap && ring_grow(q)) || slot_new(e, &id))
 		return -ENOMEM;
 	e->slots[id] = *ev;
-	q->v[ring_at(q, q->len)] = id;
+	q->v[ring_at(q, q->len)] = (struct eng_queued){ ev->time, ev->seq, id };
 	q->len++;
 	q->newest = ev->time;
 	if (q->len == 1) {
@@ -241,21 +243,29 @@ static uint64_t oldest_time(const struct engine *e)
 	return heap_first(e) ? e->heap[0].time : e->heads[0].time;
 }
 
-/* Takes the oldest queued event out (there is one). */
-static void dequeue(struct engine *e, struct eng_event *ev)
+/* A ring's events are read a round after they were queued, when their
+ * slots have left the cache: the slot of the event this many places
+ * behind the head is fetched ahead. */
+#define PREFETCH_AHEAD 4
+
+/* Takes the oldest queued event out (there is one): the slot it is in,
+ * to be freed (slot_free) once it is processed, or ENGINE_NONE with it
+ * copied to *ev (from the heap). Processing an event queues none, so the
+ * slot stays where it is meanwhile. */
+static uint32_t dequeue(struct engine *e, struct eng_event *ev)
 {
 	e->queued--;
 	if (heap_first(e)) {
 		*ev = e->heap[0];
 		e->heap[0] = e->heap[--e->nheap];
 		events_down(e->heap, e->nheap, 0);
-		return;
+		return ENGINE_NONE;
 	}
 	uint32_t r = e->heads[0].ring;
 	struct eng_ring *q = &e->rings[r];
-	uint32_t id = q->v[q->head];
-	*ev = e->slots[id];
-	slot_free(e, id);
+	uint32_t id = q->v[q->head].slot;
+	if (q->len > PREFETCH_AHEAD)
+		__builtin_prefetch(&e->slots[q->v[ring_at(q, PREFETCH_AHEAD)].slot]);
 	q->head = ring_at(q, 1);
 	if (--q->len) {
 		e->heads[0] = head_of(e, r);
@@ -265,7 +275,9 @@ static void dequeue(struct engine *e, struct eng_event *ev)
 		e->heads[0] = e->heads[--e->nheads];
 	}
 	heads_down(e->heads, e->nheads, 0);
+	return id;
 }
+
 
 static int dispatch(struct engine *e, struct eng_event *ev)
 {
@@ -305,6 +317,17 @@ static int process(struct engine *e, struct eng_event *ev)
 	return err ? err : eng_exits_due(e);
 }
 
+/* Processes the oldest queued event (there is one), where it waits. */
+static int process_oldest(struct engine *e)
+{
+	struct eng_event copy;
+	uint32_t id = dequeue(e, &copy);
+	int err = process(e, id == ENGINE_NONE ? &copy : &e->slots[id]);
+	if (id != ENGINE_NONE)
+		slot_free(e, id);
+	return err;
+}
+
 int engine__push(struct engine *e, struct eng_event *ev)
 {
 	if (ev->cpu >= e->c.ncpus) {
@@ -331,9 +354,7 @@ int engine__push(struct engine *e, struct eng_event *ev)
 int engine__advance(struct engine *e, uint64_t watermark)
 {
 	while (e->queued && oldest_time(e) <= watermark) {
-		struct eng_event ev;
-		dequeue(e, &ev);
-		int err = process(e, &ev);
+		int err = process_oldest(e);
 		if (err)
 			return err;
 	}
@@ -344,9 +365,7 @@ int engine__advance(struct engine *e, uint64_t watermark)
 int engine__shed(struct engine *e, uint32_t max_queued)
 {
 	while (e->queued > max_queued) {
-		struct eng_event ev;
-		dequeue(e, &ev);
-		int err = process(e, &ev);
+		int err = process_oldest(e);
 		if (err)
 			return err;
 	}

@@ -84,10 +84,17 @@ struct eng_cpu {
 	uint64_t idle_from;
 };
 
-/* One CPU's queued events, oldest first, as ids of the engine's slots:
- * v[head], v[head + 1], ..., round past v[cap - 1] to v[0]. */
+/* A queued event in its ring: its slot, and its order kept beside it so
+ * that the ring's head is known without reading the slot. */
+struct eng_queued {
+	uint64_t time;
+	uint32_t seq, slot;
+};
+
+/* One CPU's queued events, oldest first: v[head], v[head + 1], ...,
+ * round past v[cap - 1] to v[0]. */
 struct eng_ring {
-	uint32_t *v;
+	struct eng_queued *v;
 	uint32_t head, len, cap;
 	uint64_t newest;	/* time of its newest event */
 };
@@ -159,9 +166,14 @@ struct engine {
 	POOL(struct eng_gap) gaps;
 	POOL(struct eng_stint) stints;
 	struct hindex proc_index, thread_index, prog_index, stack_index;
-	/* closed stints waiting to be judged, oldest first (a ring) */
-	uint32_t *fifo;
+	/* closed stints waiting to be judged, oldest first (a ring), each
+	 * with its residual as calibration reads it (FIFO_UNMEASURED: none),
+	 * so that calibrating reads the ring, not each stint; lossy_waiting
+	 * counts those among them marked lossy since (calibration then looks
+	 * at the stints themselves) */
+	struct eng_waiting { uint32_t stint; int64_t residual; } *fifo;
 	uint32_t fifo_head, fifo_len, fifo_cap;
+	uint32_t lossy_waiting;
 	/* residuals of the stints judged last (a ring of ENGINE_PENDING) */
 	int64_t *history;
 	uint32_t history_len, history_next;

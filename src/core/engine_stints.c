@@ -172,11 +172,15 @@ static int gap(struct engine *e, struct eng_cpu *c, uint64_t from, uint64_t to,
 	return 0;
 }
 
+/* A waiting stint's residual in the fifo: none when it measures nothing
+ * (unmeasured, or lossy when closed). */
+#define FIFO_UNMEASURED INT64_MIN
+
 static int fifo_push(struct engine *e, uint32_t s)
 {
 	if (e->fifo_len == e->fifo_cap) {
 		uint32_t cap = e->fifo_cap ? e->fifo_cap * 2 : 1024;
-		uint32_t *v = malloc((size_t)cap * sizeof(*v));
+		struct eng_waiting *v = malloc((size_t)cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < e->fifo_len; i++)
@@ -186,7 +190,9 @@ static int fifo_push(struct engine *e, uint32_t s)
 		e->fifo_cap = cap;
 		e->fifo_head = 0;
 	}
-	e->fifo[(e->fifo_head + e->fifo_len++) % e->fifo_cap] = s;
+	const struct eng_stint *st = &e->stints.v[s];
+	e->fifo[(e->fifo_head + e->fifo_len++) % e->fifo_cap] = (struct eng_waiting){
+		s, st->measured && !st->lossy ? st->residual : FIFO_UNMEASURED };
 	return 0;
 }
 
@@ -624,9 +630,12 @@ void eng_on_lost(struct engine *e, const struct eng_event *ev)
 	if (c->stint != ENGINE_NONE)
 		e->stints.v[c->stint].lossy = true;	/* open over it */
 	for (uint32_t i = c->newest; i != ENGINE_NONE; i = e->stints.v[i].older) {
-		if (e->stints.v[i].end < ev->value)
+		struct eng_stint *s = &e->stints.v[i];
+		if (s->end < ev->value)
 			break;
-		e->stints.v[i].lossy = true;
+		/* its residual in the fifo no longer counts */
+		e->lossy_waiting += s->measured && !s->lossy;
+		s->lossy = true;
 	}
 }
 
@@ -675,20 +684,26 @@ static int64_t densest(const uint32_t *hist)
 	return ((int64_t)end - DENSE_BINS / 2) * 1000 + 500 - BIAS_MAX_NS;
 }
 
-/* The k1-th and k2-th smallest (k2 <= k1) of the values of v[0..n) in
- * [lo, lo + 2 * BAND_NS]: counted in 256 ns bins first, so that only the
- * values of the two bins that hold them are selected among (v is
- * reordered). Exact: the same values as selecting over the whole band,
- * at a fraction of the moves (selection was a tenth of a report). */
+/* The number m of the values of v[0..n) in [lo, lo + 2 * BAND_NS], and
+ * their k1-th and k2-th smallest (k1 = m / 2, k2 = m / 4): counted in
+ * 256 ns bins first, so that only the values of the two bins that hold
+ * them are selected among (v is reordered). Exact: the same values as
+ * selecting over the whole band, at a fraction of the moves (selection
+ * was a tenth of a report). */
 #define FINE_SHIFT 8
 #define FINE_BINS ((2 * BAND_NS >> FINE_SHIFT) + 1)
-static void band_kth(int64_t *v, uint32_t n, int64_t lo, uint32_t k1, uint32_t k2,
-		     int64_t *x1, int64_t *x2)
+static uint32_t band_kth(int64_t *v, uint32_t n, int64_t lo, int64_t *x1, int64_t *x2)
 {
-	uint32_t fine[FINE_BINS] = { 0 };
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i] >= lo && v[i] <= lo + 2 * BAND_NS)
-			fine[(v[i] - lo) >> FINE_SHIFT]++;
+	uint32_t fine[FINE_BINS] = { 0 }, m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		/* unsigned: below lo wraps past the band */
+		uint64_t off = (uint64_t)(v[i] - lo);
+		if (off <= 2 * BAND_NS) {
+			fine[off >> FINE_SHIFT]++;
+			m++;
+		}
+	}
+	uint32_t k1 = m / 2, k2 = m / 4;
 	uint32_t b1 = 0, b2 = 0, below1 = 0, below2 = 0, sum = 0;
 	for (uint32_t b = 0; b < FINE_BINS; b++) {
 		if (sum <= k2 && k2 < sum + fine[b]) {
@@ -726,6 +741,7 @@ static void band_kth(int64_t *v, uint32_t n, int64_t lo, uint32_t k1, uint32_t k
 		*x2 = select_kth(v, c2, k2 - below2);
 		*x1 = select_kth(v + c2, j - c2, k1 - below1);
 	}
+	return m;
 }
 
 /* The gaps summed while the accounting was not known, when it turns out
@@ -757,7 +773,8 @@ static void judge_accounting(struct engine *e)
 	if (e->st.accounting_judged)
 		return;
 	for (uint32_t i = 0; i < e->fifo_len; i++) {
-		const struct eng_stint *s = &e->stints.v[e->fifo[(e->fifo_head + i) % e->fifo_cap]];
+		const struct eng_stint *s =
+			&e->stints.v[e->fifo[(e->fifo_head + i) % e->fifo_cap].stint];
 		if (!s->measured || s->lossy || s->evidence < e->c.interval_ns)
 			continue;
 		gapped++;
@@ -777,6 +794,18 @@ static void judge_accounting(struct engine *e)
 		drop_gap_sums(e);
 }
 
+/* A residual near 0 into v[n] and its bin of hist: 1, else 0. */
+static inline uint32_t keep_residual(int64_t *v, uint32_t n, uint32_t *hist, int64_t r)
+{
+	/* unsigned: below -BIAS_MAX_NS wraps past the range */
+	uint64_t off = (uint64_t)r + BIAS_MAX_NS;
+	if (off > 2 * BIAS_MAX_NS)
+		return 0;
+	v[n] = r;
+	hist[off / 1000]++;
+	return 1;
+}
+
 /*
  * The bias of the switch path and the noise around it, from the residuals
  * of the stints waiting and of those judged last (a window centred on the
@@ -794,16 +823,14 @@ static int calibrate(struct engine *e)
 {
 	uint32_t n = 0, hist[NBINS] = { 0 };
 	for (uint32_t i = 0; i < e->history_len; i++)
-		if (e->history[i] >= -BIAS_MAX_NS && e->history[i] <= BIAS_MAX_NS)
-			e->scratch[n++] = e->history[i];
-	for (uint32_t i = 0; i < e->fifo_len; i++) {
-		const struct eng_stint *s = &e->stints.v[e->fifo[(e->fifo_head + i) % e->fifo_cap]];
-		if (s->measured && !s->lossy && s->residual >= -BIAS_MAX_NS &&
-		    s->residual <= BIAS_MAX_NS)
-			e->scratch[n++] = s->residual;
+		n += keep_residual(e->scratch, n, hist, e->history[i]);
+	for (uint32_t i = 0, at = e->fifo_head; i < e->fifo_len; i++) {
+		const struct eng_waiting *w = &e->fifo[at];
+		at = at + 1 == e->fifo_cap ? 0 : at + 1;
+		if (w->residual != FIFO_UNMEASURED &&
+		    (!e->lossy_waiting || !e->stints.v[w->stint].lossy))
+			n += keep_residual(e->scratch, n, hist, w->residual);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		hist[(e->scratch[i] + BIAS_MAX_NS) / 1000]++;
 	e->st.noise_ns = NOISE_MIN_NS;
 	e->st.bias_ns = 0;
 	e->st.bias_stints = 0;
@@ -812,10 +839,7 @@ static int calibrate(struct engine *e)
 		/* the band around the densest point; its median is the bias
 		 * (a band of two modes, as +-12 us, is centred) */
 		int64_t mode = densest(hist), bias, quarter;
-		uint32_t m = 0;
-		for (uint32_t i = 0; i < n; i++)
-			m += v[i] >= mode - BAND_NS && v[i] <= mode + BAND_NS;
-		band_kth(v, n, mode - BAND_NS, m / 2, m / 4, &bias, &quarter);
+		uint32_t m = band_kth(v, n, mode - BAND_NS, &bias, &quarter);
 		/* the lower side's median distance (the band's m/4-th):
 		 * 0.6745 standard deviations */
 		int64_t below = m / 2 ? bias - quarter : 0;
@@ -889,7 +913,9 @@ static int place(struct engine *e, struct eng_stint *s, uint64_t steal)
 /* Judges the oldest waiting stint, then lets it go. */
 static int judge_oldest(struct engine *e)
 {
-	uint32_t i = e->fifo[e->fifo_head];
+	uint32_t i = e->fifo[e->fifo_head].stint;
+	e->lossy_waiting -= e->fifo[e->fifo_head].residual != FIFO_UNMEASURED &&
+			    e->stints.v[i].lossy;
 	e->fifo_head = (e->fifo_head + 1) % e->fifo_cap;
 	e->fifo_len--;
 	e->st.pending_stints--;

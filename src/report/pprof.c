@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "profile.pb-c.h"
 #include "report.h"
@@ -35,10 +36,13 @@ typedef Perftools__Profiles__ValueType ValueType;
 
 enum { LABELS = 12 };
 
-/* A string looked up before, by its address, and its string id. */
-struct seen {
-	const char *s;
-	int64_t id;
+/* RUN_BYTES of packed samples (whole samples), zstd-compressed: the
+ * samples are most of a profile, and a profile of a long recording holds
+ * hundreds of thousands; compressed they take a fifth or less. */
+#define RUN_BYTES (1u << 20)
+struct run {
+	uint8_t *z;
+	size_t zlen, len;
 };
 
 /*
@@ -56,23 +60,29 @@ struct builder {
 	Mapping **mappings;
 	Function **functions;
 	Location **locations;
-	uint8_t *samples;		/* the packed samples */
+	uint8_t *samples;		/* the packed samples since the last run */
 	size_t samples_len, samples_cap;
+	struct run *runs;		/* and before, compressed */
+	uint32_t nruns, runs_cap;
 	uint64_t *locs;			/* a sample's location ids */
 	size_t locs_cap;
 	uint32_t nmappings, nfunctions, nsamples;
 	uint32_t mappings_cap, functions_cap, locations_cap;
-	/* what was looked up before, as the lookup would find it again (the
-	 * strings given stay put while the profile is built): a string by
-	 * its address -> string id, a stack's (name, file) ids of x->names
-	 * -> location id */
-	struct hindex seen_index;
-	struct seen *seen;
-	uint32_t nseen, seen_cap;
+	/* what was looked up before, as the lookup would find it again: a
+	 * string as given (raw) -> string id, a stack's (name, file) ids of
+	 * x->names -> location id. By the strings' bytes, not where they
+	 * are: the stacks of a report come as its threads go, from tables
+	 * that still grow (and move) */
+	struct strtab raw;
+	int64_t *raw_ids;
+	uint32_t raw_ids_cap;
 	struct strtab loc_keys;
 	int64_t *loc_ids;
 	uint32_t loc_ids_cap;
 	bool steal_known;
+	/* samples packed as their threads went, with both values: whether
+	 * steal is known is said at the end */
+	bool streamed;
 };
 
 /* The string table index of s, made valid UTF-8. */
@@ -86,32 +96,21 @@ static int64_t str_clean(struct builder *b, const char *s)
 	return id == HINDEX_NONE ? -1 : (int64_t)id;
 }
 
-struct seen_key {
-	const struct builder *b;
-	const char *s;
-};
-
-static bool seen_eq(const void *ctx, uint32_t id)
-{
-	const struct seen_key *k = ctx;
-	return k->b->seen[id].s == k->s;
-}
-
-/* str_clean of s, once for each address: a profile names the same
+/* str_clean of s, once for each string: a profile names the same
  * command, account and function in thousands of samples. */
 static int64_t str(struct builder *b, const char *s)
 {
-	struct seen_key k = { b, s };
-	uint64_t h = hash_mix((uint64_t)(uintptr_t)s);
-	uint32_t i = hindex__find(&b->seen_index, h, seen_eq, &k);
-	if (i != HINDEX_NONE)
-		return b->seen[i].id;
-	int64_t id = str_clean(b, s);
-	if (id < 0 || grow_array((void **)&b->seen, &b->seen_cap, b->nseen, sizeof(*b->seen),
-				 256) ||
-	    hindex__insert(&b->seen_index, h, b->nseen))
+	uint32_t before = b->raw.count;
+	uint32_t i = strtab__intern(&b->raw, s, strlen(s));
+	if (i == HINDEX_NONE)
 		return -1;
-	b->seen[b->nseen++] = (struct seen){ s, id };
+	if (b->raw.count == before)
+		return b->raw_ids[i];
+	int64_t id = str_clean(b, s);
+	if (id < 0 || grow_array((void **)&b->raw_ids, &b->raw_ids_cap, i, sizeof(*b->raw_ids),
+				 256))
+		return -1;
+	b->raw_ids[i] = id;
 	return id;
 }
 
@@ -156,14 +155,15 @@ static void key_label(void *ctx, enum row_field f, bool with)
 }
 
 /* The labels of a row: its key's fields but function and dso (the
- * locations say those), and its process's command. */
-static void row_labels(const struct table *t, const struct row_keys *k,
-		       const struct table_row *r, struct labels *l)
+ * locations say those), and its process's command (attrs: the table's
+ * rows carry it). */
+static void row_labels(bool attrs, const struct row_keys *k, const struct table_row *r,
+		       struct labels *l)
 {
 	struct row_labels c = { l, r };
 	l->n = 0;
 	report_keys(k, REPORT_AFTER_NONE, key_label, &c);
-	if (t->attrs && r->command && !row_keys__has(k, RF_COMMAND))
+	if (attrs && r->command && !row_keys__has(k, RF_COMMAND))
 		label(l, "command", r->command, -1);
 }
 
@@ -263,6 +263,113 @@ static int strings_of(struct builder *b, const struct labels *l)
 	return 0;
 }
 
+/* The packed samples since the last run made a run of their own. */
+static int seal_run(struct builder *b)
+{
+	size_t cap = ZSTD_compressBound(b->samples_len);
+	struct run r = { malloc(cap), 0, b->samples_len };
+	if (!r.z || grow_array((void **)&b->runs, &b->runs_cap, b->nruns, sizeof(*b->runs), 16)) {
+		free(r.z);
+		return -ENOMEM;
+	}
+	r.zlen = ZSTD_compress(r.z, cap, b->samples, b->samples_len, 1);
+	uint8_t *z = ZSTD_isError(r.zlen) ? NULL : realloc(r.z, r.zlen);
+	if (!z) {
+		free(r.z);
+		return -ENOMEM;
+	}
+	r.z = z;
+	b->runs[b->nruns++] = r;
+	b->samples_len = 0;
+	return 0;
+}
+
+/* A run's packed samples into buf (cap bytes); 0 or -ENOMEM. */
+static int open_run(const struct run *r, uint8_t *buf, size_t cap)
+{
+	size_t n = ZSTD_decompress(buf, cap, r->z, r->zlen);
+	return ZSTD_isError(n) || n != r->len ? -ENOMEM : 0;
+}
+
+/* s packed after the samples before, as the Profile's field 2. */
+static int put_sample(struct builder *b, const Sample *s)
+{
+	/* length-delimited: its tag, its length, its bytes */
+	size_t len = perftools__profiles__sample__get_packed_size(s);
+	if (grow_bytes((char **)&b->samples, &b->samples_cap, b->samples_len + len + 11,
+		       1 << 16))
+		return -ENOMEM;
+	uint8_t *p = b->samples + b->samples_len;
+	*p++ = 2 << 3 | 2;
+	for (size_t v = len; ; v >>= 7) {
+		*p++ = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+		if (v < 0x80)
+			break;
+	}
+	p += perftools__profiles__sample__pack(s, p);
+	b->samples_len = (size_t)(p - b->samples);
+	b->nsamples++;
+	return b->samples_len >= RUN_BYTES ? seal_run(b) : 0;
+}
+
+/* The samples streamed with both values packed again with cpu alone (a
+ * recording that measured no steal: each sample as it would have been
+ * packed knowing that). */
+static int repack_cpu_only(struct builder *b, const uint8_t *old, size_t len)
+{
+	size_t at = 0;
+	int err = 0;
+	while (at < len && !err) {
+		size_t n = 0;
+		at++;	/* the tag, then the length */
+		for (int shift = 0; ; shift += 7) {
+			uint8_t byte = old[at++];
+			n |= (size_t)(byte & 0x7f) << shift;
+			if (!(byte & 0x80))
+				break;
+		}
+		Sample *s = perftools__profiles__sample__unpack(NULL, n, old + at);
+		if (!s) {
+			err = -ENOMEM;
+			break;
+		}
+		if (s->n_value)
+			s->n_value = 1;
+		err = put_sample(b, s);
+		perftools__profiles__sample__free_unpacked(s, NULL);
+		at += n;
+	}
+	return err;
+}
+
+static int cpu_value_only(struct builder *b)
+{
+	struct run *runs = b->runs;
+	uint32_t nruns = b->nruns;
+	size_t most = 1;
+	for (uint32_t i = 0; i < nruns; i++)
+		most = runs[i].len > most ? runs[i].len : most;
+	uint8_t *tail = b->samples, *buf = malloc(most);
+	size_t tail_len = b->samples_len;
+	b->runs = NULL;
+	b->nruns = b->runs_cap = 0;
+	b->samples = NULL;
+	b->samples_len = b->samples_cap = 0;
+	b->nsamples = 0;
+	int err = buf ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < nruns && !err; i++)
+		err = open_run(&runs[i], buf, most) ? -ENOMEM :
+		      repack_cpu_only(b, buf, runs[i].len);
+	if (!err)
+		err = repack_cpu_only(b, tail, tail_len);
+	for (uint32_t i = 0; i < nruns; i++)
+		free(runs[i].z);
+	free(runs);
+	free(tail);
+	free(buf);
+	return err;
+}
+
 /* A sample of nloc locations (b->locs), packed after the ones before. */
 static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
 		  const struct labels *l)
@@ -289,22 +396,7 @@ static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
 	}
 	s.n_label = l->n;
 	s.label = label_ptrs;
-	/* field 2, length-delimited: its tag, its length, its bytes */
-	size_t len = perftools__profiles__sample__get_packed_size(&s);
-	if (grow_bytes((char **)&b->samples, &b->samples_cap, b->samples_len + len + 11,
-		       1 << 16))
-		return -ENOMEM;
-	uint8_t *p = b->samples + b->samples_len;
-	*p++ = 2 << 3 | 2;
-	for (size_t v = len; ; v >>= 7) {
-		*p++ = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
-		if (v < 0x80)
-			break;
-	}
-	p += perftools__profiles__sample__pack(&s, p);
-	b->samples_len = (size_t)(p - b->samples);
-	b->nsamples++;
-	return 0;
+	return put_sample(b, &s);
 }
 
 static int from_rows(struct builder *b, const struct table *t)
@@ -314,7 +406,7 @@ static int from_rows(struct builder *b, const struct table *t)
 		const struct table_row *r = &t->rows[i];
 		int64_t loc = location(b, r->function ? r->function : "[unknown]",
 				       r->dso ? r->dso : "[unknown]");
-		row_labels(t, &t->keys, r, &l);
+		row_labels(t->attrs, &t->keys, r, &l);
 		if (loc < 0 || locs_room(b, 1))
 			return -ENOMEM;
 		b->locs[0] = (uint64_t)loc;
@@ -325,8 +417,9 @@ static int from_rows(struct builder *b, const struct table *t)
 	return 0;
 }
 
-/* The location of a stack's (name, file) ids, as location() gives it. */
-static int64_t stack_location(struct builder *b, const struct report_extras *x,
+/* The location of a stack's (name, file) ids of names, as location()
+ * gives it. */
+static int64_t stack_location(struct builder *b, const struct strtab *names,
 			      const uint32_t pair[2])
 {
 	uint32_t before = b->loc_keys.count;
@@ -335,17 +428,18 @@ static int64_t stack_location(struct builder *b, const struct report_extras *x,
 					   sizeof(*b->loc_ids), 256))
 		return -1;
 	if (b->loc_keys.count != before)
-		b->loc_ids[i] = location(b, strtab__str(x->names, pair[0]),
-					 pair[1] != NO_DSO ? strtab__str(x->names, pair[1]) :
+		b->loc_ids[i] = location(b, strtab__str(names, pair[0]),
+					 pair[1] != NO_DSO ? strtab__str(names, pair[1]) :
 					 "[unknown]");
 	return b->loc_ids[i];
 }
 
-/* One stack row: its locations, leaf first. */
-static int stack_sample(struct builder *b, const struct table *t,
-			const struct report_extras *x, const struct row *w)
+/* One stack row w of st: its locations, leaf first. */
+static int stack_sample(struct builder *b, const struct report_stack *rs, const struct rows *st,
+			const struct row *w)
 {
-	const struct rows *st = x->stacks;
+	if (!w->f.samples && !w->f.cpu_ns && !w->f.steal_ns)
+		return 0;	/* time no sample placed is a stack too */
 	struct table_row r = {
 		.vm = rows__str(st, w->vm), .comm = rows__str(st, w->comm),
 		.command = rows__str(st, w->command), .executable = rows__str(st, w->executable),
@@ -357,16 +451,16 @@ static int stack_sample(struct builder *b, const struct table *t,
 	if (!r.command)
 		r.command = rows__str(st, w->attr_command);
 	struct labels l;
-	row_labels(t, &st->keys, &r, &l);
-	const uint32_t *k = (const uint32_t *)strtab__str(x->stack_frames, w->stack);
-	size_t nloc = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));
+	row_labels(rs->attrs, &st->keys, &r, &l);
+	const uint32_t *k = (const uint32_t *)strtab__str(rs->frames, w->stack);
+	size_t nloc = strtab__len(rs->frames, w->stack) / (3 * sizeof(uint32_t));
 	/* the labels' strings first, then the locations' (the string table's
 	 * order, as when the sample was made before its locations) */
 	int err = locs_room(b, nloc) || strings_of(b, &l) ? -ENOMEM : 0;
 	for (size_t n = 0; n < nloc && !err; n++) {
 		uint32_t pair[2];
 		memcpy(pair, k + 3 * n, sizeof(pair));	/* keys are not aligned */
-		int64_t loc = stack_location(b, x, pair);
+		int64_t loc = stack_location(b, rs->names, pair);
 		if (loc < 0)
 			return -ENOMEM;
 		b->locs[n] = (uint64_t)loc;
@@ -377,42 +471,72 @@ static int stack_sample(struct builder *b, const struct table *t,
 static int from_stacks(struct builder *b, const struct table *t,
 		       const struct report_extras *x)
 {
+	struct report_stack rs = { t->attrs, x->names, x->stack_frames };
 	for (uint32_t i = 0; i < x->stacks->n; i++) {
-		const struct row *w = &x->stacks->v[i];
-		if (!w->f.samples && !w->f.cpu_ns && !w->f.steal_ns)
-			continue;	/* time no sample placed is a stack too */
-		int err = stack_sample(b, t, x, w);
+		int err = stack_sample(b, &rs, x->stacks, &x->stacks->v[i]);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-/* The gzip stream of the n buffers one after another, written to out
- * as it comes: the same bytes as one deflate() of them all (the golden
- * and formats tests' profiles, and bench/streaming_real's, compared). */
-static int write_gzip(FILE *out, const uint8_t *const *buf, const size_t *len, int n)
+/* A gzip stream written to out as its input comes: the same bytes as one
+ * deflate() of all of it (the golden and formats tests' profiles, and
+ * bench/streaming_real's, compared). */
+struct gz {
+	z_stream z;
+	FILE *out;
+	int err;
+};
+
+static int gz_begin(struct gz *g, FILE *out)
 {
-	z_stream z = { 0 };
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
+	*g = (struct gz){ .out = out };
+	return deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			    Z_DEFAULT_STRATEGY) == Z_OK ? 0 : -ENOMEM;
+}
+
+/* len bytes of buf, the last of the input when last. */
+static void gz_put(struct gz *g, const uint8_t *buf, size_t len, bool last)
+{
 	static __thread uint8_t zbuf[1 << 16];
-	int err = 0, zr = Z_OK;
-	for (int i = 0; i < n && !err; i++) {
-		z.next_in = (Bytef *)buf[i];
-		z.avail_in = (uInt)len[i];
-		int flush = i == n - 1 ? Z_FINISH : Z_NO_FLUSH;
-		do {
-			z.next_out = zbuf;
-			z.avail_out = sizeof(zbuf);
-			zr = deflate(&z, flush);
-			size_t have = sizeof(zbuf) - z.avail_out;
-			if (zr == Z_STREAM_ERROR || fwrite(zbuf, 1, have, out) != have)
-				err = -EIO;
-		} while (!err && (z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END)));
+	int flush = last ? Z_FINISH : Z_NO_FLUSH, zr = Z_OK;
+	g->z.next_in = (Bytef *)buf;
+	g->z.avail_in = (uInt)len;
+	while (!g->err) {
+		g->z.next_out = zbuf;
+		g->z.avail_out = sizeof(zbuf);
+		zr = deflate(&g->z, flush);
+		size_t have = sizeof(zbuf) - g->z.avail_out;
+		if (zr == Z_STREAM_ERROR || fwrite(zbuf, 1, have, g->out) != have)
+			g->err = -EIO;
+		if (g->z.avail_out != 0 && (flush != Z_FINISH || zr == Z_STREAM_END))
+			break;
 	}
-	deflateEnd(&z);
+}
+
+static int gz_end(struct gz *g)
+{
+	deflateEnd(&g->z);
+	return g->err;
+}
+
+/* The packed samples, run by run, into g. */
+static int gz_samples(struct gz *g, const struct builder *b)
+{
+	size_t most = 1;
+	for (uint32_t i = 0; i < b->nruns; i++)
+		most = b->runs[i].len > most ? b->runs[i].len : most;
+	uint8_t *buf = malloc(most);
+	int err = buf ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < b->nruns && !err; i++) {
+		err = open_run(&b->runs[i], buf, most);
+		if (!err)
+			gz_put(g, buf, b->runs[i].len, false);
+	}
+	free(buf);
+	if (!err)
+		gz_put(g, b->samples, b->samples_len, false);
 	return err;
 }
 
@@ -483,45 +607,90 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 	}
 	/* the fields in their numbers' order, as protobuf-c packs them:
 	 * sample_type (1), the samples (2), the rest (3 on) */
-	size_t len[3] = { 0, b->samples_len, 0 };
-	uint8_t *head = pack_part(&p, true, &len[0]), *tail = pack_part(&p, false, &len[2]);
-	const uint8_t *bufs[3] = { head, b->samples, tail };
-	int err = head && tail ? write_gzip(out, bufs, len, 3) : -ENOMEM;
+	size_t head_len, tail_len;
+	uint8_t *head = pack_part(&p, true, &head_len), *tail = pack_part(&p, false, &tail_len);
+	struct gz g;
+	int err = head && tail ? gz_begin(&g, out) : -ENOMEM;
+	if (!err) {
+		gz_put(&g, head, head_len, false);
+		err = gz_samples(&g, b);
+		gz_put(&g, tail, tail_len, true);
+		int gerr = gz_end(&g);
+		err = err ? err : gerr;
+	}
 	free(head);
 	free(tail);
 	free(table);
 	return err;
 }
 
+static void builder_free(void *ctx)
+{
+	struct builder *b = ctx;
+	if (!b)
+		return;
+	for (uint32_t i = 0; i < b->nmappings; i++)
+		free(b->mappings[i]);
+	for (uint32_t i = 0; i < b->nfunctions; i++)
+		free(b->functions[i]);	/* the part starts with its function */
+	free(b->samples);
+	for (uint32_t i = 0; i < b->nruns; i++)
+		free(b->runs[i].z);
+	free(b->runs);
+	free(b->locs);
+	free(b->raw_ids);
+	free(b->loc_ids);
+	strtab__release(&b->raw);
+	strtab__release(&b->loc_keys);
+	free(b->mappings);
+	free(b->functions);
+	free(b->locations);
+	strtab__release(&b->strings);
+	strtab__release(&b->mapping_keys);
+	strtab__release(&b->function_keys);
+	free(b);
+}
+
+static void *builder_new(void)
+{
+	struct builder *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	strtab__init(&b->strings);
+	strtab__init(&b->mapping_keys);
+	strtab__init(&b->function_keys);
+	strtab__init(&b->loc_keys);
+	strtab__init(&b->raw);
+	if (str(b, "") != 0) {	/* string 0 is "" */
+		builder_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* A gone thread's stack row, packed as it comes (REPORT_STREAMS_STACKS):
+ * the same sample, in the same order, as from x->stacks at the end. */
+static int stream_stack(void *ctx, const struct report_stack *rs, const struct rows *st,
+			const struct row *w)
+{
+	struct builder *b = ctx;
+	b->streamed = b->steal_known = true;
+	return stack_sample(b, rs, st, w);
+}
+
 static int write_pprof(FILE *out, const struct table *t, const struct report_extras *x)
 {
-	struct builder b = { .steal_known = !x || x->steal_known };
-	strtab__init(&b.strings);
-	strtab__init(&b.mapping_keys);
-	strtab__init(&b.function_keys);
-	strtab__init(&b.loc_keys);
-	hindex__init(&b.seen_index);
-	int err = str(&b, "") == 0 ? 0 : -ENOMEM;	/* string 0 is "" */
+	struct builder *b = x && x->stream ? x->stream : builder_new();
+	if (!b)
+		return -ENOMEM;
+	int err = b->streamed && x && !x->steal_known ? cpu_value_only(b) : 0;
+	b->steal_known = !x || x->steal_known;
+	if (!(x && x->stream))
+		err = x && x->stacks ? from_stacks(b, t, x) : from_rows(b, t);
 	if (!err)
-		err = x && x->stacks ? from_stacks(&b, t, x) : from_rows(&b, t);
-	if (!err)
-		err = pack(&b, t, x, out);
-	for (uint32_t i = 0; i < b.nmappings; i++)
-		free(b.mappings[i]);
-	for (uint32_t i = 0; i < b.nfunctions; i++)
-		free(b.functions[i]);	/* the part starts with its function */
-	free(b.samples);
-	free(b.locs);
-	free(b.seen);
-	free(b.loc_ids);
-	hindex__release(&b.seen_index);
-	strtab__release(&b.loc_keys);
-	free(b.mappings);
-	free(b.functions);
-	free(b.locations);
-	strtab__release(&b.strings);
-	strtab__release(&b.mapping_keys);
-	strtab__release(&b.function_keys);
+		err = pack(b, t, x, out);
+	if (!(x && x->stream))
+		builder_free(b);
 	return err ? err : ferror(out) ? -EIO : 0;
 }
 
@@ -529,4 +698,5 @@ const struct report_writer report_pprof = {
 	.name = "pprof", .write = write_pprof,
 	.needs = REPORT_NEEDS_STACKS | REPORT_NEEDS_FUNCTION | REPORT_NO_ROWS,
 	.by = "thread,function,account",
+	.stream_new = builder_new, .stream_stack = stream_stack, .stream_free = builder_free,
 };

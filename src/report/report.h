@@ -96,6 +96,9 @@ struct report_extras {
 	 * leaf first; NULL without stacks */
 	const struct rows *stacks;
 	const struct strtab *stack_frames, *names;
+	/* the writer's state that took the stacks as the threads went
+	 * (report_writer's stream_new), or NULL: stacks is empty then */
+	void *stream;
 	/* text: rows shown (0: all), the terminal's width (0: no limit) */
 	size_t top;
 	unsigned width;
@@ -109,6 +112,14 @@ struct report_extras {
 #define REPORT_SAMPLING		0x8u	/* also writes sampling data (analyze) */
 #define REPORT_NO_ROWS		0x10u	/* reads the stacks alone: no rows kept */
 
+/* What a stack row's ids name, as a gone thread's stacks are handed to a
+ * writer: the rows carry their process's command (table's attrs), the
+ * names and the stacks' frames (report_extras' names and stack_frames). */
+struct report_stack {
+	bool attrs;
+	const struct strtab *names, *frames;
+};
+
 struct report_writer {
 	const char *name;
 	/* Writes t (and x, for a recording; NULL for sampling data) to out.
@@ -117,6 +128,16 @@ struct report_writer {
 		     const struct report_extras *x);
 	unsigned needs;		/* REPORT_NEEDS_* and the like */
 	const char *by;		/* its keys when --by is not given */
+	/* Optional (pprof): the stacks taken as each thread goes, so that
+	 * they are not held twice, as rows and as the writer's. stream_new
+	 * makes a state (NULL: out of memory) before the recording is read;
+	 * stream_stack is given each stack row w of st of a gone thread, in
+	 * the order x->stacks would hold them (0 or -ENOMEM); write reads
+	 * the state as x->stream; stream_free frees it (NULL: nothing). */
+	void *(*stream_new)(void);
+	int (*stream_stack)(void *state, const struct report_stack *rs, const struct rows *st,
+			    const struct row *w);
+	void (*stream_free)(void *state);
 };
 
 /* The writer called name, or NULL. */

@@ -27,6 +27,21 @@ if "$CL" record -g -o "$TMP/live.rec" -- "$CL" workload libcall --seconds 1 >/de
 else
 	echo "no recording of cpuledger's own: perf_event_open refused"
 fi
+# a profile of more samples than pprof keeps in one compressed run (1 MiB
+# packed), of no steal: the samples packed as the threads went are packed
+# again with cpu alone, run by run
+python3 - >"$TMP/many.txt" <<'PY'
+t = 100.0
+for th in range(500):
+    for st in range(60):
+        t += 0.0001
+        print("w%d %d/%d [000] %.6f: cpu-clock: " % (th, 1000 + th, 1000 + th, t))
+        for k in range(6):
+            print("\t%x fn_%d_%d (/usr/lib/lib%d.so)" % (0x1000 + k, st, k, th % 7))
+        print()
+PY
+"$CL" import perf-script "$TMP/many.txt" -o "$TMP/many.rec" 2>/dev/null || fail "import of many stacks"
+inputs="$inputs $TMP/many.rec"
 for input in $inputs; do
 	name=$(basename "$input")
 	"$CL" report -i "$input" --format openmetrics -o "$TMP/om.txt" 2>/dev/null || fail "$name: openmetrics"
