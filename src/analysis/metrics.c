@@ -242,7 +242,7 @@ static int walk_program(void *ctx, const struct engine *e, const struct eng_thre
 int metrics__take(struct metrics *m, struct engine *e)
 {
 	struct engine_sink walk = { m, walk_program, NULL, NULL };
-	m->taking = true;
+	m->taking = m->wait_every < 2 || m->takes++ % m->wait_every == 0;
 	int err = engine__walk(e, &walk);
 	if (!err)
 		err = flush(m, false);

@@ -178,6 +178,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	}
 	g->m.read_wait = read_wait;
 	g->m.wait_start = recorder__cgstats(r);	/* the waits when it started */
+	g->m.wait_every = 10;	/* a snapshot a second: waits every 10 s */
 	g->metrics_ready = true;
 	struct engine_sink sink = metrics__sink(&g->m);	/* threads gone, from now */
 	if (engine__add_sink(e, &sink)) {

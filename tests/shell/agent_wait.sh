@@ -88,7 +88,7 @@ b1=$(delay $s1) b2=$(delay $s2)
 sleep 4
 a1=$(delay $s1) a2=$(delay $s2)		# blocked on stop by now
 [ "$(cat /proc/$s1/wchan)" != "0" ] || fail "the spinner still runs after 4 s"
-sleep 3					# snapshots taken, Prometheus scraped
+sleep 12				# waits read (every 10 s), Prometheus scraped
 get "http://127.0.0.1:$AP/metrics" >scrape.txt || fail "no /metrics"
 promtool check metrics <scrape.txt >lint 2>&1 || fail "promtool: $(cat lint)"
 [ "$(delay $s1) $(delay $s2)" = "$a1 $a2" ] || fail "the blocked spinners' run_delay moved"
