@@ -167,10 +167,11 @@ static int thread_wait(struct analysis *a, const struct who *w, const struct eng
 		c->wait_ns += ns;
 		c->wait_threads++;
 	}
-	if (!ns || !wait_rows(a) || !wanted(a, w, t, NULL))
+	/* a wait of 0 is a figure too, but makes no row of its own */
+	if ((!ns && !t->cpu_ns && !t->samples) || !wait_rows(a) || !wanted(a, w, t, NULL))
 		return 0;
 	struct row_key k = key_of(a, w, t);
-	struct row_attrs at = { w->command, w->comm };
+	struct row_attrs at = { w->command, w->comm, name(a, w->cgroup) };
 	struct row_figures rf = { .wait_ns = ns, .wait_threads = 1 };
 	return rows__add(&a->rows, &k, &at, &rf);
 }
@@ -554,21 +555,27 @@ static int build_series(struct analysis *a, const struct engine *e)
 	return 0;
 }
 
-/* Rows keyed by cgroup carry its throttled time by its own counters. */
-static void row_throttling(struct analysis *a)
+/* Rows keyed by cgroup carry its throttled time by its own counters;
+ * rows of whole threads (wait_rows) that of the one cgroup their threads
+ * were in, and the CPU they were denied: steal and run-queue wait (which
+ * holds the time a quota kept them off: docs/cgroups.md). */
+static void row_throttling(struct analysis *a, bool steal_known)
 {
 	struct table *t = a->table;
 	t->cgroup_figures = row_keys__has(&a->o.keys, RF_CGROUP);
-	for (size_t i = 0; t->cgroup_figures && a->cg && i < t->nrows; i++) {
+	t->denied_figures = wait_rows(a);
+	for (size_t i = 0; (t->cgroup_figures || t->denied_figures) && i < t->nrows; i++) {
 		struct table_row *r = &t->rows[i];
-		uint32_t id = r->cgroup ? strtab__find(a->names, r->cgroup, strlen(r->cgroup)) :
-					  HINDEX_NONE;
+		const char *g = t->cgroup_figures ? r->cgroup : r->in_cgroup;
+		uint32_t id = g && a->cg ? strtab__find(a->names, g, strlen(g)) : HINDEX_NONE;
 		struct cg_counters ch;
 		if (id != HINDEX_NONE && cgstats__change(a->cg, id, &ch) && ch.throttled_known) {
 			r->throttled_known = true;
 			r->throttled_ns = ch.throttled_ns;
 			r->nr_throttled = ch.nr_throttled;
 		}
+		r->denied_known = t->denied_figures && steal_known && r->wait_known;
+		r->denied_ns = r->denied_known ? r->steal_ns + r->wait_ns : 0;
 	}
 }
 
@@ -649,7 +656,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.names = a->names, .stream = a->o.stack_ctx,
 	};
 	describe_steal(a, e, s);
-	row_throttling(a);
+	row_throttling(a, s->steal_known);
 	int err = build_cpus(a, e, s);
 	if (!err)
 		err = build_cgroups(a);

@@ -16,6 +16,7 @@
 struct metrics_series {
 	uint32_t program, account, cgroup;	/* ids in labels */
 	uint64_t cpu_ns, steal_ns;	/* counted so far */
+	uint64_t wait_ns;		/* series of account wait_account */
 };
 
 /* One function's figures of the thread being handed out. */
@@ -36,7 +37,9 @@ int metrics__init(struct metrics *m, const struct strtab *names, uint32_t max_pr
 	hindex__init(&m->index);
 	tracker__init(&m->seen);
 	m->other = strtab__intern(&m->labels, "other", 5);
-	return m->other == HINDEX_NONE ? -ENOMEM : 0;
+	/* no account is named "": wait series are apart from CPU's */
+	m->wait_account = strtab__intern(&m->labels, "", 0);
+	return m->other == HINDEX_NONE || m->wait_account == HINDEX_NONE ? -ENOMEM : 0;
 }
 
 void metrics__release(struct metrics *m)
@@ -118,6 +121,31 @@ static uint32_t series(struct metrics *m, uint32_t program, uint32_t account, ui
 	return m->n++;
 }
 
+/* The buffered thread's run-queue wait since its last snapshot, into the
+ * wait series of its program and cgroup (those of its first function). */
+static int count_wait(struct metrics *m, const struct track_key *cpu_key)
+{
+	uint64_t now, base = 0;
+	uint32_t tid = (uint32_t)cpu_key->a;
+	if (!m->taking || !m->read_wait || !m->wait_start || !m->nparts ||
+	    m->read_wait(m->wait_ctx, m->part_pid, tid, &now))
+		return 0;	/* gone, or no schedstat: not counted */
+	/* alive when the agent started: from there; a tid given again since
+	 * (its figure below the old one's) from its birth */
+	if (!cgstats__start_wait(m->wait_start, m->part_pid, tid, &base) || base > now)
+		base = 0;
+	struct track_key k = { cpu_key->a, cpu_key->b, 1 };
+	struct track_figs fig = { (int64_t)(now - base), 0, 0 }, d;
+	if (tracker__look(&m->seen, &k, &fig, TRACK_COUNTER, &d))
+		return -ENOMEM;
+	const struct metrics_series *p = &m->v[m->parts[0].series];
+	uint32_t s = series(m, p->program, m->wait_account, p->cgroup);
+	if (s == HINDEX_NONE)
+		return -ENOMEM;
+	m->v[s].wait_ns += (uint64_t)d.cpu_ns;
+	return 0;
+}
+
 /* What the buffered thread gained since it was last counted, split by its
  * functions' shares now. gone: its record goes too. */
 static int flush(struct metrics *m, bool gone)
@@ -152,10 +180,14 @@ static int flush(struct metrics *m, bool gone)
 		m->v[m->parts[big].series].cpu_ns += dc - gc;
 		m->v[m->parts[big].series].steal_ns += ds - gs;
 	}
-	if (gone)
+	int err = count_wait(m, &k);
+	if (gone) {
 		tracker__forget(&m->seen, &k);
+		k.c = 1;
+		tracker__forget(&m->seen, &k);
+	}
 	m->nparts = 0;
-	return 0;
+	return err;
 }
 
 int metrics__program(struct metrics *m, const struct engine *e, const struct eng_thread *t,
@@ -171,6 +203,7 @@ int metrics__program(struct metrics *m, const struct engine *e, const struct eng
 	}
 	char buf[256];
 	const struct eng_proc *p = engine__proc(e, t->proc);
+	m->part_pid = p ? p->pid : t->tid;
 	uint32_t program = bounded_label(m, &m->labelled,
 					 metrics_program_of(p, m->names, buf, sizeof(buf)));
 	const char *acc = f->account != NO_DSO ? strtab__str(m->names, f->account) : "[unknown]";
@@ -209,8 +242,12 @@ static int walk_program(void *ctx, const struct engine *e, const struct eng_thre
 int metrics__take(struct metrics *m, struct engine *e)
 {
 	struct engine_sink walk = { m, walk_program, NULL, NULL };
+	m->taking = m->wait_every < 2 || m->takes++ % m->wait_every == 0;
 	int err = engine__walk(e, &walk);
-	return err ? err : flush(m, false);
+	if (!err)
+		err = flush(m, false);
+	m->taking = false;
+	return err;
 }
 
 static int sink_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
@@ -244,12 +281,36 @@ static void per_program(FILE *f, const struct metrics *m, bool steal, bool om)
 	for (uint32_t i = 0; i < m->n; i++) {
 		const struct metrics_series *s = &m->v[i];
 		bool first = true;
+		if (s->account == m->wait_account)
+			continue;
 		fputs(name, f);
 		putc('{', f);
 		om_put_label(f, &first, "program", strtab__str(&m->labels, s->program));
 		om_put_label(f, &first, "account", strtab__str(&m->labels, s->account));
 		om_put_label(f, &first, "cgroup", strtab__str(&m->labels, s->cgroup));
 		fprintf(f, "} %.9f\n", (double)(steal ? s->steal_ns : s->cpu_ns) / NSEC_PER_SEC);
+	}
+}
+
+/* Run-queue wait by program and cgroup, where the agent reads it. */
+static void per_program_wait(FILE *f, const struct metrics *m, bool om)
+{
+	const char *name = "cpuledger_wait_seconds_total";
+	if (!m->read_wait)
+		return;
+	family(f, name, "counter", "Time the program's threads were runnable but waited "
+	       "on a run queue (schedstat run_delay: other tasks, and its cgroup's quota), "
+	       "since the agent started.", om);
+	for (uint32_t i = 0; i < m->n; i++) {
+		const struct metrics_series *s = &m->v[i];
+		bool first = true;
+		if (s->account != m->wait_account)
+			continue;
+		fputs(name, f);
+		putc('{', f);
+		om_put_label(f, &first, "program", strtab__str(&m->labels, s->program));
+		om_put_label(f, &first, "cgroup", strtab__str(&m->labels, s->cgroup));
+		fprintf(f, "} %.9f\n", (double)s->wait_ns / NSEC_PER_SEC);
 	}
 }
 
@@ -333,6 +394,7 @@ int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool 
 		return -ENOMEM;
 	per_program(f, m, false, om);
 	per_program(f, m, true, om);
+	per_program_wait(f, m, om);
 	per_cpu(f, x, false, om);
 	per_cpu(f, x, true, om);
 	per_cgroup(f, m, x, om);

@@ -22,6 +22,7 @@ struct top_thread {
 	uint64_t sum_cpu, sum_steal, best_ns;
 	uint32_t best_account;
 	bool gone, shown_gone;
+	bool wait_seen;			/* its wait read at a refresh before */
 };
 
 struct top_program {
@@ -65,6 +66,12 @@ static struct track_key shown_key(uint32_t tid)
 	return (struct track_key){ tid, 0, 0 };
 }
 
+/* Its run-queue wait's key: apart from its figures'. */
+static struct track_key wait_key(uint32_t tid)
+{
+	return (struct track_key){ tid, 0, 1 };
+}
+
 static uint32_t find(const struct topview *v, uint32_t tid)
 {
 	struct { const struct topview *v; uint32_t tid; } k = { v, tid };
@@ -100,6 +107,8 @@ static struct top_thread *entry(struct topview *v, const struct engine *e,
 		free(v->t[id].command);
 		v->t[id] = (struct top_thread){ .tid = t->tid };
 		struct track_key k = shown_key(t->tid);
+		tracker__forget(&v->shown, &k);
+		k = wait_key(t->tid);
 		tracker__forget(&v->shown, &k);
 	}
 	if (id == HINDEX_NONE) {
@@ -211,6 +220,8 @@ static int forget_gone(struct topview *v, const struct engine *e)
 			p->steal_ns += x->steal_ns;
 			struct track_key k = shown_key(x->tid);
 			tracker__forget(&v->shown, &k);
+			k = wait_key(x->tid);
+			tracker__forget(&v->shown, &k);
 			free(x->command);
 			continue;
 		}
@@ -270,6 +281,29 @@ static uint64_t gain(int64_t d)
 	return d > 0 ? (uint64_t)d : 0;
 }
 
+/* A live thread's wait since the refresh before into its row: from its
+ * first read on (a thread seen first shows none yet); a thread that cannot
+ * be read (gone, no schedstat) leaves its row's wait as it is. */
+static int add_wait(struct topview *v, struct top_thread *x, struct top_row *r,
+		    uint64_t interval_ns)
+{
+	uint64_t ns;
+	bool seen = x->wait_seen;
+	x->wait_seen = false;
+	if (!v->read_wait || x->gone || v->read_wait(v->wait_ctx, x->pid, x->tid, &ns))
+		return 0;
+	x->wait_seen = true;
+	struct track_key k = wait_key(x->tid);
+	struct track_figs now = { (int64_t)ns, 0, 0 }, d;
+	if (tracker__look(&v->shown, &k, &now, TRACK_COUNTER, &d))
+		return -ENOMEM;
+	if (seen) {
+		r->wait_pct += pct(gain(d.cpu_ns), interval_ns);
+		r->wait_known = true;
+	}
+	return 0;
+}
+
 /* Each thread into its row; a row shows the account of its member that
  * ran most. A thread gone is a row of its own once (threads), and stays
  * in its process's and program's time. */
@@ -292,6 +326,8 @@ static int add_threads(struct topview *v, struct hindex *idx, enum top_mode mode
 		r->steal_ns += x->steal_ns;
 		r->cpu_pct += pct(gain(d.cpu_ns), interval_ns);
 		r->steal_pct += pct(gain(d.steal_ns), interval_ns);
+		if (add_wait(v, x, r, interval_ns))
+			return -ENOMEM;
 		if (x->account != ENGINE_NONE && x->account != NO_DSO &&
 		    (!r->account || x->cpu_ns > r->best_ns)) {
 			r->best_ns = x->cpu_ns;

@@ -34,6 +34,11 @@ struct top_row {
 	int64_t uid;			/* -1 unknown */
 	uint32_t threads;		/* threads (or processes) summed */
 	double cpu_pct, steal_pct;	/* of one CPU, over the last refresh */
+	/* of one CPU: its threads' run-queue wait over the last refresh
+	 * (schedstat run_delay, through read_wait); false when no thread of
+	 * it could be read at both refreshes */
+	double wait_pct;
+	bool wait_known;
 	uint64_t cpu_ns, steal_ns;	/* since top started */
 	const char *name;		/* command line, comm or program */
 	const char *account;		/* where most of its time went, or NULL */
@@ -64,6 +69,10 @@ struct topview {
 	struct top_row *rows;		/* valid until the next refresh */
 	uint32_t nrows, rows_cap;
 	uint32_t cur;			/* the thread being handed, or UINT32_MAX */
+	/* a live thread's schedstat run_delay now (0 or -errno), read once
+	 * per thread per refresh; NULL: no WAIT% */
+	int (*read_wait)(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
+	void *wait_ctx;
 };
 
 int topview__init(struct topview *v, const struct strtab *names);

@@ -225,6 +225,16 @@ static int scope_descendants(struct engine *e, const pid_t *pids, int npids)
 	return err;
 }
 
+/* A live thread's run-queue wait now, for WAIT% (collect/procfs). */
+static int read_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	unsigned long long v = 0;
+	(void)ctx;
+	int err = procfs_run_delay("/", (pid_t)pid, (pid_t)tid, &v);
+	*ns = v;
+	return err;
+}
+
 static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 {
 	struct top *tp = ctx;
@@ -239,6 +249,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
 	}
+	tp->v.read_wait = read_wait;
 	if (tp->npids && scope_descendants(e, tp->pids, tp->npids)) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
@@ -350,8 +361,8 @@ static void titles(const struct top *tp, char *buf, size_t size)
 {
 	const char *first = tp->mode == TOP_THREADS ? "    PID     TID" :
 			    tp->mode == TOP_PROGRAMS ? "  PROCS" : "    PID";
-	snprintf(buf, size, "%s %-8s %3s %5s %s %5s %6s %8s%s %8s%s%s %s", first, "USER", "NI",
-		 "RES", "S", "CPU%", "STEAL%", "TIME+", tp->narrow ? "" : " APPARENT_S",
+	snprintf(buf, size, "%s %-8s %3s %5s %s %5s %6s %5s %8s%s %8s%s%s %s", first, "USER", "NI",
+		 "RES", "S", "CPU%", "STEAL%", "WAIT%", "TIME+", tp->narrow ? "" : " APPARENT_S",
 		 "CPU_S", tp->accounts ? " " : "", tp->accounts ? "ACCOUNT   " : "",
 		 tp->mode == TOP_PROGRAMS ? "PROGRAM" : tp->mode == TOP_THREADS ? "COMM" :
 		 "COMMAND");
@@ -462,10 +473,13 @@ static void row_text(const struct top *tp, const struct top_row *r, char *buf, s
 		snprintf(acc, sizeof(acc), " %-10.10s", r->account ? r->account : "");
 	if (!tp->narrow)
 		snprintf(ap, sizeof(ap), " %10.3f", (double)(r->cpu_ns + r->steal_ns) / NSEC_PER_SEC);
-	int n = snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %8s%s %8.2f%s ", first,
+	char wait[16] = "    ?";	/* not read (yet): unknown, not 0 */
+	if (r->wait_known)
+		snprintf(wait, sizeof(wait), "%5.1f", r->wait_pct);
+	int n = snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %5s %8s%s %8.2f%s ", first,
 			 tp->mode == TOP_PROGRAMS ? "-" : user_name(r->uid, user, sizeof(user)),
 			 ni, res_text(r->rss_kb, res, sizeof(res)), r->state ? r->state : '-',
-			 r->cpu_pct, r->steal_pct,
+			 r->cpu_pct, r->steal_pct, wait,
 			 time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap,
 			 (double)r->cpu_ns / NSEC_PER_SEC, acc);
 	/* the tree as top's forest view draws it: a child's name indented
@@ -718,6 +732,9 @@ static const char *const help_text[] = {
 	"",
 	"CPU%: the share of one CPU a row ran since the refresh before, steal",
 	"taken out; STEAL%: the share the hypervisor stole while it held a CPU;",
+	"WAIT%: the share of one CPU its threads were runnable but waited on a",
+	"run queue (schedstat run_delay: other tasks, its cgroup's quota; ? not",
+	"yet read). CPU denied is STEAL% + WAIT%.",
 	"APPARENT_S and CPU_S: since top started, with and without the steal.",
 	"NI, RES (KiB), S and TIME+ (CPU time since it started) as top shows",
 	"them, from /proc. ACCOUNT (--accounts): who pays for the row's time.",

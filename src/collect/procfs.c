@@ -122,3 +122,16 @@ bool procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size)
 	free(c);
 	return n >= size;
 }
+
+int procfs_run_delay(const char *root, pid_t pid, pid_t tid, unsigned long long *ns)
+{
+	char rel[96];
+	unsigned long long run;
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	char *text = procfs_read(root, rel, NULL);
+	if (!text)
+		return errno ? -errno : -ENOENT;
+	bool ok = sscanf(text, "%llu %llu", &run, ns) == 2;
+	free(text);
+	return ok ? 0 : -ENODATA;
+}

@@ -25,4 +25,9 @@ int procfs_tasks(const char *root,
  * is gone or a kernel thread. Returns whether it was cut to fit. */
 bool procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size);
 
+/* Task tid's run-queue wait so far (root/proc/PID/task/TID/schedstat's
+ * second field, run_delay) into *ns: 0, or -errno (-ENOENT gone; -ENODATA
+ * no schedstat in this kernel). */
+int procfs_run_delay(const char *root, pid_t pid, pid_t tid, unsigned long long *ns);
+
 #endif

@@ -138,3 +138,13 @@ bool cgstats__thread_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, u
 	*ns = since(w->ns[1], w->seen[0] ? w->ns[0] : 0);
 	return true;
 }
+
+bool cgstats__start_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	uint32_t id = wait_find(s, pid, tid);
+	*ns = 0;
+	if (id == HINDEX_NONE || !s->waits[id].seen[0])
+		return false;
+	*ns = s->waits[id].ns[0];
+	return true;
+}

@@ -59,6 +59,9 @@ void cgstats__waits_taken(struct cgstats *s, int phase);
 /* Over the recording: the cgroup's change (false: not read at the end, so
  * not known); a group not read at the start was made during it. */
 bool cgstats__change(const struct cgstats *s, uint32_t name, struct cg_counters *out);
+/* Thread tid's wait at the start: false when it was not read then (born
+ * since, or no start snapshot). */
+bool cgstats__start_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns);
 /* Thread tid's wait over the recording: false when it was not alive at
  * the end (its last figure went with it). */
 bool cgstats__thread_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns);

@@ -78,7 +78,7 @@ static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
 			   .executable = ROW_NONE, .dso = ROW_NONE, .function = ROW_NONE,
 			   .account = ROW_NONE, .cgroup = ROW_NONE, .uid = ROW_NO_UID,
 			   .cpu = ROW_NO_CPU, .attr_command = ROW_NONE,
-			   .attr_comm = ROW_NONE };
+			   .attr_comm = ROW_NONE, .attr_cgroup = ROW_NONE };
 	if (m & (RF_BIT(RF_PROCESS) | RF_BIT(RF_THREAD)))
 		w->pid = k->pid;
 	if (m & RF_BIT(RF_THREAD))
@@ -176,6 +176,12 @@ int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a
 			return -ENOMEM;
 		row = &r->v[id];
 		row->attr_seen = true;
+	}
+	if (a && a->cgroup) {
+		if (!note_attr(r, &r->v[id].attr_cgroup, !row->cgroup_seen, a->cgroup))
+			return -ENOMEM;
+		row = &r->v[id];
+		row->cgroup_seen = true;
 	}
 	row->f.samples += f->samples;
 	row->f.steal_samples += f->steal_samples;

@@ -70,6 +70,10 @@ struct row_key {
  * process row's command line, a thread row's comm. */
 struct row_attrs {
 	const char *command, *comm;
+	/* the cgroup the contribution's thread was in: kept while every
+	 * contribution that names one agrees (NULL names none), so a row's
+	 * throttling is its cgroup's only when it lies in one */
+	const char *cgroup;
 };
 
 struct row_figures {
@@ -90,7 +94,8 @@ struct row {
 	uint32_t stack;
 	uint32_t derived[ROW_DERIVED];		/* keys.h's derive; ROW_NONE */
 	uint32_t attr_command, attr_comm;	/* ROW_NONE: none or mixed */
-	bool attr_seen;
+	uint32_t attr_cgroup;			/* ROW_NONE: none or mixed */
+	bool attr_seen, cgroup_seen;
 	struct row_figures f;
 };
 

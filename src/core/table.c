@@ -152,6 +152,7 @@ static struct table_row table_row(const struct table *t, const struct row *w)
 		.steal_ns = w->f.steal_ns, .control_ns = w->f.control_ns,
 		.inclusive_ns = w->f.inclusive_ns,
 		.wait_known = w->f.wait_threads > 0, .wait_ns = w->f.wait_ns,
+		.in_cgroup = rows__str(r, w->attr_cgroup),
 	};
 	for (int i = 0; i < ROW_DERIVED; i++)
 		o.derived[i] = rows__str(r, w->derived[i]);

@@ -39,11 +39,19 @@ struct table_row {
 	uint64_t control_ns;	/* cpu_ns in control-program accounts (seed
 				 * 000's FIG. 3); the rest is the target's */
 	uint64_t inclusive_ns;	/* with call chains: time with it on the stack */
-	/* with table.cgroup_figures (rows keyed by cgroup): the cgroup's
-	 * throttled time by its own counters, and the run-queue wait of the
-	 * row's threads; each false where not known */
+	/* with table.cgroup_figures (rows keyed by cgroup) or
+	 * table.denied_figures: the cgroup's throttled time by its own
+	 * counters (a row not keyed by cgroup: of the one cgroup its threads
+	 * were in), and the run-queue wait of the row's threads; each false
+	 * where not known */
 	bool throttled_known, wait_known;
 	uint64_t throttled_ns, nr_throttled, wait_ns;
+	/* with table.denied_figures: CPU the row wanted and did not get,
+	 * steal_ns + wait_ns (docs/cgroups.md: the wait holds the time a
+	 * quota held it off); false where either is not known */
+	bool denied_known;
+	uint64_t denied_ns;
+	const char *in_cgroup;	/* the one cgroup of its waiting threads, or NULL */
 };
 
 struct table_totals {
@@ -82,6 +90,8 @@ struct table {
 				 * their thread's comm (keyed by process or
 				 * thread, from a recording) */
 	bool cgroup_figures;	/* rows carry throttled and wait figures */
+	bool denied_figures;	/* rows carry wait, throttled and denied
+				 * (a recording's rows of whole threads) */
 	uint64_t interval_ns;
 	struct table_totals totals;
 	struct table_row *rows;	/* largest apparent time first, or --sort */

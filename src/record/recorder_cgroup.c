@@ -168,13 +168,8 @@ static int on_task_wait(void *ctx, pid_t pid, pid_t tid, const char *comm)
 {
 	(void)comm;
 	struct waits *w = ctx;
-	char rel[96];
-	snprintf(rel, sizeof(rel), "proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	char *text = procfs_read(w->r->o.root, rel, NULL);
-	unsigned long long run, delay;
-	bool ok = text && sscanf(text, "%llu %llu", &run, &delay) == 2;
-	free(text);
-	if (!ok)
+	unsigned long long delay;
+	if (procfs_run_delay(w->r->o.root, pid, tid, &delay))
 		return 0;	/* gone, or no schedstats in this kernel */
 	if (grow_array((void **)&w->v, &w->cap, w->n, sizeof(*w->v), 256))
 		return -ENOMEM;

@@ -67,8 +67,10 @@ static void header(FILE *out, const struct table *t, const struct report_extras 
 	fputs(",samples,steal_samples,cpu_ns,steal_ns,apparent_ns,corrected_ns", out);
 	if (t->inclusive)
 		fputs(",inclusive_ns", out);
-	if (t->cgroup_figures)
+	if (t->cgroup_figures || t->denied_figures)
 		fputs(",throttled_ns,wait_ns", out);
+	if (t->denied_figures)
+		fputs(",denied_ns", out);
 	if (x)
 		fputs(",target_ns,control_ns", out);
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
@@ -93,10 +95,12 @@ static int write_csv(FILE *out, const struct table *t, const struct report_extra
 		fprintf(out, ",%" PRIu64, r->corrected_ns);
 		if (t->inclusive)
 			fprintf(out, ",%" PRIu64, r->inclusive_ns);
-		if (t->cgroup_figures) {
+		if (t->cgroup_figures || t->denied_figures) {
 			num_field(out, &first, r->throttled_known, (int64_t)r->throttled_ns);
 			num_field(out, &first, r->wait_known, (int64_t)r->wait_ns);
 		}
+		if (t->denied_figures)
+			num_field(out, &first, r->denied_known, (int64_t)r->denied_ns);
 		if (x)
 			fprintf(out, ",%" PRIu64 ",%" PRIu64, r->cpu_ns - r->control_ns,
 				r->control_ns);

@@ -196,10 +196,12 @@ static void write_row(FILE *out, const struct table *t, const struct report_extr
 	json_put_num_member(out, &first, "steal_ns", known, (int64_t)r->steal_ns);
 	json_put_num_member(out, &first, "apparent_ns", known, (int64_t)r->apparent_ns);
 	json_put_num_member(out, &first, "corrected_ns", true, (int64_t)r->corrected_ns);
-	if (t->cgroup_figures) {
+	if (t->cgroup_figures || t->denied_figures) {
 		json_put_num_member(out, &first, "throttled_ns", r->throttled_known, (int64_t)r->throttled_ns);
 		json_put_num_member(out, &first, "wait_ns", r->wait_known, (int64_t)r->wait_ns);
 	}
+	if (t->denied_figures)
+		json_put_num_member(out, &first, "denied_ns", r->denied_known, (int64_t)r->denied_ns);
 	putc('}', out);
 }
 

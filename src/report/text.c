@@ -46,6 +46,8 @@ static double pct(uint64_t part, uint64_t whole)
 struct layout {
 	int narrow[RF_COUNT];	/* the width of each short key column */
 	bool fig3;		/* CPU_S split into own and system code (target/control) */
+	bool wait;		/* WAIT_S and DENIED_S: some row's wait is known */
+	bool throttled;		/* THROTTLED_S: some row's cgroup was throttled */
 	enum row_field cols[12];	/* the long columns, right of the figures:
 					 * a key field or an attribute */
 	int widths[12];
@@ -96,6 +98,10 @@ static void plan(struct layout *l, const struct table *t, const struct report_ex
 	memset(l, 0, sizeof(*l));
 	const struct row_keys *k = &t->keys;
 	l->fig3 = x && (row_keys__has(k, RF_PROCESS) || row_keys__has(k, RF_THREAD));
+	for (size_t i = 0; t->denied_figures && i < t->nrows; i++) {
+		l->wait |= t->rows[i].wait_known;
+		l->throttled |= t->rows[i].throttled_known && t->rows[i].throttled_ns;
+	}
 	struct planning p = { l, t };
 	/* a recording's function is named within its file */
 	report_keys(k, x ? REPORT_AFTER_ALWAYS : REPORT_AFTER_NONE, plan_key, &p);
@@ -170,6 +176,28 @@ static int figure_header(FILE *out, const struct table *t, const struct layout *
 		n += fprintf(out, " %12s %13s", "OWN_CODE_S", "SYSTEM_CODE_S");
 	if (t->inclusive)
 		n += fprintf(out, " %12s", "INCL_S");
+	if (l->wait)
+		n += fprintf(out, " %12s", "WAIT_S");
+	if (l->throttled)
+		n += fprintf(out, " %12s", "THROTTLED_S");
+	if (l->wait)
+		n += fprintf(out, " %12s", "DENIED_S");
+	return n;
+}
+
+/* What the row wanted and did not get: each "unknown" where not known. */
+static int denied(FILE *out, const struct layout *l, const struct table_row *r)
+{
+	char a[32];
+	int n = 0;
+	if (l->wait)
+		n += fprintf(out, " %12s", r->wait_known ? secs(a, sizeof(a), r->wait_ns) : "unknown");
+	if (l->throttled)
+		n += fprintf(out, " %12s", r->throttled_known ?
+			     secs(a, sizeof(a), r->throttled_ns) : "unknown");
+	if (l->wait)
+		n += fprintf(out, " %12s", r->denied_known ?
+			     secs(a, sizeof(a), r->denied_ns) : "unknown");
 	return n;
 }
 
@@ -192,7 +220,7 @@ static int figures(FILE *out, const struct table *t, const struct layout *l,
 			     secs(b, sizeof(b), r->control_ns));
 	if (t->inclusive)
 		n += fprintf(out, " %12s", secs(a, sizeof(a), r->inclusive_ns));
-	return n;
+	return n + denied(out, l, r);
 }
 
 /* The long columns; the last cut to what is left of width (0: no cut). */
@@ -387,6 +415,12 @@ static void write_legend(FILE *out, const struct layout *l)
 	if (l->fig3)
 		fputs("; OWN_CODE_S + SYSTEM_CODE_S = CPU_S (system code: the kernel, "
 		      "or --control's accounts)", out);
+	if (l->wait)
+		fputs("; WAIT_S: time its threads waited on a run queue (schedstat), "
+		      "DENIED_S = STEAL_S + WAIT_S", out);
+	if (l->throttled)
+		fputs("; THROTTLED_S: its cgroup's quota (all the group's tasks, "
+		      "already within WAIT_S)", out);
 	fputc('\n', out);
 }
 

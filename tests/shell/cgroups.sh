@@ -152,6 +152,37 @@ if bad:
     sys.exit("\n".join(bad))
 PY
 grep -q "THROTTLED_S" cg.txt || fail "the text report has no cgroups section: $(cat cg.txt)"
+# Rows by process (issue 25, CPU denied): each spinner's row carries its
+# cgroup's throttled time (the quota'd one's equal to its cgroup row's,
+# the free one's 0) and a wait that holds the throttling (run_delay counts
+# the time the quota kept a runnable task off), denied = steal + wait.
+"$CL" report -i cg.rec --by process --format json --top 0 >proc.json || fail "report --by process"
+python3 - "${spinners[0]}" "${spinners[1]}" <<'PY' || fail "the figures by process (above)"
+import json, sys
+q, f = (int(x) for x in sys.argv[1:3])
+rows = {r["pid"]: r for r in json.load(open("proc.json"))["rows"]}
+groups = {r["cgroup"]: r for r in json.load(open("cg.json"))["rows"]}
+bad = []
+for pid in (q, f):
+    if pid not in rows:
+        sys.exit(f"no row for process {pid}")
+rq, rf = rows[q], rows[f]
+qthr = [g["throttled_ns"] for g in groups.values() if g["throttled_ns"]]
+print(f"quota'd process: throttled {rq['throttled_ns']}, wait {rq['wait_ns']}, "
+      f"denied {rq['denied_ns']}; free process: throttled {rf['throttled_ns']}")
+if rq["throttled_ns"] is None or rq["throttled_ns"] not in qthr:
+    bad.append(f"quota'd process throttled {rq['throttled_ns']}, its cgroup's {qthr}")
+elif rq["wait_ns"] is None or rq["wait_ns"] < 0.98 * rq["throttled_ns"]:
+    bad.append(f"quota'd process waited {rq['wait_ns']}, less than its throttling "
+               f"{rq['throttled_ns']}")
+if rf["throttled_ns"] not in (0, None):
+    bad.append(f"free process throttled {rf['throttled_ns']}")
+for r in (rq, rf):
+    if r["steal_ns"] is not None and r["denied_ns"] != r["steal_ns"] + r["wait_ns"]:
+        bad.append(f"process {r['pid']}: denied {r['denied_ns']} != steal + wait")
+if bad:
+    sys.exit("\n".join(bad))
+PY
 grep -q "/$Q" cg.txt || fail "the text report does not name /$Q"
 
 # The agent's metrics by cgroup against its own ledger's bill.

@@ -155,10 +155,85 @@ static void programs_labels_and_counters(void **state)
 	strtab__release(&names);
 }
 
+/* What read_wait says of each tid: its run_delay now; 0: gone. */
+static uint64_t delay_of[64];
+
+static int fake_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	(void)ctx;
+	(void)pid;
+	*ns = tid < 64 ? delay_of[tid] : 0;
+	return *ns ? 0 : -2;	/* -ENOENT: gone */
+}
+
+/*
+ * Run-queue wait per program and cgroup: each live thread's run_delay
+ * read at each snapshot, counted from its figure when the agent started
+ * (wait_start) or from 0 (born since); a fall counts nothing; a thread
+ * that cannot be read (gone) is not counted; without a reader no family.
+ *
+ *   tid  start  snapshot 1  snapshot 2   counted
+ *   10   100ms  400ms       300ms (fall) 300ms (alpha)
+ *   20   -      50ms        250ms        250ms (beta)
+ *   30   -      unreadable  unreadable   0: no series of its own
+ */
+static void wait_counters(void **state)
+{
+	(void)state;
+	struct strtab names;
+	strtab__init(&names);
+	uint32_t unknown = strtab__intern(&names, "[unknown]", 9);
+	uint32_t acc = strtab__intern(&names, "program", 7);
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 2, .unknown_fn = unknown,
+				   .scope_all = true };
+	struct engine_sink sink = { NULL, on_program, NULL, on_gone };
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	assert_int_equal(metrics__init(&m, &names, 10), 0);
+	struct cgstats start;
+	cgstats__init(&start);
+	assert_int_equal(cgstats__wait(&start, 0, 10, 10, 100 * MS), 0);
+	cgstats__waits_taken(&start, 0);
+	m.read_wait = fake_wait;
+	m.wait_start = &start;
+	spin(e, 10, "/usr/bin/alpha", 0, 1 * MS, 3, acc);
+	spin(e, 20, "/usr/bin/beta", 1, 1 * MS, 4, acc);
+	spin(e, 30, "/usr/bin/gamma", 0, 10 * MS, 5, acc);
+	assert_int_equal(engine__advance(e, 20 * MS), 0);
+	delay_of[10] = 400 * MS;
+	delay_of[20] = 50 * MS;
+	assert_int_equal(metrics__take(&m, e), 0);
+	delay_of[10] = 300 * MS;
+	delay_of[20] = 250 * MS;
+	assert_int_equal(metrics__take(&m, e), 0);
+	struct metrics_extra x = { .version = "t" };
+	char *text;
+	size_t len;
+	assert_int_equal(metrics__write(&m, &x, false, &text, &len), 0);
+	assert_true(value(text, "cpuledger_wait_seconds_total{program=\"alpha\",cgroup=\"unknown\"} ") == 0.3);
+	assert_true(value(text, "cpuledger_wait_seconds_total{program=\"beta\",cgroup=\"unknown\"} ") == 0.25);
+	assert_null(strstr(text, "cpuledger_wait_seconds_total{program=\"gamma\""));
+	assert_non_null(strstr(text, "# TYPE cpuledger_wait_seconds_total counter"));
+	/* CPU's families hold no wait series */
+	assert_null(strstr(text, "account=\"\""));
+	free(text);
+	/* no reader: no family (unknown is absent, not 0) */
+	m.read_wait = NULL;
+	assert_int_equal(metrics__write(&m, &x, false, &text, &len), 0);
+	assert_null(strstr(text, "cpuledger_wait_seconds_total"));
+	free(text);
+	metrics__release(&m);
+	cgstats__release(&start);
+	engine__free(e);
+	strtab__release(&names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(programs_labels_and_counters),
+		cmocka_unit_test(wait_counters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
