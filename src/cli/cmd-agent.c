@@ -151,16 +151,6 @@ static int http_profile(void *ctx, const char *client, unsigned seconds, char **
 
 /* --- the recording's side */
 
-/* A live thread's run-queue wait now, for /metrics (collect/procfs). */
-static int read_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
-{
-	unsigned long long v = 0;
-	(void)ctx;
-	int err = procfs_run_delay("/", (pid_t)pid, (pid_t)tid, &v);
-	*ns = v;
-	return err;
-}
-
 static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 {
 	struct agent *g = ctx;
@@ -176,7 +166,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
 	}
-	g->m.read_wait = read_wait;
+	g->m.read_wait = procfs_wait_hook;
 	g->m.wait_start = recorder__cgstats(r);	/* the waits when it started */
 	g->m.wait_every = 10;	/* a snapshot a second: waits every 10 s */
 	g->metrics_ready = true;

@@ -225,16 +225,6 @@ static int scope_descendants(struct engine *e, const pid_t *pids, int npids)
 	return err;
 }
 
-/* A live thread's run-queue wait now, for WAIT% (collect/procfs). */
-static int read_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
-{
-	unsigned long long v = 0;
-	(void)ctx;
-	int err = procfs_run_delay("/", (pid_t)pid, (pid_t)tid, &v);
-	*ns = v;
-	return err;
-}
-
 static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 {
 	struct top *tp = ctx;
@@ -249,7 +239,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
 	}
-	tp->v.read_wait = read_wait;
+	tp->v.read_wait = procfs_wait_hook;
 	if (tp->npids && scope_descendants(e, tp->pids, tp->npids)) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;

@@ -135,3 +135,12 @@ int procfs_run_delay(const char *root, pid_t pid, pid_t tid, unsigned long long 
 	free(text);
 	return ok ? 0 : -ENODATA;
 }
+
+int procfs_wait_hook(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	unsigned long long v = 0;
+	(void)ctx;
+	int err = procfs_run_delay("/", (pid_t)pid, (pid_t)tid, &v);
+	*ns = v;
+	return err;
+}

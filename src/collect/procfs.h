@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -29,5 +30,10 @@ bool procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size);
  * second field, run_delay) into *ns: 0, or -errno (-ENOENT gone; -ENODATA
  * no schedstat in this kernel). */
 int procfs_run_delay(const char *root, pid_t pid, pid_t tid, unsigned long long *ns);
+
+/* The same for this machine's /proc, in the shape of the read_wait hooks
+ * the live consumers take (metrics, topview, the ledger's collector);
+ * ctx is not used. */
+int procfs_wait_hook(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
 
 #endif
