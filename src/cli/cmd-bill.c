@@ -117,6 +117,8 @@ static int keep(void *ctx, const struct bill_row *row)
 	b->total.unknown_steal_cpu_ns += row->unknown_steal_cpu_ns;
 	b->total.samples += row->samples;
 	b->total.cost += row->cost;
+	b->total.wait_ns += row->wait_known ? row->wait_ns : 0;
+	b->total.wait_known |= row->wait_known;
 	return 0;
 }
 
@@ -273,6 +275,20 @@ static void text_keys(FILE *f, const struct bill *b, const struct bill_row *r, i
 		putc(' ', f);
 }
 
+/* WAIT_S and DENIED_S (steal + wait): "unknown" where the row's wait
+ * is, DENIED_S too where its steal is. */
+static void text_wait(FILE *f, const struct bill_row *r, const char *steal)
+{
+	char w[32] = "unknown", d[32] = "unknown";
+	if (r->wait_known) {
+		snprintf(w, sizeof(w), "%.3f", s_(r->wait_ns));
+		if (strcmp(steal, "unknown"))
+			snprintf(d, sizeof(d), "%.3f%s", s_(r->steal_ns + r->wait_ns),
+				 strchr(steal, '*') ? "*" : "");
+	}
+	fprintf(f, " %12s %12s", w, d);
+}
+
 static void text_row(FILE *f, const struct bill *b, const struct bill_row *r, int w,
 		     const char *label)
 {
@@ -287,6 +303,8 @@ static void text_row(FILE *f, const struct bill *b, const struct bill_row *r, in
 		s_(r->control_ns), s_(r->cpu_ns), hours(r->cpu_ns), steal, apparent, r->samples);
 	if (b->nprices)
 		fprintf(f, " %12.4f", r->cost);
+	if (b->total.wait_known)
+		text_wait(f, r, steal);
 	putc('\n', f);
 }
 
@@ -345,7 +363,8 @@ static void write_text(FILE *f, const struct bill *b, const char *by, const char
 	int w = key_width(b);
 	fprintf(f, "%-*s %12s %13s %12s %10s %12s %12s %10s", w, "KEY", "OWN_CODE_S", "SYSTEM_CODE_S",
 		"CPU_S", "CPU_H", "STEAL_S", "APPARENT_S", "SAMPLES");
-	fputs(b->nprices ? "         COST\n" : "\n", f);
+	fputs(b->nprices ? "         COST" : "", f);
+	fputs(b->total.wait_known ? "       WAIT_S     DENIED_S\n" : "\n", f);
 	for (size_t i = 0; i < b->n; i++)
 		text_row(f, b, &b->rows[i].r, w, NULL);
 	text_row(f, b, &b->total, w, "total");
@@ -354,6 +373,10 @@ static void write_text(FILE *f, const struct bill *b, const char *by, const char
 	      "kernel, or --control's accounts).\n", f);
 	if (b->nprices)
 		text_prices(f, b);
+	if (b->total.wait_known)
+		fputs("WAIT_S is time its threads waited on a run queue (schedstat run_delay, "
+		      "cgroup throttling included),\nDENIED_S = STEAL_S + WAIT_S: CPU wanted "
+		      "and not had; unknown where not recorded.\n", f);
 	const struct bill_row *t = &b->total;
 	if (t->unknown_steal_cpu_ns)
 		fprintf(f, "Steal was measured for %.1f%% of the CPU time: the rest was recorded "
@@ -394,7 +417,8 @@ static void write_csv(FILE *f, const struct bill *b)
 		utc(end, true, p2, sizeof(p2));
 	csv_keys(f, b, NULL);
 	fprintf(f, ",target_ns,control_ns,cpu_ns,steal_ns,apparent_ns,unknown_steal_cpu_ns,"
-		"samples,cpu_hours%s,period_start,period_end\n", b->nprices ? ",cost" : "");
+		"samples,cpu_hours%s,wait_ns,denied_ns,period_start,period_end\n",
+		b->nprices ? ",cost" : "");
 	for (size_t i = 0; i < b->n; i++) {
 		const struct bill_row *r = &b->rows[i].r;
 		bool known = r->unknown_steal_cpu_ns < r->cpu_ns || !r->cpu_ns;
@@ -409,6 +433,12 @@ static void write_csv(FILE *f, const struct bill *b)
 			hours(r->cpu_ns));
 		if (b->nprices)
 			fprintf(f, ",%.6f", r->cost);
+		putc(',', f);
+		if (r->wait_known)
+			fprintf(f, "%" PRId64, r->wait_ns);
+		putc(',', f);
+		if (r->wait_known && known)
+			fprintf(f, "%" PRId64, r->steal_ns + r->wait_ns);
 		fprintf(f, ",%s,%s\n", p1, p2);
 	}
 }
@@ -446,6 +476,9 @@ static void json_figures(FILE *f, bool *first, const struct bill *b, const struc
 	json_put_num_member(f, first, "samples", true, r->samples);
 	if (b->nprices)
 		json_double(f, first, "cost", r->cost);
+	json_put_num_member(f, first, "wait_ns", r->wait_known, r->wait_ns);
+	json_put_num_member(f, first, "denied_ns", r->wait_known && known,
+			    r->steal_ns + r->wait_ns);
 	putc('}', f);
 }
 

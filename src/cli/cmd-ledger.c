@@ -62,6 +62,27 @@ static int subtract(void *ctx, const struct ledger_sum *s)
 	return 0;
 }
 
+/* Each thread's run-queue wait over the recording (its schedstat
+ * run_delay at the recorder's start and end snapshots), given on the
+ * first of its rows: a task's wait is not per account. A thread not
+ * alive at the end, or a recording without the snapshots, leaves it
+ * unknown. */
+static void add_waits(struct batch *b, const struct cgstats *cg)
+{
+	for (uint32_t i = 0; cg && i < b->n; i++) {
+		struct batch_row *r = &b->rows[i];
+		bool first = true;
+		for (uint32_t j = 0; j < i && first; j++)
+			first = b->rows[j].t.pid != r->t.pid || b->rows[j].t.tid != r->t.tid ||
+				b->rows[j].t.proc_start_ns != r->t.proc_start_ns;
+		uint64_t ns;
+		if (first && cgstats__thread_wait(cg, r->t.pid, r->t.tid, &ns)) {
+			r->u.wait_ns = (int64_t)ns;
+			r->u.wait_known = true;
+		}
+	}
+}
+
 /* The recording's whole usage, as collections of it would sum to. */
 static struct batch *whole(int fd, const struct account_rules *rules, struct rec_error *e,
 			   int *err)
@@ -74,10 +95,13 @@ static struct batch *whole(int fd, const struct account_rules *rules, struct rec
 	if (!*err) {
 		const struct rec_meta *m = rec_source__meta(src);
 		struct pipeline_opts po = { .collect = true };
-		*err = pipeline__run(&p, rec_source__source(src, e), &po);
+		struct source *s = rec_source__source(src, e);
+		*err = pipeline__run(&p, s, &po);
 		if (!*err && !(b = collector__collect(&p.coll, p.engine, "import",
 						      m->realtime_end_ns)))
 			*err = -ENOMEM;
+		if (b)
+			add_waits(b, s->ops->cgstats ? s->ops->cgstats(s) : NULL);
 		if (b)
 			b->c.start_ns = m->realtime_start_ns;
 	}
@@ -102,6 +126,10 @@ static int complete(const char *path, struct batch *b, bool *nothing, char *msg,
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		struct batch_row *r = &b->rows[i];
+		/* what of a thread's wait the ledger has is not known here: the
+		 * rest of a recording completed says none (unknown, not 0) */
+		if (next)
+			r->u.wait_known = false;
 		if (r->u.cpu_ns || r->u.steal_ns || r->u.samples)
 			b->rows[n++] = *r;
 		else

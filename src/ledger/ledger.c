@@ -67,8 +67,18 @@
 #define COLLECTIONS_ADDED "ALTER TABLE collections ADD COLUMN added_ns INTEGER;" \
 	"ALTER TABLE collections ADD COLUMN steal_source TEXT;"
 
-static const char schema_v4[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage") TASKS_CGROUP
-	COLLECTIONS_ADDED;
+/* Version 5: each task's run-queue wait per collection (schedstat
+ * run_delay's change: issue 25, CPU denied), per task and not per account
+ * (the kernel does not say which code waited); no row: unknown. */
+#define WAITS \
+	"CREATE TABLE waits (" \
+	" collection_id INTEGER NOT NULL REFERENCES collections(id)," \
+	" task_id INTEGER NOT NULL REFERENCES tasks(id)," \
+	" wait_ns INTEGER NOT NULL," \
+	" PRIMARY KEY (collection_id, task_id));"
+
+static const char schema_v5[] = COLLECTIONS_V1 TASKS_V2("tasks") USAGE_V2("usage") TASKS_CGROUP
+	COLLECTIONS_ADDED WAITS;
 
 /* Version 1 to 2: steal may be NULL (unknown, never 0); tasks say their
  * process's start (pids are given again) and their comm. */
@@ -82,7 +92,7 @@ static const char migrate_v1[] =
 	USAGE_V2("usage_v2")
 	"INSERT INTO usage_v2 SELECT * FROM usage;"
 	"DROP TABLE usage;"
-	"ALTER TABLE usage_v2 RENAME TO usage;" TASKS_CGROUP COLLECTIONS_ADDED;
+	"ALTER TABLE usage_v2 RENAME TO usage;" TASKS_CGROUP COLLECTIONS_ADDED WAITS;
 
 static int64_t pragma_int(sqlite3 *db, const char *sql, int *rc)
 {
@@ -156,9 +166,10 @@ static int check_and_make(struct ledger *l, const char *path, int how, char *msg
 		}
 		return 0;
 	}
-	const char *sql = !l->version ? schema_v4 : l->version == 1 ? migrate_v1 :
-			  l->version == 2 ? TASKS_CGROUP COLLECTIONS_ADDED :
-			  l->version == 3 ? COLLECTIONS_ADDED : NULL;
+	const char *sql = !l->version ? schema_v5 : l->version == 1 ? migrate_v1 :
+			  l->version == 2 ? TASKS_CGROUP COLLECTIONS_ADDED WAITS :
+			  l->version == 3 ? COLLECTIONS_ADDED WAITS :
+			  l->version == 4 ? WAITS : NULL;
 	int e = sql ? ledger_exec(l, sql, msg, size) : 0;
 	if (!e && sql) {
 		char v[96];
@@ -339,6 +350,7 @@ void ledger__close(struct ledger *l)
 		return;
 	sqlite3_finalize(l->task);
 	sqlite3_finalize(l->usage);
+	sqlite3_finalize(l->wait);
 	sqlite3_close(l->db);
 	free(l);
 }

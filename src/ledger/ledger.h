@@ -18,7 +18,7 @@
 
 #include "../core/keys.h"
 
-#define LEDGER_SCHEMA_VERSION 4
+#define LEDGER_SCHEMA_VERSION 5
 
 struct ledger;
 
@@ -75,6 +75,12 @@ struct usage {
 	const char *account;
 	int64_t cpu_ns, steal_ns, samples;
 	bool steal_known;	/* false: steal is NULL in the ledger */
+	/* The task's run-queue wait in the collection (schedstat run_delay's
+	 * change), kept per task, not per account: given on one of the
+	 * task's usage rows, the others wait_known false (summed when given
+	 * twice). false: unknown, no wait row (docs/ledger.md). */
+	int64_t wait_ns;
+	bool wait_known;
 };
 
 /*
@@ -116,6 +122,11 @@ struct bill_row {
 	int64_t cpu_ns, control_ns, samples;
 	int64_t steal_ns;	/* of the usage whose steal is known */
 	int64_t unknown_steal_cpu_ns;	/* cpu of usage whose steal is not */
+	/* run-queue wait of the row's tasks where known (schema 5); false
+	 * when none of them had it, or when billed by account (a task's wait
+	 * is not any one account's) */
+	int64_t wait_ns;
+	bool wait_known;
 	double cost;		/* cpu-hours at their account's price; 0 unpriced */
 };
 

@@ -106,6 +106,8 @@ static struct bill_row row_of(sqlite3_stmt *st)
 	r.unknown_steal_cpu_ns = sqlite3_column_int64(st, NCOLUMNS + 3);
 	r.samples = sqlite3_column_int64(st, NCOLUMNS + 4);
 	r.cost = sqlite3_column_double(st, NCOLUMNS + 5);
+	r.wait_known = sqlite3_column_type(st, NCOLUMNS + 6) != SQLITE_NULL;
+	r.wait_ns = r.wait_known ? sqlite3_column_int64(st, NCOLUMNS + 6) : 0;
 	return r;
 }
 
@@ -146,6 +148,19 @@ static void control_and_cost_sql(const struct bill_query *q, char *in, size_t is
 		snprintf(cost + n, csize - n, " ELSE ? END");
 }
 
+/* The wait's sum and its join: a task's wait counted once per collection,
+ * on its usage row of the least account (its rows are one per account);
+ * NULL before version 5 and by account (no one account waited). */
+static void wait_sql(const struct ledger *l, uint32_t shows, const char **sum,
+		     const char **join)
+{
+	bool none = l->version < 5 || (shows & RF_BIT(RF_ACCOUNT));
+	*sum = none ? "NULL" : "sum(w.wait_ns)";
+	*join = none ? "" : "LEFT JOIN waits w ON w.collection_id = u.collection_id AND "
+		"w.task_id = u.task_id AND u.account = (SELECT min(u2.account) FROM usage u2 "
+		"WHERE u2.collection_id = u.collection_id AND u2.task_id = u.task_id) ";
+}
+
 static void bind_query(sqlite3_stmt *st, const struct bill_query *q)
 {
 	int p = 1;
@@ -175,17 +190,18 @@ int ledger__bill_query(struct ledger *l, const struct bill_query *q,
 	control_and_cost_sql(q, in, sizeof(in), cost, sizeof(cost));
 	uint32_t shows = shown(q->keys, q->nkeys);
 	key_sql(l, shows, cols, sizeof(cols), group, sizeof(group));
-	const char *period = period_sql(shows);
+	const char *period = period_sql(shows), *wsum, *wjoin;
+	wait_sql(l, shows, &wsum, &wjoin);
 	snprintf(order, sizeof(order), "%s%s%d DESC, %s", period ? period : "",
 		 period ? ", " : "", (int)NCOLUMNS + 1, group);
 	snprintf(sql, sizeof(sql),
 		 "SELECT %s sum(u.cpu_ns), sum(CASE WHEN %s THEN u.cpu_ns ELSE 0 END), "
 		 "coalesce(sum(u.steal_ns), 0), "
 		 "sum(CASE WHEN u.steal_ns IS NULL THEN u.cpu_ns ELSE 0 END), sum(u.samples), "
-		 "coalesce(sum(u.cpu_ns * (%s)), 0) / 3.6e12 "
+		 "coalesce(sum(u.cpu_ns * (%s)), 0) / 3.6e12, %s "
 		 "FROM usage u JOIN collections c ON c.id = u.collection_id "
-		 "JOIN tasks t ON t.id = u.task_id WHERE c.end_ns >= ? AND c.end_ns < ? "
-		 "GROUP BY %s ORDER BY %s", cols, in, cost, group, order);
+		 "JOIN tasks t ON t.id = u.task_id %sWHERE c.end_ns >= ? AND c.end_ns < ? "
+		 "GROUP BY %s ORDER BY %s", cols, in, cost, wsum, wjoin, group, order);
 	sqlite3_create_function(l->db, "cpuledger_kind", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
 				NULL, kind_fn, NULL, NULL);
 	sqlite3_stmt *st;
@@ -281,15 +297,18 @@ void bill_span__release(struct bill_span *s)
 
 int64_t ledger__retain(struct ledger *l, int64_t before_ns, char *msg, size_t size)
 {
-	char sql[512];
+	char sql[768];
 	int e = ledger_exec(l, "BEGIN IMMEDIATE", msg, size);
 	if (e)
 		return e;
 	snprintf(sql, sizeof(sql),
 		 "DELETE FROM usage WHERE collection_id IN "
 		 "(SELECT id FROM collections WHERE " RETAIN_WHERE ");"
+		 "DELETE FROM waits WHERE collection_id IN "
+		 "(SELECT id FROM collections WHERE " RETAIN_WHERE ");"
 		 "DELETE FROM collections WHERE " RETAIN_WHERE ";", (long long)before_ns,
-		 (long long)before_ns, (long long)before_ns, (long long)before_ns);
+		 (long long)before_ns, (long long)before_ns, (long long)before_ns,
+		 (long long)before_ns, (long long)before_ns);
 	e = ledger_exec(l, sql, msg, size);
 	int64_t gone = e ? 0 : sqlite3_changes(l->db);
 	if (!e)

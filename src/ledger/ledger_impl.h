@@ -12,7 +12,7 @@
 
 struct ledger {
 	sqlite3 *db;
-	sqlite3_stmt *task, *usage;	/* prepared once, reused per row */
+	sqlite3_stmt *task, *usage, *wait;	/* prepared once, reused per row */
 	int64_t collection;	/* the open collection's id, or 0 */
 	int64_t version;	/* of its schema (a reader may see an older one) */
 	const char *host, *boot_id;

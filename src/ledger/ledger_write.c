@@ -138,6 +138,23 @@ static int64_t task_id(struct ledger *l, const struct task_info *t, char *msg, s
 	return id;
 }
 
+/* The task's wait in the open collection, summed with what it has. */
+static int add_wait(struct ledger *l, int64_t task, int64_t wait_ns, char *msg, size_t size)
+{
+	sqlite3_stmt *st = statement(l, &l->wait,
+		"INSERT INTO waits (collection_id, task_id, wait_ns) VALUES (?, ?, ?) "
+		"ON CONFLICT DO UPDATE SET wait_ns = wait_ns + excluded.wait_ns");
+	if (!st)
+		return ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	sqlite3_bind_int64(st, 1, l->collection);
+	sqlite3_bind_int64(st, 2, task);
+	sqlite3_bind_int64(st, 3, wait_ns);
+	int e = sqlite3_step(st) == SQLITE_DONE ? 0 :
+		ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
+	sqlite3_reset(st);
+	return e;
+}
+
 int ledger__add(struct ledger *l, const struct task_info *t,
 		const struct usage *u, char *msg, size_t size)
 {
@@ -163,7 +180,7 @@ int ledger__add(struct ledger *l, const struct task_info *t,
 	int e = sqlite3_step(st) == SQLITE_DONE ? 0 :
 		ledger_fail(msg, size, "ledger: %s", sqlite3_errmsg(l->db));
 	sqlite3_reset(st);
-	return e;
+	return e || !u->wait_known ? e : add_wait(l, task, u->wait_ns, msg, size);
 }
 
 int ledger__commit(struct ledger *l, char *msg, size_t size)

@@ -151,6 +151,10 @@ static int merge(struct batch *a, struct batch *b)
 			u->steal_ns += r->u.steal_ns;
 			u->samples += r->u.samples;
 			u->steal_known &= r->u.steal_known;
+			/* a task's wait rides on one of its rows: known where
+			 * either collection gave it */
+			u->wait_ns += r->u.wait_known ? r->u.wait_ns : 0;
+			u->wait_known |= r->u.wait_known;
 			continue;
 		}
 		if (grow_array((void **)&a->rows, &a->cap, a->n, sizeof(*a->rows), 64) ||

@@ -77,6 +77,40 @@ assert sys.argv[1] in [r["command"] for r in c["rows"]], "the long command cut i
 assert c["period"]["since"] is None and c["period"]["start"] == "2025-10-15T11:00:00Z", c["period"]
 PY
 
+# run-queue wait (schema 5): a task's wait per collection, counted once
+# whatever its accounts (cc1 has two in collection 2); DENIED = steal +
+# wait; unknown where no wait was kept (the kworker of unknown steal) or
+# by account; WAIT_S in text only when some row's wait is known
+cp bill.db w.db
+sqlite3 w.db "INSERT INTO waits (collection_id, task_id, wait_ns) VALUES
+	(1, 1, 2000000000), (2, 1, 5000000000), (2, 2, 3000000000), (4, 4, 1000000000)"
+"$CL" bill --ledger w.db --by process --format json >w.json
+"$CL" bill --ledger w.db --by account --format json >wa.json
+"$CL" bill --ledger w.db --per day --by process --format csv >wd.csv
+"$CL" bill --ledger w.db --by process >w.txt
+"$CL" bill --ledger w.db --by account >wa.txt
+python3 <<'PY' || fail "bill's wait (above)"
+import csv, json
+rows = {r["pid"]: (r["wait_ns"], r["denied_ns"]) for r in json.load(open("w.json"))["rows"]}
+assert rows == {100: (7000000000, 61000000000), 200: (1000000000, 55000000000),
+                12: (3000000000, 3900000000), 58: (None, None)}, rows
+t = json.load(open("w.json"))["totals"]
+assert t["wait_ns"] == 11000000000, t
+assert all(r["wait_ns"] is None and r["denied_ns"] is None
+           for r in json.load(open("wa.json"))["rows"]), "a wait by account"
+days = {(r["day"], r["pid"]): r["wait_ns"] for r in csv.DictReader(open("wd.csv"))}
+assert days[("2025-10-15", "100")] == "2000000000" and days[("2025-11-30", "100")] == "5000000000" \
+    and days[("2025-11-30", "58")] == "", days
+text = open("w.txt").read().splitlines()
+head = text[4].split()
+assert head[-2:] == ["WAIT_S", "DENIED_S"], head
+cc1 = [l for l in text if " 100 " in l][0].split()
+assert cc1[-2:] == ["7.000", "61.000"], cc1
+assert [l for l in text if " 58 " in l][0].split()[-2:] == ["unknown", "unknown"], text
+assert [l for l in text if l.startswith("total")][0].split()[-2:][0] == "11.000", text
+assert "WAIT_S" not in open("wa.txt").read(), "WAIT_S by account"
+PY
+
 # relative dates: now, today, yesterday, -Nd beside what they mean
 now=$(date -u +%s)
 mid=$(date -u -d "$(date -u +%F)" +%s)
