@@ -40,6 +40,7 @@ int collector__init(struct collector *c, const struct strtab *names, const char 
 	hindex__init(&c->index);
 	strtab__init(&c->accounts);
 	tracker__init(&c->collected);
+	tracker__init(&c->waited);
 	return 0;
 }
 
@@ -62,6 +63,7 @@ void collector__release(struct collector *c)
 	hindex__release(&c->index);
 	strtab__release(&c->accounts);
 	tracker__release(&c->collected);
+	tracker__release(&c->waited);
 	batch__free(c->gone);
 	memset(c, 0, sizeof(*c));
 }
@@ -173,6 +175,29 @@ static struct track_key track_key(const struct coll_entry *e)
 				   e->account };
 }
 
+/* e's thread's run-queue wait since it was last collected, onto u: once
+ * a collection per thread (on the first of its rows written; the
+ * tracker's samples hold the collection's epoch), from its figure at the
+ * recording's start (0 for one born since, or a tid given again). Not
+ * read (unknown): no reader, or the thread is gone past reading. */
+static int take_wait(struct collector *c, const struct coll_entry *e, struct usage *u)
+{
+	struct track_key k = { (uint64_t)e->pid << 32 | e->tid, (uint64_t)e->proc_start, 0 };
+	uint64_t now, base = 0;
+	if (!c->read_wait || tracker__last(&c->waited, &k).samples == c->epoch ||
+	    c->read_wait(c->wait_ctx, e->pid, e->tid, &now))
+		return 0;
+	if (!c->wait_start || !cgstats__start_wait(c->wait_start, e->pid, e->tid, &base) ||
+	    base > now)
+		base = 0;
+	struct track_figs fig = { (int64_t)(now - base), 0, c->epoch }, d;
+	if (tracker__look(&c->waited, &k, &fig, TRACK_COUNTER, &d))
+		return -ENOMEM;
+	u->wait_ns = d.cpu_ns;
+	u->wait_known = true;
+	return 0;
+}
+
 /* A row of what e gained since it was last collected (now its last
  * collection). */
 static int add_row(struct collector *c, struct batch *b, const struct coll_entry *e)
@@ -195,7 +220,8 @@ static int add_row(struct collector *c, struct batch *b, const struct coll_entry
 			   .steal_known = c->steal_known };
 	if (!u.cpu_ns && !u.steal_ns && !u.samples)
 		return 0;
-	return batch__add(b, &t, &u);
+	int err = take_wait(c, e, &u);
+	return err ? err : batch__add(b, &t, &u);
 }
 
 /* How the engine found steal, as the ledger keeps it: "residual
@@ -263,6 +289,9 @@ int collector__thread_gone(struct collector *c, const struct engine *eng,
 		hindex__remove(&c->index, key_hash(&k), i);
 		entry_release(e);
 	}
+	/* its wait once all its rows are in (the first took it) */
+	struct track_key wk = { (uint64_t)p->pid << 32 | t->tid, (uint64_t)proc_start(p), 0 };
+	tracker__forget(&c->waited, &wk);
 	c->epoch++;
 	return err;
 }

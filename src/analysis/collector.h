@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../core/cgstats.h"
 #include "../core/engine.h"
 #include "../core/hindex.h"
 #include "../core/strtab.h"
@@ -35,6 +36,15 @@ struct collector {
 	struct batch *gone;	/* gone threads' last rows, for the next one */
 	struct strtab accounts;
 	uint32_t epoch;		/* a new one per collection and per gone thread */
+	/* run-queue wait (the ledger's waits): read_wait gives a thread's
+	 * schedstat run_delay now (0, or -errno when it cannot be read: the
+	 * wait stays unknown), wait_start each thread's when the recording
+	 * started (a thread not in it was born since). Set after init;
+	 * read_wait NULL: waits unknown. */
+	int (*read_wait)(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
+	void *wait_ctx;
+	const struct cgstats *wait_start;
+	struct tracker waited;	/* each thread's wait as last collected */
 };
 
 /* recording: "host boot_id start" (docs/ledger.md); start_ns the
