@@ -69,7 +69,7 @@ os.close(go_r)
 # the children go when the test does, whatever happens to it
 live = [pid for pid, _ in kids]
 atexit.register(lambda: [os.kill(pid, signal.SIGKILL) for pid in live])
-rec = subprocess.Popen([cl, "record", "-a", "-o", "w.rec", "--ledger", "live.db", "--",
+rec = subprocess.Popen([cl, "record", "-a", "-o", "w.rec", "--ledger", "live.db", "--interval", "1", "--",
                         "sh", "-c", ": >ready; exec cat end.fifo"],
                        stderr=open("record.err", "w"))
 t0 = time.monotonic()
@@ -192,9 +192,15 @@ def check_bill(db):
                 bad.append(f"bill {db}: {kind} {pid}: denied {r['denied_ns']} != steal + wait")
     return brows
 brows = check_bill("w.db")
-# collected live (record --ledger): the collector reads each thread's wait
-# at the collection, a gone thread's when it goes (a zombie's still reads)
+# collected live (record --ledger, a collection a second): the collector
+# reads each thread's wait at each collection, a gone thread's when it
+# goes (a zombie's still reads); the collections' waits sum to the growth
 check_bill("live.db")
+db = sqlite3.connect("live.db")
+ncoll = db.execute("SELECT count(*) FROM collections").fetchone()[0]
+db.close()
+if ncoll < 3:
+    bad.append(f"record --ledger --interval 1 made {ncoll} collections, want several")
 text = bill("w.db")
 if "WAIT_S" not in text or "DENIED_S" not in text:
     bad.append("bill's text has no WAIT_S or DENIED_S column")
