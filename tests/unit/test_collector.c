@@ -43,13 +43,30 @@ static void push(struct engine *e, struct eng_event ev)
 struct sums {
 	int64_t unknown, a;
 	uint32_t negative;	/* rows that take back */
+	int64_t wait;		/* of the rows whose wait is known */
+	uint32_t waits;		/* those rows, in the last batch */
 };
+
+/* Thread 10's run_delay as the fake schedstat says it now. */
+static uint64_t fake_wait;
+
+static int read_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	(void)ctx;
+	assert_int_equal(pid, 10);
+	assert_int_equal(tid, 10);
+	*ns = fake_wait;
+	return 0;
+}
 
 static void add_batch(struct sums *s, struct batch *b)
 {
 	assert_non_null(b);
+	s->waits = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		const struct usage *u = &b->rows[i].u;
+		s->wait += u->wait_known ? u->wait_ns : 0;
+		s->waits += u->wait_known;
 		assert_int_equal(b->rows[i].t.tid, 10);
 		if (!strcmp(u->account, "[unknown]"))
 			s->unknown += u->cpu_ns;
@@ -67,6 +84,9 @@ static void add_batch(struct sums *s, struct batch *b)
  * sample in account A and runs 2 ms more: all 4 ms are A's now, so the
  * second collection takes the 2 ms back from [unknown]. It exits; the end
  * collection has nothing more. Sums: A 4 ms, [unknown] 0.
+ * Its run-queue wait (read_wait: 1, 3 then 3.5 ms at the three
+ * collections) rides on one row a collection, the one of two rows in the
+ * second too, and sums to the last figure: 1 + 2 + 0.5 ms.
  */
 static void shares_that_fall_are_taken_back(void **state)
 {
@@ -82,7 +102,9 @@ static void shares_that_fall_are_taken_back(void **state)
 	struct engine *e = engine__new(&c, &sink);
 	assert_non_null(e);
 	assert_int_equal(collector__init(&coll, &names, "host", "boot", 0, 0, true), 0);
+	coll.read_wait = read_wait;	/* no start snapshot: born since */
 	struct sums s = { 0 };
+	fake_wait = MS;
 
 	push(e, (struct eng_event){ .kind = EK_FORK, .time = 1, .pid = 10, .tid = 10,
 				    .ppid = 1, .ptid = 1 });
@@ -92,6 +114,9 @@ static void shares_that_fall_are_taken_back(void **state)
 	assert_int_equal(engine__advance(e, 2 * MS), 0);
 	add_batch(&s, collector__collect(&coll, e, "interval", 1));
 	assert_int_equal(s.unknown, 2 * MS);
+	assert_int_equal(s.wait, MS);
+	assert_int_equal(s.waits, 1);
+	fake_wait = 3 * MS;
 
 	push(e, (struct eng_event){ .kind = EK_SAMPLE, .time = 3 * MS, .pid = 10, .tid = 10,
 				    .function = a, .dso = NO_DSO, .account = a,
@@ -103,6 +128,9 @@ static void shares_that_fall_are_taken_back(void **state)
 	assert_int_equal(s.a, 4 * MS);
 	assert_int_equal(s.unknown, 0);
 	assert_int_equal(s.negative, 1);
+	assert_int_equal(s.wait, 3 * MS);
+	assert_int_equal(s.waits, 1);	/* of two rows */
+	fake_wait = 7 * MS / 2;
 
 	push(e, (struct eng_event){ .kind = EK_EXIT, .time = 5 * MS, .pid = 10, .tid = 10 });
 	push(e, (struct eng_event){ .kind = EK_RUNTIME, .time = 5 * MS, .tid = 10,
@@ -113,6 +141,8 @@ static void shares_that_fall_are_taken_back(void **state)
 	assert_int_equal(s.a, 5 * MS);
 	assert_int_equal(s.unknown, 0);
 	assert_int_equal(coll.n, 0);	/* the gone thread left */
+	assert_int_equal(s.wait, 7 * MS / 2);
+	assert_int_equal(s.waits, 1);
 
 	collector__release(&coll);
 	engine__free(e);
