@@ -229,23 +229,13 @@ static int setup_engine(struct live *l)
 	return l->writer ? 0 : -errno;
 }
 
-/* A live thread's run-queue wait now, for the ledger (collect/procfs). */
-static int read_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
-{
-	unsigned long long v = 0;
-	(void)ctx;
-	int err = procfs_run_delay("/", (pid_t)pid, (pid_t)tid, &v);
-	*ns = v;
-	return err;
-}
-
 /* After recorder__start: the collector knows the recording's start, and
  * reads waits from the recorder's start snapshot on. */
 static int setup_collector(struct live *l)
 {
 	int err = l->piped ? pipeline__collector(&l->pipe) : 0;
 	if (!err && l->piped && l->pipe.collecting) {
-		l->pipe.coll.read_wait = read_wait;
+		l->pipe.coll.read_wait = procfs_wait_hook;
 		l->pipe.coll.wait_start = recorder__cgstats(l->rec);
 	}
 	return err;
