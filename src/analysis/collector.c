@@ -183,14 +183,12 @@ static struct track_key track_key(const struct coll_entry *e)
 static int take_wait(struct collector *c, const struct coll_entry *e, struct usage *u)
 {
 	struct track_key k = { (uint64_t)e->pid << 32 | e->tid, (uint64_t)e->proc_start, 0 };
-	uint64_t now, base = 0;
+	uint64_t since;
 	if (!c->read_wait || tracker__last(&c->waited, &k).samples == c->epoch ||
-	    c->read_wait(c->wait_ctx, e->pid, e->tid, &now))
+	    cgstats__wait_since_start(c->wait_start, c->read_wait, c->wait_ctx, e->pid, e->tid,
+				      &since))
 		return 0;
-	if (!c->wait_start || !cgstats__start_wait(c->wait_start, e->pid, e->tid, &base) ||
-	    base > now)
-		base = 0;
-	struct track_figs fig = { (int64_t)(now - base), 0, c->epoch }, d;
+	struct track_figs fig = { (int64_t)since, 0, c->epoch }, d;
 	if (tracker__look(&c->waited, &k, &fig, TRACK_COUNTER, &d))
 		return -ENOMEM;
 	u->wait_ns = d.cpu_ns;

@@ -125,17 +125,15 @@ static uint32_t series(struct metrics *m, uint32_t program, uint32_t account, ui
  * wait series of its program and cgroup (those of its first function). */
 static int count_wait(struct metrics *m, const struct track_key *cpu_key)
 {
-	uint64_t now, base = 0;
+	uint64_t since;
 	uint32_t tid = (uint32_t)cpu_key->a;
+	/* (gone, or no schedstat: not counted) */
 	if (!m->taking || !m->read_wait || !m->wait_start || !m->nparts ||
-	    m->read_wait(m->wait_ctx, m->part_pid, tid, &now))
-		return 0;	/* gone, or no schedstat: not counted */
-	/* alive when the agent started: from there; a tid given again since
-	 * (its figure below the old one's) from its birth */
-	if (!cgstats__start_wait(m->wait_start, m->part_pid, tid, &base) || base > now)
-		base = 0;
+	    cgstats__wait_since_start(m->wait_start, m->read_wait, m->wait_ctx, m->part_pid, tid,
+				      &since))
+		return 0;
 	struct track_key k = { cpu_key->a, cpu_key->b, 1 };
-	struct track_figs fig = { (int64_t)(now - base), 0, 0 }, d;
+	struct track_figs fig = { (int64_t)since, 0, 0 }, d;
 	if (tracker__look(&m->seen, &k, &fig, TRACK_COUNTER, &d))
 		return -ENOMEM;
 	const struct metrics_series *p = &m->v[m->parts[0].series];

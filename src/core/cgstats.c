@@ -139,7 +139,9 @@ bool cgstats__thread_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, u
 	return true;
 }
 
-bool cgstats__start_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns)
+/* Thread tid's wait at the start: false when it was not read then (born
+ * since, or no start snapshot). */
+static bool start_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns)
 {
 	uint32_t id = wait_find(s, pid, tid);
 	*ns = 0;
@@ -147,4 +149,18 @@ bool cgstats__start_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, ui
 		return false;
 	*ns = s->waits[id].ns[0];
 	return true;
+}
+
+int cgstats__wait_since_start(const struct cgstats *s,
+			      int (*read)(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns),
+			      void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	uint64_t now, base = 0;
+	int err = read(ctx, pid, tid, &now);
+	if (err)
+		return err;
+	if (!s || !start_wait(s, pid, tid, &base) || base > now)
+		base = 0;
+	*ns = now - base;
+	return 0;
 }

@@ -59,11 +59,17 @@ void cgstats__waits_taken(struct cgstats *s, int phase);
 /* Over the recording: the cgroup's change (false: not read at the end, so
  * not known); a group not read at the start was made during it. */
 bool cgstats__change(const struct cgstats *s, uint32_t name, struct cg_counters *out);
-/* Thread tid's wait at the start: false when it was not read then (born
- * since, or no start snapshot). */
-bool cgstats__start_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns);
 /* Thread tid's wait over the recording: false when it was not alive at
  * the end (its last figure went with it). */
 bool cgstats__thread_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns);
+
+/* A live thread's run-queue wait since the start: its figure now, through
+ * read (the live consumers' read_wait hook), less its figure at the start
+ * (none where it was not alive then, or its id was given again since: a
+ * figure below the start's; s NULL: none). 0, or read's error (not
+ * read: gone, no schedstat). */
+int cgstats__wait_since_start(const struct cgstats *s,
+			      int (*read)(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns),
+			      void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
 
 #endif
