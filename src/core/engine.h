@@ -68,6 +68,10 @@ enum steal_mode {
 	STEAL_GAPS,	/* samples only, system-wide: each CPU's /proc/stat
 			 * steal shared over the sample gaps on it */
 	STEAL_UNKNOWN,	/* the command's own user-space samples: unknown */
+	STEAL_GIVEN,	/* the kernel's own clocks per thread (the BPF
+			 * collector): each thread's CPU time and steal come
+			 * as EK_CLOCK events, read, not inferred; samples
+			 * only split them among its functions */
 };
 
 /*
@@ -100,16 +104,25 @@ enum eng_kind {
 	EK_LOST,	/* records of cpu were dropped between value and time */
 	EK_PROC,	/* process pid runs text (command line), exe, as uid */
 	EK_CGROUP,	/* thread tid (0: process pid) is in cgroup */
+	EK_CLOCK,	/* STEAL_GIVEN: since its last EK_CLOCK, thread tid of
+			 * pid ran value ns (steal already out) and lost
+			 * steal ns to the hypervisor while it held a CPU;
+			 * EF_FINAL: its last figures (it exited). Of no
+			 * CPU: time is when the source read them */
 };
 
 #define EF_KERNEL 1		/* sample: taken in kernel mode */
 #define EF_EXECUTABLE 2		/* sample: in the process's main executable */
 #define EF_EXEC 4		/* comm: the thread exec'd */
+#define EF_FINAL 8		/* clock: the thread's last figures */
 
 struct eng_event {
 	uint64_t time;
 	uint64_t value;
-	uint64_t ip;		/* sample: its address (account ranges) */
+	union {
+		uint64_t ip;	/* sample: its address (account ranges) */
+		uint64_t steal;	/* clock: steal ns */
+	};
 	uint32_t pid, tid, ppid, ptid;
 	uint32_t function, dso, account;	/* sample: string ids */
 	uint32_t stack;		/* sample: the caller's stack id */
@@ -144,6 +157,11 @@ struct engine_config {
 	 * steal is its /proc/stat steal (engine__set_kernel_steal), shared
 	 * among its stints as their residuals or gaps say (engine__settle) */
 	bool scale_to_kernel;
+	/* how long after its exit a thread is kept for its last figures
+	 * (0: ENGINE_EXIT_GRACE_NS); STEAL_GIVEN: longer than the source
+	 * takes between two reads, so that its EK_CLOCK with EF_FINAL
+	 * comes first */
+	uint64_t exit_grace_ns;
 };
 
 /* A process, as the sink sees it. */

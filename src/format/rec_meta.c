@@ -69,7 +69,8 @@ static void steal_source(struct rec_meta *m, const char *v)
 {
 	snprintf(m->steal_source, sizeof(m->steal_source), "%s", v);
 	m->source = !strcmp(v, "tracepoints") ? SRC_TRACEPOINTS :
-		    !strcmp(v, "sample-gaps") ? SRC_SAMPLE_GAPS : SRC_UNKNOWN;
+		    !strcmp(v, "sample-gaps") ? SRC_SAMPLE_GAPS :
+		    !strncmp(v, "bpf", 3) && (!v[3] || v[3] == ' ') ? SRC_BPF : SRC_UNKNOWN;
 }
 
 /* One key=value line of the start META. */

@@ -19,6 +19,8 @@ enum rec_steal_source {
 	SRC_TRACEPOINTS,	/* "tracepoints": per stint */
 	SRC_SAMPLE_GAPS,	/* "sample-gaps": /proc/stat over sample gaps */
 	SRC_UNKNOWN,		/* "unknown (reason)" */
+	SRC_BPF,		/* "bpf (what it reads)": REC_CLOCK items,
+				 * the kernel's own clocks per thread */
 };
 
 /* Whose processes a recording describes (scope=). */

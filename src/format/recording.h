@@ -48,6 +48,8 @@ enum rec_item {
 				 * ("-": unknown): each cgroup's counters */
 	REC_WAIT = 22,		/* struct rec_wait, then count x struct
 				 * rec_wait_task: run queue waits so far */
+	REC_CLOCK = 23,		/* struct rec_clock: a thread's figures read
+				 * from the kernel's own clocks (BPF) */
 };
 
 /* A frame of a REC_SAMPLE: names are REC_NAME ids (REC_NO_NAME: none). */
@@ -123,6 +125,20 @@ struct rec_wait {
 struct rec_wait_task {
 	uint32_t pid, tid;
 	uint64_t wait_ns;
+};
+
+/* REC_CLOCK: what thread tid of pid did since its last REC_CLOCK (since
+ * the collector first saw it, the first time), as the BPF collector read
+ * it at time_ns (src/bpf/sched_clock.h): cpu_ns ran (steal already out),
+ * steal_ns lost to the hypervisor in its stints, wait_ns waited on a run
+ * queue. REC_CLOCK_FINAL: it exited; these are its last. A recording
+ * with them has meta source=bpf (engine's STEAL_GIVEN). */
+#define REC_CLOCK_FINAL 1
+struct rec_clock {
+	uint64_t time_ns;
+	uint32_t pid, tid;
+	uint64_t cpu_ns, steal_ns, wait_ns;
+	uint32_t flags, zero;
 };
 
 /* A scheduler tracepoint of a REC_SCHED item. */
