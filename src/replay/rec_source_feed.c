@@ -84,8 +84,10 @@ static int on_sample(struct rec_source *s, struct engine *e, const uint8_t *d,
 				       "a sample with more frames than a reader holds");
 	if (h.cpu >= s->meta.ncpus || len != sizeof(h) + h.nframes * sizeof(rf))
 		goto bad;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < h.nframes && n < RES_MAX_FRAMES; i++) {
+	/* without stacks only the sample's own frame is used: naming the
+	 * callers too was most of a sample's reading */
+	uint32_t n = 0, want = s->o.stacks ? RES_MAX_FRAMES : 1;
+	for (uint32_t i = 0; i < h.nframes && n < want; i++) {
 		memcpy(&rf, d + sizeof(h) + i * sizeof(rf), sizeof(rf));
 		f[n++] = (struct res_frame){ .ip = rf.ip, .function = name_of(s, rf.function),
 					     .dso = name_of(s, rf.dso),
