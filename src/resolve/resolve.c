@@ -31,6 +31,7 @@ struct acc_entry {
 };
 
 #define MISSES_MAX (1u << 20)	/* offsets known to have no symbol */
+#define ACC_RECENT 256u		/* a power of 2 */
 
 struct resolver {
 	struct strtab *names;
@@ -49,6 +50,10 @@ struct resolver {
 	struct acc_entry *acc;
 	uint32_t nacc, acc_cap;
 	struct hindex acc_index;
+	/* the accounts last decided, by hash: a sample's site is mostly one
+	 * of a few hot ones, and the index and its entry are a cache miss
+	 * each (account UINT32_MAX: empty) */
+	struct acc_entry acc_recent[ACC_RECENT];
 };
 
 struct resolver *resolver__new(struct strtab *names, const struct sym_source *syms,
@@ -68,6 +73,7 @@ struct resolver *resolver__new(struct strtab *names, const struct sym_source *sy
 	hindex__init(&r->file_index);
 	hindex__init(&r->misses);
 	hindex__init(&r->acc_index);
+	memset(r->acc_recent, 0xff, sizeof(r->acc_recent));
 	r->unknown = strtab__intern(names, "[unknown]", 9);
 	if (r->unknown == HINDEX_NONE || regions__init(&r->regions, names)) {
 		resolver__free(r);
@@ -102,6 +108,7 @@ void resolver__set_rules(struct resolver *r, const struct account_rules *rules)
 	/* each account is decided again, by the new rules */
 	hindex__release(&r->acc_index);
 	hindex__init(&r->acc_index);
+	memset(r->acc_recent, 0xff, sizeof(r->acc_recent));
 	r->nacc = 0;
 }
 
@@ -320,14 +327,21 @@ uint32_t resolver__account(struct resolver *r, uint32_t dso, uint32_t function,
 	struct { const struct resolver *r; struct acc_entry k; } q =
 		{ r, { dso, function, 0, flags } };
 	uint64_t h = hash_mix(((uint64_t)dso << 32 | function) ^ hash_mix(flags));
+	struct acc_entry *c = &r->acc_recent[h & (ACC_RECENT - 1)];
+	if (c->dso == dso && c->function == function && c->flags == flags &&
+	    c->account != UINT32_MAX)
+		return c->account;
 	uint32_t id = hindex__find(&r->acc_index, h, acc_eq, &q);
-	if (id != HINDEX_NONE)
-		return r->acc[id].account;
+	if (id != HINDEX_NONE) {
+		*c = r->acc[id];
+		return c->account;
+	}
 	q.k.account = account_match(r, dso, function, ip, flags);
 	if (q.k.account == HINDEX_NONE ||
 	    grow_array((void **)&r->acc, &r->acc_cap, r->nacc, sizeof(*r->acc), 256) ||
 	    hindex__insert(&r->acc_index, h, r->nacc))
 		return UINT32_MAX;
 	r->acc[r->nacc++] = q.k;
+	*c = q.k;
 	return q.k.account;
 }
