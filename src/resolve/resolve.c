@@ -31,7 +31,7 @@ struct acc_entry {
 };
 
 #define MISSES_MAX (1u << 20)	/* offsets known to have no symbol */
-#define ACC_RECENT 256u		/* a power of 2 */
+#define ACC_RECENT 4096u	/* a power of 2 */
 
 struct resolver {
 	struct strtab *names;
