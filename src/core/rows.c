@@ -63,11 +63,24 @@ void rows__release(struct rows *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The id of s (ROW_NONE for NULL); false when memory runs out. */
-static bool intern(struct rows *r, const char *s, uint32_t *id)
+/* The id of s (ROW_NONE for NULL), as field f's (RS_*); false when
+ * memory runs out. */
+static bool intern(struct rows *r, int f, const char *s, uint32_t *id)
 {
-	*id = s ? strtab__intern(&r->strings, s, strlen(s)) : ROW_NONE;
-	return !s || *id != HINDEX_NONE;
+	uint32_t last = r->recent[f];
+	if (!s) {
+		*id = ROW_NONE;
+		return true;
+	}
+	if (last && !strcmp(strtab__str(&r->strings, last - 1), s)) {
+		*id = last - 1;
+		return true;
+	}
+	*id = strtab__intern(&r->strings, s, strlen(s));
+	if (*id == HINDEX_NONE)
+		return false;
+	r->recent[f] = *id + 1;
+	return true;
 }
 
 /* k as a row of ids, the fields outside the key cleared. */
@@ -94,19 +107,20 @@ static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
 	for (uint8_t i = 0; i < r->keys.n; i++) {
 		const struct key_entry *e = key_entry(r->keys.v[i]);
 		char buf[512];
-		if (e->derive && !intern(r, e->derive(k, buf, sizeof(buf)), &w->derived[e->slot]))
+		if (e->derive && !intern(r, RS_DERIVED + e->slot, e->derive(k, buf, sizeof(buf)),
+				     &w->derived[e->slot]))
 			return false;
 	}
 	/* a function is named within its file */
 	bool dso = m & (RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION));
-	return (!(m & RF_BIT(RF_VM)) || intern(r, k->vm, &w->vm)) &&
-	       (!(m & RF_BIT(RF_COMM)) || intern(r, k->comm, &w->comm)) &&
-	       (!(m & RF_BIT(RF_COMMAND)) || intern(r, k->command, &w->command)) &&
-	       (!(m & RF_BIT(RF_EXECUTABLE)) || intern(r, k->executable, &w->executable)) &&
-	       (!dso || intern(r, k->dso, &w->dso)) &&
-	       (!(m & RF_BIT(RF_FUNCTION)) || intern(r, k->function, &w->function)) &&
-	       (!(m & RF_BIT(RF_ACCOUNT)) || intern(r, k->account, &w->account)) &&
-	       (!(m & RF_BIT(RF_CGROUP)) || intern(r, k->cgroup, &w->cgroup));
+	return (!(m & RF_BIT(RF_VM)) || intern(r, RS_VM, k->vm, &w->vm)) &&
+	       (!(m & RF_BIT(RF_COMM)) || intern(r, RS_COMM, k->comm, &w->comm)) &&
+	       (!(m & RF_BIT(RF_COMMAND)) || intern(r, RS_COMMAND, k->command, &w->command)) &&
+	       (!(m & RF_BIT(RF_EXECUTABLE)) || intern(r, RS_EXECUTABLE, k->executable, &w->executable)) &&
+	       (!dso || intern(r, RS_DSO, k->dso, &w->dso)) &&
+	       (!(m & RF_BIT(RF_FUNCTION)) || intern(r, RS_FUNCTION, k->function, &w->function)) &&
+	       (!(m & RF_BIT(RF_ACCOUNT)) || intern(r, RS_ACCOUNT, k->account, &w->account)) &&
+	       (!(m & RF_BIT(RF_CGROUP)) || intern(r, RS_CGROUP, k->cgroup, &w->cgroup));
 }
 
 static uint64_t key_hash(const struct row *w)
@@ -140,10 +154,10 @@ static bool key_eq(const void *ctx, uint32_t id)
 }
 
 /* An attribute kept while every contribution agrees on it. */
-static bool note_attr(struct rows *r, uint32_t *slot, bool first, const char *s)
+static bool note_attr(struct rows *r, int f, uint32_t *slot, bool first, const char *s)
 {
 	uint32_t id;
-	if (!intern(r, s, &id))
+	if (!intern(r, f, s, &id))
 		return false;
 	if (first)
 		*slot = id;
@@ -171,14 +185,15 @@ int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a
 	struct row *row = &r->v[id];
 	if (a) {
 		bool first = !row->attr_seen;
-		if (!note_attr(r, &r->v[id].attr_command, first, a->command) ||
-		    !note_attr(r, &r->v[id].attr_comm, first, a->comm))
+		if (!note_attr(r, RS_COMMAND, &r->v[id].attr_command, first, a->command) ||
+		    !note_attr(r, RS_COMM, &r->v[id].attr_comm, first, a->comm))
 			return -ENOMEM;
 		row = &r->v[id];
 		row->attr_seen = true;
 	}
 	if (a && a->cgroup) {
-		if (!note_attr(r, &r->v[id].attr_cgroup, !row->cgroup_seen, a->cgroup))
+		if (!note_attr(r, RS_CGROUP, &r->v[id].attr_cgroup, !row->cgroup_seen,
+			       a->cgroup))
 			return -ENOMEM;
 		row = &r->v[id];
 		row->cgroup_seen = true;

@@ -99,12 +99,20 @@ struct row {
 	struct row_figures f;
 };
 
+/* The fields whose strings a row keeps, for rows' recent[]. */
+enum { RS_VM, RS_COMM, RS_COMMAND, RS_EXECUTABLE, RS_DSO, RS_FUNCTION, RS_ACCOUNT,
+       RS_CGROUP, RS_DERIVED, RS_N = RS_DERIVED + ROW_DERIVED };
+
 struct rows {
 	struct row_keys keys;
 	struct strtab strings;
 	struct row *v;
 	uint32_t n, cap;
 	struct hindex index;
+	/* each field's string interned last, as id + 1 (0: none): a thread's
+	 * rows come one after another and mostly name the same command,
+	 * file and account, which a compare then finds without hashing */
+	uint32_t recent[RS_N];
 };
 
 void rows__init(struct rows *r, const struct row_keys *keys);
