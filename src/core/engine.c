@@ -378,9 +378,30 @@ int engine__settle(struct engine *e)
 	return eng_settle(e);
 }
 
+/* Frees the memory of an empty queue (its slots, rings and heap): what
+ * the most events waiting at once took is not needed while the rows are
+ * made into a table. Events queued later find it empty and grow it. */
+static void queue_trim(struct engine *e)
+{
+	for (uint32_t r = 0; r <= e->c.ncpus; r++) {
+		free(e->rings[r].v);
+		e->rings[r] = (struct eng_ring){ 0 };
+	}
+	free(e->slots);
+	e->slots = NULL;
+	e->nslots = e->slots_cap = 0;
+	e->free_slot = ENGINE_NONE;
+	free(e->heap);
+	e->heap = NULL;
+	e->nheap = e->heap_cap = 0;
+	e->nheads = 0;
+}
+
 int engine__finish(struct engine *e, uint64_t end_ns)
 {
 	int err = engine__advance(e, UINT64_MAX);
+	if (!err && !e->queued)
+		queue_trim(e);
 	if (!err)
 		err = eng_close_all(e, end_ns ? end_ns : e->processed);
 	if (!err)
