@@ -153,6 +153,8 @@ int cmd_run(int argc, char **argv)
 	row_keys__parse(&o.a.keys, "thread", &bad);
 	o.a.control = control;
 	o.a.ncontrol = 1;
+	if (live_opts__source_env(&o))
+		goto out;
 	cli_begin();
 	while ((id = cli_next(&run_command, argc, argv, &arg)) != CLI_END) {
 		if (id == CLI_HELP) {
