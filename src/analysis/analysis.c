@@ -586,10 +586,12 @@ static void describe_steal(struct analysis *a, const struct engine *e,
 	const struct engine_config *c = engine__config(e);
 	const struct engine_stats *st = engine__stats(e);
 	struct report_extras *x = &a->x;
-	x->steal_method = !s->steal_known ? "" : c->mode == STEAL_GAPS || st->steal_from_gaps ?
-			  "sample-gaps" : "residual";
-	x->steal_resolution_ns = !s->steal_known ? 0 : *x->steal_method == 's' ?
-				 c->interval_ns : (uint64_t)st->noise_ns;
+	x->steal_method = !s->steal_known ? "" : c->mode == STEAL_GIVEN ? "kernel-clock" :
+			  c->mode == STEAL_GAPS || st->steal_from_gaps ? "sample-gaps" : "residual";
+	/* read from the kernel's clock: its resolution is the source's to say
+	 * (steal_source), none of the engine's making */
+	x->steal_resolution_ns = !s->steal_known || c->mode == STEAL_GIVEN ? 0 :
+				 *x->steal_method == 's' ? c->interval_ns : (uint64_t)st->noise_ns;
 	x->kernel_accounting = c->mode == STEAL_STINTS ?
 			       steal_accounting__name(st->accounting) : "";
 	if (c->mode != STEAL_STINTS)

@@ -231,6 +231,8 @@ static void steal_source(const struct collector *c, const struct engine *e, char
 	const struct engine_stats *st = engine__stats(e);
 	if (!c->steal_known || ec->mode == STEAL_UNKNOWN)
 		snprintf(buf, size, "unknown");
+	else if (ec->mode == STEAL_GIVEN)
+		snprintf(buf, size, "kernel-clock (bpf)");
 	else if (ec->mode == STEAL_GAPS)
 		snprintf(buf, size, "sample-gaps, scaled to /proc/stat");
 	else

@@ -195,7 +195,8 @@ static int ring_grow(struct eng_ring *q)
  * up to, ahead of CPU 0's stream): a ring of their own. */
 static uint32_t ring_of(const struct engine *e, const struct eng_event *ev)
 {
-	bool cpuless = ev->kind == EK_TASK || ev->kind == EK_PROC || ev->kind == EK_CGROUP;
+	bool cpuless = ev->kind == EK_TASK || ev->kind == EK_PROC || ev->kind == EK_CGROUP ||
+		       ev->kind == EK_CLOCK;
 	return cpuless ? e->c.ncpus : ev->cpu;
 }
 
@@ -281,6 +282,10 @@ static uint32_t dequeue(struct engine *e, struct eng_event *ev)
 
 static int dispatch(struct engine *e, struct eng_event *ev)
 {
+	/* figures read, not inferred: switches and runtime would count
+	 * them twice */
+	if (e->c.mode == STEAL_GIVEN && (ev->kind == EK_SWITCH || ev->kind == EK_RUNTIME))
+		return 0;
 	switch (ev->kind) {
 	case EK_SAMPLE:
 		return eng_on_sample(e, ev);
@@ -303,6 +308,8 @@ static int dispatch(struct engine *e, struct eng_event *ev)
 		return eng_on_proc(e, ev);
 	case EK_CGROUP:
 		return eng_on_cgroup(e, ev);
+	case EK_CLOCK:
+		return eng_on_clock(e, ev);
 	}
 	return 0;
 }

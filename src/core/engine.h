@@ -197,6 +197,10 @@ struct eng_thread {
 	uint64_t runtime_ns, steal_taken;
 	uint64_t samples;
 	uint64_t first_ns, last_ns;	/* its first and last event (0: none) */
+	/* STEAL_GIVEN: its samples at its last EK_CLOCK, and the CPU it was
+	 * sampled on last (ENGINE_NONE: none) */
+	uint64_t clock_mark;
+	uint32_t last_cpu;
 	/* engine's own */
 	uint32_t oncpu;		/* CPU it runs on, or ENGINE_NONE */
 	uint32_t refs;		/* stints of it waiting in the queue */
@@ -384,5 +388,10 @@ const struct eng_series *engine__series(const struct engine *e);
  * switch out (they follow the exit record by microseconds, unless the
  * records were lost). */
 #define ENGINE_EXIT_GRACE_NS NSEC_PER_SEC
+
+/* STEAL_GIVEN's exit grace (engine_config.exit_grace_ns): a thread's
+ * final EK_CLOCK comes at the source's next read after its exit, and a
+ * source reads at least every second. */
+#define ENGINE_CLOCK_GRACE_NS (5 * NSEC_PER_SEC)
 
 #endif

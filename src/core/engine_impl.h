@@ -18,6 +18,8 @@ struct eng_prog {
 	uint32_t thread;	/* its thread's slot */
 	uint32_t function, dso, account, cpu;
 	uint64_t samples, steal_samples, steal_ns;
+	uint64_t clock_mark;	/* STEAL_GIVEN: samples at its thread's last
+				 * EK_CLOCK */
 	uint32_t next;		/* the thread's list, in creation order;
 				 * the free list when unused */
 };
@@ -215,6 +217,10 @@ int eng_hand_out(struct engine *e, const struct engine_sink *sink, uint32_t thre
 		 bool final);
 int eng_hand_out_all(struct engine *e);
 void eng_tasks_release(struct engine *e);
+
+/* engine_clock.c */
+int eng_on_clock(struct engine *e, const struct eng_event *ev);
+void eng_given_sample(struct engine *e, uint32_t thread, uint32_t prog, uint32_t cpu);
 
 /* engine_stints.c */
 int eng_on_switch(struct engine *e, const struct eng_event *ev);

@@ -591,6 +591,11 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev)
 	e->st.samples++;
 	if (ev->stack != ENGINE_NONE && eng_stack_sample(e, t, ev->stack, p))
 		return -ENOMEM;
+	if (e->c.mode == STEAL_GIVEN) {
+		/* its time comes read, with its thread's EK_CLOCK */
+		eng_given_sample(e, t, p, ev->cpu);
+		return 0;
+	}
 	if (e->c.mode != STEAL_STINTS) {
 		/* without runtime events, a thread's time is its samples
 		 * times the interval, as any sampling profiler has it */

@@ -131,6 +131,7 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 			.cgroup = ENGINE_NONE,
 			.oncpu = ENGINE_NONE, .progs = ENGINE_NONE, .progs_tail = ENGINE_NONE,
 			.stacks = ENGINE_NONE, .unknown_prog = ENGINE_NONE, .last_prog = ENGINE_NONE,
+			.last_cpu = ENGINE_NONE,
 			.used = true, .attached = true };
 		e->st.threads_live++;
 		if (pid == ENGINE_NONE)
@@ -405,7 +406,8 @@ int eng_exits_due(struct engine *e)
 {
 	while (e->exiting_len) {
 		const struct eng_exiting *x = &e->exiting[e->exiting_head];
-		if (x->exit_ns + ENGINE_EXIT_GRACE_NS > e->processed)
+		uint64_t grace = e->c.exit_grace_ns ? e->c.exit_grace_ns : ENGINE_EXIT_GRACE_NS;
+		if (x->exit_ns + grace > e->processed)
 			return 0;
 		struct eng_thread *th = &e->threads.v[x->thread];
 		bool same = th->used && th->tid == x->tid && th->exited &&

@@ -71,6 +71,10 @@ static void steal_source(struct rec_meta *m, const char *v)
 	m->source = !strcmp(v, "tracepoints") ? SRC_TRACEPOINTS :
 		    !strcmp(v, "sample-gaps") ? SRC_SAMPLE_GAPS :
 		    !strncmp(v, "bpf", 3) && (!v[3] || v[3] == ' ') ? SRC_BPF : SRC_UNKNOWN;
+	/* the BPF collector reads CPU time and wait whatever the kernel; its
+	 * steal where a steal clock is there: "bpf (steal: unknown (why); ..." */
+	m->steal_known = m->source != SRC_UNKNOWN &&
+			 !(m->source == SRC_BPF && strstr(v, "steal: unknown"));
 }
 
 /* One key=value line of the start META. */

@@ -51,6 +51,9 @@ struct rec_meta {
 	int64_t realtime_start_ns, realtime_end_ns;	/* 0: unknown */
 	char steal_source[192];
 	enum rec_steal_source source;
+	bool steal_known;		/* source says steal is measured: not
+					 * SRC_UNKNOWN, and with SRC_BPF not
+					 * "bpf (steal: unknown ..." */
 	/* what the kernel's runtime holds (auto: not known), and how that
 	 * was known (btf, config, cmdline, option) */
 	enum steal_accounting accounting;

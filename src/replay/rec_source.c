@@ -220,8 +220,11 @@ void rec_source__config(struct rec_source *s, struct engine_config *c)
 		.start_ns = m->start_ns, .accounting = m->accounting,
 		.scale_to_kernel = m->steal_clock > 0,
 		.mode = m->source == SRC_TRACEPOINTS ? STEAL_STINTS :
-			m->source == SRC_SAMPLE_GAPS ? STEAL_GAPS : STEAL_UNKNOWN,
+			m->source == SRC_SAMPLE_GAPS ? STEAL_GAPS :
+			m->source == SRC_BPF ? STEAL_GIVEN : STEAL_UNKNOWN,
 	};
+	if (c->mode == STEAL_GIVEN)
+		c->exit_grace_ns = ENGINE_CLOCK_GRACE_NS;
 	c->keep_all = c->mode == STEAL_GAPS;	/* its steal is shared at the end */
 }
 

@@ -125,6 +125,22 @@ bad:
 	return 0;
 }
 
+/* A thread's figures read from the kernel's clocks (a recording whose
+ * source is bpf; its waits come as REC_WAIT, as every recording's). */
+static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
+{
+	struct rec_clock r;
+	if (len != sizeof(r) || (memcpy(&r, d, sizeof(r)), r.flags & ~REC_CLOCK_FINAL)) {
+		s->bad_records++;
+		return 0;
+	}
+	s->clocks++;
+	struct eng_event ev = { .kind = EK_CLOCK, .time = r.time_ns, .pid = r.pid,
+				.tid = r.tid, .value = r.cpu_ns, .steal = r.steal_ns,
+				.flags = r.flags & REC_CLOCK_FINAL ? EF_FINAL : 0 };
+	return rec_source_push(s, e, &ev);
+}
+
 static int on_taskev(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
 {
 	struct rec_taskev t;
@@ -389,6 +405,8 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 		return on_cgstat(s, d, len);
 	case REC_WAIT:
 		return on_wait(s, d, len);
+	case REC_CLOCK:
+		return on_clock(s, e, d, len);
 	case REC_ROUND: {
 		uint64_t t;
 		if (len < 8)
@@ -430,8 +448,9 @@ static void count_events(struct rec_source *s)
 	struct source_event own[] = {
 		{ "cpu-clock", s->samples }, { "sched:sched_switch", s->switches },
 		{ "sched:sched_stat_runtime", s->runtimes },
+		{ "bpf:thread-clocks", s->clocks },
 	};
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (own[i].samples || !i)
 			s->events[s->nevents++] = own[i];
 }

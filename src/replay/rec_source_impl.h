@@ -52,6 +52,7 @@ struct rec_source {
 	struct { uint32_t pid; uint64_t time; } *forget;
 	uint32_t nforget, forget_cap;
 	uint64_t bad_records, samples, switches, runtimes;
+	uint64_t clocks;	/* REC_CLOCK items */
 	struct source_event events[16];
 	uint32_t nevents;
 	bool damaged;

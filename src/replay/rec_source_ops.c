@@ -47,7 +47,7 @@ static int op_describe(struct source *src, uint64_t end_ns, struct source_desc *
 		.host = m->host[0] ? m->host : "unknown", .steal_source = m->steal_source,
 		.accounting_source = m->accounting_source, .boot_id = m->boot_id,
 		.steal_clock = m->steal_clock, .scope = rec_scope__name(m->scope),
-		.steal_known = m->source != SRC_UNKNOWN,
+		.steal_known = m->steal_known,
 		.start_ns = m->start_ns, .end_ns = m->end_ns,
 		.realtime_start_ns = m->realtime_start_ns, .realtime_end_ns = m->realtime_end_ns,
 		.duration_ns = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0,

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "analysis/pipeline.h"
+#include "core/table.h"
 #include "format/recording.h"
 
 #define MS 1000000ULL
@@ -105,6 +106,81 @@ static void impossible_values_refused(void **state)
 	close(fd);
 }
 
+/* A recording whose source is the BPF collector: its threads' CPU time
+ * and steal are the REC_CLOCK items' sums (a thread's last with its
+ * final flag), steal is known where the source names a steal clock and
+ * not where it says unknown, and a window longer than the recording up
+ * to it is refused. */
+static const char meta_bpf[] =
+	"phase=start\nsource=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\n"
+	"callchain=0\nsteal_source=bpf (steal: %s; wait: schedstat-run-delay)\nscope=all\n"
+	"time_ns=10000000000\ncpu=0\n";
+
+static void clock(struct rec_writer *w, uint64_t t, uint32_t tid, uint64_t cpu, uint64_t steal,
+		  bool final)
+{
+	struct rec_clock c = { .time_ns = t, .pid = tid, .tid = tid, .cpu_ns = cpu,
+			       .steal_ns = steal, .flags = final ? REC_CLOCK_FINAL : 0 };
+	assert_int_equal(rec_writer__add(w, REC_CLOCK, &c, sizeof(c), NULL, 0), 0);
+}
+
+static int bpf_file(const char *steal)
+{
+	char path[] = "/tmp/test_rec_source.XXXXXX", meta[400];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_non_null(w);
+	int n = snprintf(meta, sizeof(meta), meta_bpf, steal);
+	assert_int_equal(rec_writer__add(w, REC_META, meta, (size_t)n, NULL, 0), 0);
+	clock(w, START + 250 * MS, 10, 200 * MS, 30 * MS, false);
+	clock(w, START + 250 * MS, 11, 5 * MS, 0, false);
+	clock(w, START + 500 * MS, 10, 100 * MS, 20 * MS, true);
+	finish(w, START + 600 * MS);
+	return fd;
+}
+
+static void bpf_clocks_read(void **state)
+{
+	(void)state;
+	const char *steals[] = { "kvm-steal-clock", "unknown (no steal clock in this kernel)" };
+	for (int i = 0; i < 2; i++) {
+		int fd = bpf_file(steals[i]);
+		struct analysis a;
+		struct analysis_opts o = { .method = METHOD_PRECEDING };
+		size_t bad;
+		assert_int_equal(row_keys__parse(&o.keys, "thread", &bad), 0);
+		struct rec_error e = { 0 };
+		lseek(fd, 0, SEEK_SET);
+		int err = pipeline__report_file(&a, fd, &o, &e);
+		if (err)
+			print_message("%s\n", e.msg);
+		assert_int_equal(err, 0);
+		assert_int_equal(a.table->nrows, 2);
+		for (size_t r = 0; r < a.table->nrows; r++) {
+			const struct table_row *row = &a.table->rows[r];
+			assert_int_equal(row->cpu_ns, row->tid == 10 ? 300 * MS : 5 * MS);
+			if (i == 0)	/* (unknown: printed as such) */
+				assert_int_equal(row->steal_ns, row->tid == 10 ? 50 * MS : 0);
+		}
+		assert_int_equal(a.x.steal_known, i == 0);
+		assert_int_equal(a.table->steal_known, i == 0);
+		assert_string_equal(a.x.steal_method, i == 0 ? "kernel-clock" : "");
+		analysis__release(&a);
+		close(fd);
+	}
+	/* 2.7 s of CPU and steal 0.3 s into the recording (a second's slack) */
+	struct rec_writer *w;
+	int fd = new_file(&w);
+	clock(w, START + 300 * MS, 10, 2000 * MS, 700 * MS, false);
+	finish(w, START + 400 * MS);
+	struct rec_error e;
+	assert_int_equal(analyse(fd, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "longer than the recording"));
+	close(fd);
+}
+
 /* An event after the recording's end is refused at the end. */
 static void after_the_end_refused(void **state)
 {
@@ -170,6 +246,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(impossible_values_refused),
 		cmocka_unit_test(after_the_end_refused),
+		cmocka_unit_test(bpf_clocks_read),
 		cmocka_unit_test(amplification_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,114 @@
+/*
+ * engine_clock: STEAL_GIVEN, the engine fed by a source that reads each
+ * thread's CPU time and steal from the kernel's own clocks (the BPF
+ * collector, src/bpf/sched_clock.h) instead of inferring them from
+ * switches and sample gaps: nothing to judge, no stints, no calibration.
+ *
+ * A thread's EK_CLOCK says what it did since its last one (a window).
+ * Its CPU time adds to the thread's, which the hand-out splits among its
+ * functions by their samples, as in every mode. Its steal goes to the
+ * functions sampled in that window, in proportion to their samples there:
+ * the hypervisor took the CPU while the thread ran them, and no finer
+ * place is known without per-stint gaps. A window without a sample gives
+ * its steal to the function the thread was sampled in last (seed 001's
+ * preceding rule; "[unknown]" under the bracketed method, or for a thread
+ * never sampled). Per CPU (its figures and the series by second), a
+ * window counts on the CPU its thread was last sampled on: the source
+ * reads a thread's figures, not where it ran them.
+ */
+#include <errno.h>
+
+#include "engine_impl.h"
+#include "units.h"
+
+#include "banned.h"
+
+void eng_given_sample(struct engine *e, uint32_t thread, uint32_t prog, uint32_t cpu)
+{
+	struct eng_thread *th = &e->threads.v[thread];
+	th->last_prog = prog;
+	th->last_cpu = cpu;
+}
+
+/* The window's functions, and the one sampled most in it. */
+static uint64_t window_samples(const struct engine *e, const struct eng_thread *th,
+			       uint32_t *busiest)
+{
+	uint64_t best = 0, n = 0;
+	*busiest = ENGINE_NONE;
+	for (uint32_t p = th->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
+		const struct eng_prog *pr = &e->progs.v[p];
+		uint64_t k = pr->samples - pr->clock_mark;
+		n += k;
+		if (k && k >= best) {
+			best = k;
+			*busiest = p;
+		}
+	}
+	return n;
+}
+
+/* Gives a window's steal to its functions; marks the window closed. */
+static int place_given(struct engine *e, uint32_t thread, uint64_t steal)
+{
+	struct eng_thread *th = &e->threads.v[thread];
+	uint32_t busiest;
+	uint64_t n = window_samples(e, th, &busiest), given = 0;
+	for (uint32_t p = th->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
+		struct eng_prog *pr = &e->progs.v[p];
+		uint64_t k = pr->samples - pr->clock_mark;
+		pr->clock_mark = pr->samples;
+		if (!k || !steal)
+			continue;
+		uint64_t part = share_u64(steal, k, n);
+		pr->steal_ns += part;
+		given += part;
+	}
+	th->clock_mark = th->samples;
+	if (!steal)
+		return 0;
+	uint32_t rest = busiest != ENGINE_NONE ? busiest :
+			th->last_prog != ENGINE_NONE && e->c.method != METHOD_BRACKETED ?
+			th->last_prog : eng_unknown_prog(e, thread);
+	if (rest == ENGINE_NONE)
+		return -ENOMEM;
+	e->progs.v[rest].steal_ns += steal - given;
+	return 0;
+}
+
+int eng_on_clock(struct engine *e, const struct eng_event *ev)
+{
+	if (e->c.mode != STEAL_GIVEN)
+		return 0;	/* a clock beside inferred figures: not counted
+				 * twice */
+	uint32_t t = eng_thread(e, ev->tid, ev->pid);
+	if (t == ENGINE_NONE)
+		return -ENOMEM;
+	struct eng_thread *th = &e->threads.v[t];
+	if (!th->first_ns)
+		th->first_ns = ev->time;
+	if (ev->time > th->last_ns)
+		th->last_ns = ev->time;
+	th->cpu_ns += ev->value;
+	th->runtime_ns += ev->value;
+	e->st.run_ns += ev->value;
+	e->st.steal_ns += ev->steal;
+	uint32_t cpu = th->last_cpu != ENGINE_NONE ? th->last_cpu : ev->cpu;
+	e->cpus[cpu].st.steal_ns += ev->steal;
+	e->cpus[cpu].st.seen = true;
+	int err = eng_series_add(e, cpu, ev->time, ev->value, ev->steal);
+	if (!err)
+		err = place_given(e, t, ev->steal);
+	if (err || !(ev->flags & EF_FINAL))
+		return err;
+	/* its last figures: it is gone, with nothing more to come */
+	th = &e->threads.v[t];
+	if (!th->exited) {
+		th->exited = true;
+		th->exit_ns = ev->time;
+		if (ev->pid == ev->tid && th->proc != ENGINE_NONE)
+			e->procs.v[th->proc].exited = true;
+	}
+	th->done = true;
+	return eng_maybe_gone(e, t);
+}
