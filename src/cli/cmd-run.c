@@ -134,7 +134,9 @@ static void print_summary(const struct analysis *a, char **command,
 	bool how = x->steal_method && *x->steal_method;
 	bool acct = how && x->kernel_accounting && *x->kernel_accounting;
 	fprintf(stderr, "  steal source: %s%s%s%s%s%s%s%s; %llu records lost\n", x->steal_source,
-		how ? ", " : "", how ? (strcmp(x->steal_method, "residual") ?
+		how ? ", " : "", how ? (!strcmp(x->steal_method, "kernel-clock") ?
+					"read from the kernel's clocks" :
+					strcmp(x->steal_method, "residual") ?
 					"sample gaps" : "the residual of each stint") : "",
 		acct ? " (" : "", acct ? x->kernel_accounting : "", acct ? ": " : "",
 		acct ? steal_accounting__describe_name(x->kernel_accounting) : "",

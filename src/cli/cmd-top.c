@@ -278,6 +278,10 @@ static void steal_line(const struct top *tp, const struct engine *e, char line[1
 	const struct engine_stats *st = engine__stats(e);
 	const struct engine_config *c = engine__config(e);
 	const struct kernel_acct *k = recorder__kernel_acct(tp->rec);
+	if (c->mode == STEAL_GIVEN) {	/* "bpf (steal: ...; wait: ...)" */
+		snprintf(line, 160, "steal: %s", recorder__stats(tp->rec)->steal_source);
+		return;
+	}
 	if (c->mode != STEAL_STINTS) {
 		snprintf(line, 160, "steal: %s", c->mode == STEAL_GAPS ?
 			 "sample gaps scaled to /proc/stat" : "unknown");

@@ -31,7 +31,7 @@ struct recorder_bpf {
 	struct sched_clock *sc;
 	uint64_t interval_ns;
 	uint64_t last_ns;		/* the last read's time */
-	char steal_source[384];		/* "bpf (steal: ...; wait: ...)" */
+	char steal_source[192];		/* "bpf (steal: ...; wait: ...)" */
 	struct bpf_wait *waits;		/* every thread seen (exited too,
 					 * unless forget_exited) */
 	uint32_t nwaits, waits_cap;
@@ -112,9 +112,11 @@ int recorder_bpf_open(struct recorder *r, char *why, size_t whylen)
 		return err ? err : -EINVAL;
 	}
 	b->interval_ns = r->o.bpf_interval_ns ? r->o.bpf_interval_ns : BPF_INTERVAL_NS;
-	char desc[320];
-	sched_clock__describe(b->sc, desc, sizeof(desc));
-	snprintf(b->steal_source, sizeof(b->steal_source), "bpf (%s)", desc);
+	/* sched_clock__describe's steal and wait, not its resolutions and
+	 * IRQ time: a recording's steal_source holds 191 bytes */
+	const struct sched_clock_status *st = sched_clock__status(b->sc);
+	snprintf(b->steal_source, sizeof(b->steal_source), "bpf (steal: %s; wait: %s)",
+		 st->steal_source, st->wait_source);
 	r->bpf = b;
 	return 0;
 }
@@ -122,6 +124,11 @@ int recorder_bpf_open(struct recorder *r, char *why, size_t whylen)
 const char *recorder_bpf_steal_source(const struct recorder *r)
 {
 	return r->bpf->steal_source;
+}
+
+bool recorder_bpf_steal_known(const struct recorder *r)
+{
+	return !r->bpf || sched_clock__status(r->bpf->sc)->steal_known;
 }
 
 uint64_t recorder_bpf_interval(const struct recorder *r)

@@ -137,6 +137,9 @@ int recorder_round(struct recorder *r);
 /* Loads the collector; 0, or -errno with why said in why. */
 int recorder_bpf_open(struct recorder *r, char *why, size_t whylen);
 const char *recorder_bpf_steal_source(const struct recorder *r);
+/* Whether steal is measured: true without the collector (perf's own
+ * rules then), else where it reads a steal clock or the kernel's. */
+bool recorder_bpf_steal_known(const struct recorder *r);
 /* The time between two reads (0: no collector). */
 uint64_t recorder_bpf_interval(const struct recorder *r);
 /* At the start: the figures from here on. 0 or -errno. */
