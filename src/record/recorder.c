@@ -134,7 +134,9 @@ const char *recorder__failure_why(void)
 static int open_bpf(struct recorder *r, enum recorder_failure *fail)
 {
 	r->st.source_why = r->source_why;
-	if (r->o.source == RECORDER_SOURCE_PERF)
+	/* asking for sample gaps is asking for perf, unless bpf was asked */
+	if (r->o.source == RECORDER_SOURCE_PERF ||
+	    (r->o.source == RECORDER_SOURCE_AUTO && r->o.no_tracepoints))
 		return 0;
 	char why[sizeof(r->source_why) - 32];
 	int err = recorder_bpf_open(r, why, sizeof(why));

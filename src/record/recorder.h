@@ -46,7 +46,7 @@ struct recorder_opts {
 	char *const *command;	/* its argv, for its command line */
 	uint32_t hz;		/* -F */
 	bool callchain;		/* -g (frame pointers) */
-	bool no_tracepoints;	/* steal from sample gaps */
+	bool no_tracepoints;	/* steal from sample gaps (auto: perf) */
 	uint32_t mmap_pages;	/* per CPU ring; 0: by privilege */
 	enum recorder_source source;
 	uint64_t bpf_interval_ns;	/* the collector read so often; 0: 250 ms */

@@ -195,7 +195,9 @@ static int open_recorder(struct live *l)
 	if (st->task_only)
 		live_say("not allowed to record system-wide (perf_event_paranoid %s); "
 			 "recording its own user-space samples, steal unknown", paranoid(o->root));
-	if (*st->source_why && o->source == RECORDER_SOURCE_AUTO && !st->task_only)
+	/* root expects the collector: why not is news; a user expects none */
+	if (*st->source_why && o->source == RECORDER_SOURCE_AUTO && !st->task_only &&
+	    geteuid() == 0)
 		live_say("the BPF collector did not load (%s); CPU time and steal from perf",
 			 st->source_why);
 	if (st->tracepoints_missing)
