@@ -499,6 +499,9 @@ int cmd_agent(int argc, char **argv)
 	/* bounds for a busy host: tens of thousands of threads and cgroups,
 	 * a thousand binaries (docs/agent.md has what they cost) */
 	o.max_names = 65536;
+	/* the BPF collector's maps a second: a scrape or a collection is
+	 * seconds apart, and each read costs ~5 us a thread */
+	o.clock_interval = 1;
 	o.max_cgroups = 16384;
 	o.max_symbol_files = 1024;
 	o.max_symbol_bytes = 256ull << 20;

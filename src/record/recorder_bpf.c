@@ -142,8 +142,10 @@ static int clock_out(struct recorder *r, const struct sched_clock_delta *d, uint
 		     bool steal_known)
 {
 	int err = wait_add(r, d);
-	if (err || !d->tid || !rscope_has(&r->scope, d->pid))
-		return err;	/* the idle tasks; processes out of scope */
+	/* every thread, as perf's switches are: the engine knows the scope
+	 * (top -p adds the descendants alive at its start) */
+	if (err || !d->tid)
+		return err;	/* the idle tasks */
 	uint32_t final = d->flags & SCHED_CLOCK_EXITED;
 	struct rec_clock c = { .time_ns = now, .pid = d->pid, .tid = d->tid,
 			       .cpu_ns = d->cpu_ns, .steal_ns = steal_known ? d->steal_ns : 0,
@@ -207,7 +209,7 @@ int recorder_bpf_each_wait(const struct recorder *r,
 	const struct recorder_bpf *b = r->bpf;
 	int err = 0;
 	for (uint32_t i = 0; b && i < b->nwaits && !err; i++)
-		if (b->waits[i].tid && rscope_has(&r->scope, b->waits[i].pid))
+		if (b->waits[i].tid)
 			err = fn(ctx, b->waits[i].pid, b->waits[i].tid, b->waits[i].ns);
 	return err;
 }

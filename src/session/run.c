@@ -168,8 +168,7 @@ static int open_recorder(struct live *l)
 		.command = o->command, .hz = o->hz, .callchain = o->callchain,
 		.no_tracepoints = o->no_tracepoints, .mmap_pages = o->mmap_pages,
 		.source = o->source, .forget_exited = o->hooks != NULL,
-		/* top and the agent read at their refreshes' pace at most */
-		.bpf_interval_ns = o->hooks ? NSEC_PER_SEC : 0,
+		.bpf_interval_ns = (uint64_t)(o->clock_interval * NSEC_PER_SEC),
 		.root = o->root, .accounts = l->rules_text,
 		.rules = o->accounts ? &l->rules : NULL, .hide_addresses = l->sudo,
 		.user = l->uid, .max_names = o->max_names, .max_cgroups = o->max_cgroups,

@@ -77,6 +77,7 @@ struct live_opts {
 	const char *root;	/* for /proc and tracefs: "/" */
 	bool no_tracepoints;
 	enum recorder_source source;	/* --source, CPULEDGER_SOURCE */
+	double clock_interval;	/* bpf: its maps read every so many s; 0: 0.25 */
 	const char *accounts;	/* --accounts FILE */
 	const char *ledger;	/* --ledger */
 	double interval;	/* --interval: a collection every so many s */
