@@ -95,7 +95,7 @@ struct top {
 	char message[200];	/* the outcome, until the next key */
 	char loadavg[64];	/* /proc/loadavg's three figures, as top shows them */
 	uint32_t tasks[TASKS_N];
-	bool narrow;		/* under 100 columns: no APPARENT_S */
+	bool narrow;		/* under 100 columns: no APPARENT_S, CPU_S */
 	enum top_mode mode;
 	enum top_sort sort;
 	char filter[64];
@@ -356,9 +356,10 @@ static void titles(const struct top *tp, char *buf, size_t size)
 {
 	const char *first = tp->mode == TOP_THREADS ? "    PID     TID" :
 			    tp->mode == TOP_PROGRAMS ? "  PROCS" : "    PID";
-	snprintf(buf, size, "%s %-8s %3s %5s %s %5s %6s %5s %8s%s %8s%s%s %s", first, "USER", "NI",
-		 "RES", "S", "CPU%", "STEAL%", "WAIT%", "TIME+", tp->narrow ? "" : " APPARENT_S",
-		 "CPU_S", tp->accounts ? " " : "", tp->accounts ? "ACCOUNT   " : "",
+	snprintf(buf, size, "%s %-8s %3s %5s %s %5s %6s %5s %7s %8s%s%s%s%s %s", first, "USER",
+		 "NI", "RES", "S", "CPU%", "STEAL%", "WAIT%", "DENIED%", "TIME+",
+		 tp->narrow ? "" : " APPARENT_S", tp->narrow ? "" : "    CPU_S",
+		 tp->accounts ? " " : "", tp->accounts ? "ACCOUNT   " : "",
 		 tp->mode == TOP_PROGRAMS ? "PROGRAM" : tp->mode == TOP_THREADS ? "COMM" :
 		 "COMMAND");
 }
@@ -456,7 +457,7 @@ static const char *user_name(int64_t uid, char *buf, size_t size)
 
 static void row_text(const struct top *tp, const struct top_row *r, char *buf, size_t size)
 {
-	char user[64], first[32], res[16], tm[24], ni[8], acc[16] = "", ap[16] = "";
+	char user[64], first[32], res[16], tm[24], ni[8], acc[16] = "", ap[40] = "";
 	if (tp->mode == TOP_THREADS)
 		snprintf(first, sizeof(first), "%7u %7u", r->pid, r->tid);
 	else if (tp->mode == TOP_PROGRAMS)
@@ -467,16 +468,19 @@ static void row_text(const struct top *tp, const struct top_row *r, char *buf, s
 	if (tp->accounts)
 		snprintf(acc, sizeof(acc), " %-10.10s", r->account ? r->account : "");
 	if (!tp->narrow)
-		snprintf(ap, sizeof(ap), " %10.3f", (double)(r->cpu_ns + r->steal_ns) / NSEC_PER_SEC);
-	char wait[16] = "    ?";	/* not read (yet): unknown, not 0 */
-	if (r->wait_known)
+		snprintf(ap, sizeof(ap), " %10.3f %8.2f", (double)(r->cpu_ns + r->steal_ns) /
+			 NSEC_PER_SEC, (double)r->cpu_ns / NSEC_PER_SEC);
+	/* not read (yet): unknown, not 0; and so is what it makes denied */
+	char wait[16] = "    ?", denied[16] = "      ?";
+	if (r->wait_known) {
 		snprintf(wait, sizeof(wait), "%5.1f", r->wait_pct);
-	int n = snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %5s %8s%s %8.2f%s ", first,
-			 tp->mode == TOP_PROGRAMS ? "-" : user_name(r->uid, user, sizeof(user)),
+		snprintf(denied, sizeof(denied), "%7.1f", r->steal_pct + r->wait_pct);
+	}
+	int n = snprintf(buf, size, "%s %-8.8s %3s %5s %c %5.1f %6.1f %5s %7s %8s%s%s ",
+			 first, tp->mode == TOP_PROGRAMS ? "-" : user_name(r->uid, user, sizeof(user)),
 			 ni, res_text(r->rss_kb, res, sizeof(res)), r->state ? r->state : '-',
-			 r->cpu_pct, r->steal_pct, wait,
-			 time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap,
-			 (double)r->cpu_ns / NSEC_PER_SEC, acc);
+			 r->cpu_pct, r->steal_pct, wait, denied,
+			 time_text(r->time_ticks, r->state != 0, tm, sizeof(tm)), ap, acc);
 	/* the tree as top's forest view draws it: a child's name indented
 	 * under its parent's, after "`- " (deep trees stop indenting at 12) */
 	for (uint32_t d = 1; d <= r->depth && d <= 12 && n >= 0 && (size_t)n + 4 < size; d++)
@@ -729,8 +733,9 @@ static const char *const help_text[] = {
 	"taken out; STEAL%: the share the hypervisor stole while it held a CPU;",
 	"WAIT%: the share of one CPU its threads were runnable but waited on a",
 	"run queue (schedstat run_delay: other tasks, its cgroup's quota; ? not",
-	"yet read). CPU denied is STEAL% + WAIT%.",
-	"APPARENT_S and CPU_S: since top started, with and without the steal.",
+	"yet read). DENIED%: the CPU it wanted and did not get, STEAL% + WAIT%.",
+	"APPARENT_S and CPU_S (100 columns or more): since top started, with and",
+	"without the steal.",
 	"NI, RES (KiB), S and TIME+ (CPU time since it started) as top shows",
 	"them, from /proc. ACCOUNT (--accounts): who pays for the row's time.",
 	"Per CPU: busy and steal by /proc/stat beside the steal cpuledger",

@@ -79,9 +79,9 @@ awk -v n="$nproc_now" '/^Tasks: / { t = $2; s = $4 + $6 + $8 + $10; slack = n / 
 	fail "the Tasks line (/proc has $nproc_now processes): $(grep Tasks: screen.txt)"
 echo "top: $(grep -o 'load average.*' screen.txt) as /proc/loadavg; $(grep -o '^Tasks: [0-9]* total' screen.txt) ($nproc_now in /proc)"
 awk -v p="$spinner" '$1 == p && $3 ~ /^-?[0-9]+$/ && $4 + 0 > 0 && $5 == "R" &&
-	$9 ~ /^[0-9]+:[0-5][0-9]\.[0-9][0-9]$/ { ok = 1 } END { exit !ok }' screen.txt ||
+	$10 ~ /^[0-9]+:[0-5][0-9]\.[0-9][0-9]$/ { ok = 1 } END { exit !ok }' screen.txt ||
 	fail "the spinner's NI, RES, S, TIME+: $(grep "^ *$spinner " screen.txt)"
-grep -q "PID USER  *NI  *RES S  *CPU% STEAL%  *WAIT%  *TIME+" screen.txt || fail "columns: $(grep PID screen.txt)"
+grep -q "PID USER  *NI  *RES S  *CPU% STEAL%  *WAIT% DENIED%  *TIME+" screen.txt || fail "columns: $(grep PID screen.txt)"
 tmux -S "$S" send-keys M
 wait_screen 3 '/sort RES;/ { s = 1 } END { exit !s }' || fail "M did not sort by RES: $(cat screen.txt)"
 awk '/ PID / { on = 1; next } on && $4 ~ /^[0-9]+$/ { if (last != "" && $4 + 0 > last + 0) bad = 1; last = $4 }

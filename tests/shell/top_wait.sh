@@ -3,7 +3,8 @@
 # run, stolen or waited on the run queue: per refresh, CPU% + STEAL% +
 # WAIT% of each thread is 100 (the median over five refreshes within 10
 # points: CPU% comes from the engine, WAIT% from schedstat read at the
-# refresh). A row first seen shows WAIT% '?' (unknown), never 0.
+# refresh). A row first seen shows WAIT% '?' (unknown), never 0; DENIED% is
+# STEAL% + WAIT% on every row (? with WAIT%).
 . "$(dirname "$0")/../lib.sh"
 command -v tmux >/dev/null || skip "tmux is not installed"
 command -v taskset >/dev/null || skip "taskset is not installed"
@@ -26,9 +27,13 @@ for i in $(seq 40); do
 	sleep 0.5
 	screen >screen.txt
 	grep -q "CPU% STEAL%  *WAIT%" screen.txt || continue
-	# PID TID USER NI RES S CPU% STEAL% WAIT%
-	awk -v a=$y1 -v b=$y2 '$2 == a || $2 == b { print $2, $7, $8, $9 }' screen.txt >rows
-	grep -q " ?$" rows && seen_unknown=1
+	# PID TID USER NI RES S CPU% STEAL% WAIT% DENIED%
+	awk -v a=$y1 -v b=$y2 '$2 == a || $2 == b { print $2, $7, $8, $9, $10 }' screen.txt >rows
+	grep -q " ? ?$" rows && seen_unknown=1
+	# DENIED% is STEAL% + WAIT% (each rounded to a tenth), or ? with WAIT%
+	awk '$4 == "?" && $5 != "?" || $4 != "?" && ($5 - $3 - $4 > 0.11 || $3 + $4 - $5 > 0.11) {
+		bad = 1 } END { exit bad }' rows || fail "DENIED% is not STEAL% + WAIT%: $(cat rows)"
+	cut -d' ' -f1-4 rows >rows4 && mv rows4 rows
 	[ "$(awk '$4 != "?"' rows | wc -l)" = 2 ] || continue
 	cmp -s rows last 2>/dev/null && continue	# the same refresh
 	cp rows last
