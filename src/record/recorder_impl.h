@@ -3,9 +3,10 @@
  * the perf session, metadata), recorder_events.c (each record decoded,
  * resolved, written and fed to the engine), recorder_proc.c (what /proc
  * says of processes: at the start and at each exec), recorder_cgroup.c
- * (cgroup ids, paths and statistics) and recorder_out.c (names and events
- * out to the file, the engine and the taps). Each calls only those after
- * it in this list.
+ * (cgroup ids, paths and statistics), recorder_bpf.c (the BPF collector's
+ * reads, --source bpf) and recorder_out.c (names and events out to the
+ * file, the engine and the taps). Each calls only those after it in this
+ * list.
  */
 #ifndef CPULEDGER_RECORD_RECORDER_IMPL_H
 #define CPULEDGER_RECORD_RECORDER_IMPL_H
