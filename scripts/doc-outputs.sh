@@ -8,7 +8,8 @@
 # columns and the kinds of line may not):
 # tests/shell/docs.sh runs that.
 # A `cpuledger run` block is the README's first screen: it is there to
-# show steal, so a run that found none is made again (up to 3 times), and
+# show steal (perf's path, --source perf: the BPF collector leaves steal
+# unknown where the hypervisor writes no steal clock, as here), so a run that found none is made again (up to 3 times), and
 # --check fails on a shown `steal 0.000 s`.
 #
 # usage: scripts/doc-outputs.sh [--check] [FILE...]   (default README.md)
@@ -26,7 +27,7 @@ export PATH="$bin:$PATH"
 # the recording the README's report shows, as `make run` makes it
 mkdir -p build/demo
 [ -s build/demo/live.rec ] ||
-	cpuledger run -o build/demo/live.rec -- cpuledger workload threads --threads 2 --seconds 5 2>/dev/null
+	cpuledger run --source perf -o build/demo/live.rec -- cpuledger workload threads --threads 2 --seconds 5 2>/dev/null
 
 shape() {	# text -> its shape: numbers (signed too: a bias may be
 	# negative) as 9, runs of spaces as one; the kinds of line, not how

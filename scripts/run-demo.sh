@@ -16,8 +16,8 @@ mkdir -p "$out/bin"
 ln -sf "$(realpath "$cl")" "$out/bin/cpuledger"
 export PATH="$PWD/$out/bin:$PATH"
 
-echo "== cpuledger run --ledger $out/cpuledger.db -- cpuledger workload threads --seconds 5"
-cpuledger run -o "$out/live.rec" --ledger "$out/cpuledger.db" -- cpuledger workload threads --threads 2 --seconds 5
+echo "== cpuledger run --source perf --ledger $out/cpuledger.db -- cpuledger workload threads --seconds 5"
+cpuledger run --source perf -o "$out/live.rec" --ledger "$out/cpuledger.db" -- cpuledger workload threads --threads 2 --seconds 5
 echo
 echo "== cpuledger report -i $out/live.rec --by thread"
 "$cl" report -i "$out/live.rec" --by thread | cut -c1-160 | head -20

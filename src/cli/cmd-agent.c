@@ -41,13 +41,14 @@
 enum { A_LEDGER = 1, A_INTERVAL, A_FREQ, A_NO_CALL_GRAPH, A_ACCOUNTS, A_LISTEN, A_RETAIN,
        A_PROGRAMS, A_DURATION, A_MMAP_PAGES, A_WEB_CONFIG, A_PROFILE_LABELS, A_CLIENT_CONNS,
        A_IDLE_TIMEOUT, A_MAX_NAMES, A_MAX_CGROUPS, A_MAX_SYMBOL_FILES, A_MAX_SYMBOL_MB,
-       A_MAX_JIT_MB };
+       A_MAX_JIT_MB, A_SOURCE };
 
 static const struct cli_option agent_options[] = {
 	{ "ledger", 0, "PATH", A_LEDGER, "the ledger (default " DEFAULT_LEDGER ")" },
 	{ "interval", 0, "SEC", A_INTERVAL, "a collection every SEC seconds (default 60)" },
-	LIVE_FREQ_OPTION(A_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from the "
-			 "tracepoints, samples only\nsplit them among functions"),
+	LIVE_FREQ_OPTION(A_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from --source, "
+			 "samples only\nsplit them among functions"),
+	LIVE_SOURCE_OPTION(A_SOURCE),
 	{ "no-call-graph", 0, NULL, A_NO_CALL_GRAPH, "no call chains (profiles then have one\n"
 	  "frame a sample)" },
 	{ "accounts", 0, "FILE", A_ACCOUNTS, "charge accounts by these rules (docs/accounts.md);\n"
@@ -166,7 +167,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
 	}
-	g->m.read_wait = procfs_wait_hook;
+	g->m.read_wait = recorder__wait_hook(r, &g->m.wait_ctx);	/* schedstat or bpf's */
 	g->m.wait_start = recorder__cgstats(r);	/* the waits when it started */
 	g->m.wait_every = 10;	/* a snapshot a second: waits every 10 s */
 	g->metrics_ready = true;
@@ -256,7 +257,8 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
 		.own_rss_bytes = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE),
 		.version = CPULEDGER_VERSION,
-		.steal_method = engine__stats(e)->steal_from_gaps ? "sample-gaps" : "residual",
+		.steal_method = engine__config(e)->mode == STEAL_GIVEN ? "kernel-clock" :
+				engine__stats(e)->steal_from_gaps ? "sample-gaps" : "residual",
 		.kernel_accounting = steal_accounting__name(engine__stats(e)->accounting),
 		.accounting_source = recorder__kernel_acct(r)->source,
 		.steal_scaled = engine__config(e)->scale_to_kernel,
@@ -391,6 +393,8 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g, bo
 	const char *arg;
 	uint64_t v;
 	double d;
+	if (live_opts__source_env(o))
+		return EXIT_USAGE;
 	cli_begin();
 	while ((id = cli_next(&agent_command, argc, argv, &arg)) != CLI_END) {
 		switch (id) {
@@ -406,6 +410,10 @@ static int parse(int argc, char **argv, struct live_opts *o, struct agent *g, bo
 			break;
 		case A_FREQ:
 			if (live_opts__freq(o, arg) < 0)
+				return EXIT_USAGE;
+			break;
+		case A_SOURCE:
+			if (live_opts__source(o, arg) < 0)
 				return EXIT_USAGE;
 			break;
 		case A_NO_CALL_GRAPH: o->callchain = false; break;
@@ -491,6 +499,9 @@ int cmd_agent(int argc, char **argv)
 	/* bounds for a busy host: tens of thousands of threads and cgroups,
 	 * a thousand binaries (docs/agent.md has what they cost) */
 	o.max_names = 65536;
+	/* the BPF collector's maps a second: a scrape or a collection is
+	 * seconds apart, and each read costs ~5 us a thread */
+	o.clock_interval = 1;
 	o.max_cgroups = 16384;
 	o.max_symbol_files = 1024;
 	o.max_symbol_bytes = 256ull << 20;

@@ -32,6 +32,8 @@ int cmd_record(int argc, char **argv)
 	const char *arg;
 	live_opts__init(&o);
 	o.output = "cpuledger.rec";
+	if (live_opts__source_env(&o))
+		goto out;
 	cli_begin();
 	while ((id = cli_next(&record_command, argc, argv, &arg)) != CLI_END) {
 		if (id == CLI_HELP) {

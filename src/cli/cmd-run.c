@@ -134,7 +134,9 @@ static void print_summary(const struct analysis *a, char **command,
 	bool how = x->steal_method && *x->steal_method;
 	bool acct = how && x->kernel_accounting && *x->kernel_accounting;
 	fprintf(stderr, "  steal source: %s%s%s%s%s%s%s%s; %llu records lost\n", x->steal_source,
-		how ? ", " : "", how ? (strcmp(x->steal_method, "residual") ?
+		how ? ", " : "", how ? (!strcmp(x->steal_method, "kernel-clock") ?
+					"read from the kernel's clocks" :
+					strcmp(x->steal_method, "residual") ?
 					"sample gaps" : "the residual of each stint") : "",
 		acct ? " (" : "", acct ? x->kernel_accounting : "", acct ? ": " : "",
 		acct ? steal_accounting__describe_name(x->kernel_accounting) : "",
@@ -153,6 +155,8 @@ int cmd_run(int argc, char **argv)
 	row_keys__parse(&o.a.keys, "thread", &bad);
 	o.a.control = control;
 	o.a.ncontrol = 1;
+	if (live_opts__source_env(&o))
+		goto out;
 	cli_begin();
 	while ((id = cli_next(&run_command, argc, argv, &arg)) != CLI_END) {
 		if (id == CLI_HELP) {

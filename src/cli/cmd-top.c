@@ -37,7 +37,7 @@
 #include "../core/banned.h"
 
 enum { T_DELAY = 1, T_PID, T_BATCH, T_ITER, T_FREQ, T_THREADS, T_PROGRAMS, T_ACCOUNTS,
-       T_TREE, T_MMAP_PAGES };
+       T_TREE, T_MMAP_PAGES, T_SOURCE };
 
 static const struct cli_option top_options[] = {
 	{ "delay", 'd', "SEC", T_DELAY, "refresh every SEC seconds (default 2)" },
@@ -45,7 +45,8 @@ static const struct cli_option top_options[] = {
 	{ "batch", 'b', NULL, T_BATCH, "print each refresh as plain text (no terminal\n"
 	  "needed), as top -b does" },
 	{ "iterations", 'n', "N", T_ITER, "stop after N refreshes" },
-	LIVE_FREQ_OPTION(T_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from the tracepoints"),
+	LIVE_FREQ_OPTION(T_FREQ, LIVE_HZ_LIGHT, ": CPU time\nand steal come from --source"),
+	LIVE_SOURCE_OPTION(T_SOURCE),
 	{ "threads", 'H', NULL, T_THREADS, "a row per thread (key H)" },
 	{ "programs", 'g', NULL, T_PROGRAMS, "a row per program, its processes summed (key g)" },
 	{ "tree", 't', NULL, T_TREE, "processes as a tree, each under its parent (key t)" },
@@ -239,7 +240,7 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
 	}
-	tp->v.read_wait = procfs_wait_hook;
+	tp->v.read_wait = recorder__wait_hook(r, &tp->v.wait_ctx);	/* schedstat or bpf's */
 	if (tp->npids && scope_descendants(e, tp->pids, tp->npids)) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
@@ -277,6 +278,10 @@ static void steal_line(const struct top *tp, const struct engine *e, char line[1
 	const struct engine_stats *st = engine__stats(e);
 	const struct engine_config *c = engine__config(e);
 	const struct kernel_acct *k = recorder__kernel_acct(tp->rec);
+	if (c->mode == STEAL_GIVEN) {	/* "bpf (steal: ...; wait: ...)" */
+		snprintf(line, 160, "steal: %s", recorder__stats(tp->rec)->steal_source);
+		return;
+	}
 	if (c->mode != STEAL_STINTS) {
 		snprintf(line, 160, "steal: %s", c->mode == STEAL_GAPS ?
 			 "sample gaps scaled to /proc/stat" : "unknown");
@@ -942,6 +947,8 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp, boo
 	const char *arg;
 	uint64_t v;
 	double d;
+	if (live_opts__source_env(o))
+		return EXIT_USAGE;
 	cli_begin();
 	while ((id = cli_next(&top_command, argc, argv, &arg)) != CLI_END) {
 		switch (id) {
@@ -978,6 +985,10 @@ static int parse(int argc, char **argv, struct live_opts *o, struct top *tp, boo
 		case T_TREE: tp->tree = true; tp->mode = TOP_PROCESSES; break;
 		case T_MMAP_PAGES:
 			if (live_opts__mmap_pages(o, arg) < 0)
+				return EXIT_USAGE;
+			break;
+		case T_SOURCE:
+			if (live_opts__source(o, arg) < 0)
 				return EXIT_USAGE;
 			break;
 		default:

@@ -8,7 +8,8 @@
 #include "../core/banned.h"
 
 enum { L_ALL = 1, L_PID, L_FREQ, L_G, L_CALL_GRAPH, L_OUTPUT, L_DURATION,
-       L_NO_TRACEPOINTS, L_ACCOUNTS, L_LEDGER, L_INTERVAL, L_MMAP_PAGES, L_REALTIME };
+       L_NO_TRACEPOINTS, L_ACCOUNTS, L_LEDGER, L_INTERVAL, L_MMAP_PAGES, L_REALTIME,
+       L_SOURCE };
 
 const struct cli_option live_record_options[] = {
 	{ "all-cpus", 'a', NULL, L_ALL, "record every CPU and task" },
@@ -20,8 +21,9 @@ const struct cli_option live_record_options[] = {
 	{ "output", 'o', "FILE", L_OUTPUT, "the recording (record: default cpuledger.rec;\n"
 	  "run: kept only with -o)" },
 	{ "duration", 0, "SEC", L_DURATION, "stop after SEC seconds" },
-	{ "no-tracepoints", 0, NULL, L_NO_TRACEPOINTS, "measure steal from sample gaps scaled to\n"
-	  "/proc/stat, not per stint" },
+	LIVE_SOURCE_OPTION(L_SOURCE),
+	{ "no-tracepoints", 0, NULL, L_NO_TRACEPOINTS, "with perf: measure steal from sample gaps\n"
+	  "scaled to /proc/stat, not per stint" },
 	{ "accounts", 0, "FILE", L_ACCOUNTS, "charge accounts by these rules (docs/accounts.md)" },
 	{ "ledger", 0, "PATH", L_LEDGER, "add what was recorded to this ledger when it ends,\n"
 	  "and when asked (SIGUSR1, cpuledger collect PID)" },
@@ -69,6 +71,32 @@ int live_opts__mmap_pages(struct live_opts *o, const char *arg)
 	return 1;
 }
 
+static int parse_source(struct live_opts *o, const char *what, const char *arg)
+{
+	static const char *const names[] = { "auto", "bpf", "perf" };
+	static const enum recorder_source sources[] = {
+		RECORDER_SOURCE_AUTO, RECORDER_SOURCE_BPF, RECORDER_SOURCE_PERF };
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		if (!strcmp(arg, names[i])) {
+			o->source = sources[i];
+			return 1;
+		}
+	cli_error("%s: unknown source '%s' (auto, bpf, perf)", what, arg);
+	return -1;
+}
+
+int live_opts__source(struct live_opts *o, const char *arg)
+{
+	return parse_source(o, "--source", arg);
+}
+
+/* The test suite runs the perf path with it (tests/README.md). */
+int live_opts__source_env(struct live_opts *o)
+{
+	const char *v = getenv("CPULEDGER_SOURCE");
+	return v && *v && parse_source(o, "CPULEDGER_SOURCE", v) < 0 ? -1 : 0;
+}
+
 int live_opts__freq(struct live_opts *o, const char *arg)
 {
 	uint64_t v;
@@ -99,6 +127,7 @@ int live_opts__parse(struct live_opts *o, int id, const char *arg)
 	case L_DURATION: return parse_seconds("--duration", arg, CLI_DURATION_MIN,
 						   CLI_MAX_SECONDS, &o->duration);
 	case L_NO_TRACEPOINTS: o->no_tracepoints = true; return 1;
+	case L_SOURCE: return live_opts__source(o, arg);
 	case L_ACCOUNTS: o->accounts = arg; return 1;
 	case L_LEDGER: o->ledger = arg; return 1;
 	case L_INTERVAL: return parse_seconds("--interval", arg, CLI_INTERVAL_MIN,

@@ -14,6 +14,18 @@
  * default, why what the help says after the default (or ""). */
 #define LIVE_FREQ_OPTION(id, hz, why) \
 	{ "freq", 'F', "HZ", id, "cpu-clock samples per second (default " LIVE_STR(hz) why ")" }
+/* --source's entry in a command's table (record, run, top, agent). */
+#define LIVE_SOURCE_OPTION(id) \
+	{ "source", 0, "SOURCE", id, "where each thread's CPU time, steal and run-queue\n" \
+	  "wait come from: bpf (the kernel's own clocks, read\n" \
+	  "by a BPF collector), perf (sched tracepoints), auto\n" \
+	  "(bpf where it loads, else perf; the default, or\n" \
+	  "CPULEDGER_SOURCE's)", "auto bpf perf" }
+/* --source's value into o->source: 1, or -1 having said why. */
+int live_opts__source(struct live_opts *o, const char *arg);
+/* CPULEDGER_SOURCE, when set, into o->source (before the options, which
+ * override it): 0, or -1 having said why. */
+int live_opts__source_env(struct live_opts *o);
 /* --freq's value into o->hz: 1, or -1 having said why. */
 int live_opts__freq(struct live_opts *o, const char *arg);
 

@@ -33,7 +33,9 @@ static size_t ring_pages(const struct recorder_opts *o)
 static int open_session(struct recorder *r, enum recorder_failure *fail)
 {
 	const struct recorder_opts *o = &r->o;
-	r->tracepoints = !o->no_tracepoints && tp_formats__load(&r->tp, o->root) == 0;
+	/* the collector gives what the sched tracepoints would, at a cost
+	 * that does not grow with the switches: not both */
+	r->tracepoints = !o->no_tracepoints && !r->bpf && tp_formats__load(&r->tp, o->root) == 0;
 	struct perf_options po = { .hz = o->hz, .callchain = o->callchain,
 				   .tracepoints = r->tracepoints, .ring_pages = ring_pages(o),
 				   .cgroup = true };
@@ -56,7 +58,7 @@ static int open_session(struct recorder *r, enum recorder_failure *fail)
 		err = perf_session__open(&r->perf, &po, &r->tp);
 		r->st.task_only = !err;
 	}
-	r->st.tracepoints_missing = !r->tracepoints && !po.task && !o->no_tracepoints;
+	r->st.tracepoints_missing = !r->tracepoints && !po.task && !o->no_tracepoints && !r->bpf;
 	if (err) {
 		*fail = err == -EACCES || err == -EPERM ? REC_FAIL_NOT_ALLOWED : REC_FAIL_PERF;
 		return err;
@@ -118,6 +120,51 @@ static void read_host(struct recorder *r)
 	free(boot);
 }
 
+/* Why the last recorder__new of this thread could not load the collector
+ * (the recorder is gone by then). */
+static __thread char failure_why[256];
+
+const char *recorder__failure_why(void)
+{
+	return failure_why;
+}
+
+/* The BPF collector, as --source asks: bpf fails without it; auto
+ * falls back to perf's tracepoints, keeping why to say it. */
+static int open_bpf(struct recorder *r, enum recorder_failure *fail)
+{
+	r->st.source_why = r->source_why;
+	/* asking for sample gaps is asking for perf, unless bpf was asked */
+	if (r->o.source == RECORDER_SOURCE_PERF ||
+	    (r->o.source == RECORDER_SOURCE_AUTO && r->o.no_tracepoints))
+		return 0;
+	char why[sizeof(r->source_why) - 32];
+	int err = recorder_bpf_open(r, why, sizeof(why));
+	if (!err)
+		return 0;
+	snprintf(r->source_why, sizeof(r->source_why), "%s", why[0] ? why : strerror(-err));
+	if (r->o.source == RECORDER_SOURCE_AUTO)
+		return 0;
+	snprintf(failure_why, sizeof(failure_why), "%s", r->source_why);
+	*fail = REC_FAIL_BPF;
+	return err;
+}
+
+/* Where steal comes from, for META and the command's line. */
+static void name_source(struct recorder *r)
+{
+	if (r->bpf && r->st.task_only) {	/* the collector, yet no perf -a */
+		snprintf(r->source_why, sizeof(r->source_why),
+			 "perf_event_open refused system-wide");
+		recorder_bpf_release(r);
+	}
+	r->st.source = r->bpf ? "bpf" : "perf";
+	r->st.steal_source = r->st.task_only ?
+		"unknown (no permission to record system-wide)" :
+		r->bpf ? recorder_bpf_steal_source(r) :
+		r->tracepoints ? "tracepoints" : "sample-gaps";
+}
+
 struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_failure *fail)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
@@ -129,7 +176,9 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 	hindex__init(&r->scope.index);
 	hindex__init(&r->cgid_index);
 	cgstats__init(&r->cg);
-	int err = open_session(r, fail);
+	int err = open_bpf(r, fail);
+	if (!err)
+		err = open_session(r, fail);
 	if (!err)
 		err = make_layout(r);
 	/* the kernel's symbols, read now, while their addresses show (a
@@ -145,9 +194,7 @@ struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_fail
 		err = -ENOMEM;
 	if (!err) {
 		r->unknown = resolver__unknown(r->res);
-		r->st.steal_source = r->st.task_only ?
-			"unknown (no permission to record system-wide)" :
-			r->tracepoints ? "tracepoints" : "sample-gaps";
+		name_source(r);
 		read_host(r);
 		kernel_acct__read(&r->acct);
 		return r;
@@ -180,10 +227,13 @@ void recorder__config(struct recorder *r, struct engine_config *c)
 		.vm = strtab__intern(&r->names, r->host, strlen(r->host)),
 		.unknown_fn = r->unknown,
 		.scope_all = r->o.all || (!r->o.npids && r->o.child <= 0),
-		.mode = r->st.task_only ? STEAL_UNKNOWN :
+		.mode = r->st.task_only ? STEAL_UNKNOWN : r->bpf ? STEAL_GIVEN :
 			r->tracepoints ? STEAL_STINTS : STEAL_GAPS,
 		.accounting = r->acct.accounting,
-		.scale_to_kernel = r->acct.steal_clock > 0,
+		/* the collector's steal is read, not shared out */
+		.scale_to_kernel = r->acct.steal_clock > 0 && !r->bpf,
+		/* a thread's last figures come at the read after its exit */
+		.exit_grace_ns = 3 * recorder_bpf_interval(r),
 	};
 	c->keep_all = c->mode == STEAL_GAPS;
 }
@@ -320,6 +370,8 @@ int recorder__start(struct recorder *r, int out_fd)
 	 * a machine of thousands of processes; its records wait in the rings
 	 * meanwhile, rather than the recording missing that time. */
 	if (!err)
+		err = recorder_bpf_begin(r);
+	if (!err)
 		err = perf_session__enable(&r->perf);
 	if (!err)
 		err = recorder_cgroup_start(r);
@@ -348,6 +400,8 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 	int err = perf_session__read(&r->perf, recorder_on_record, r);
 	if (!err)
 		err = recorder_round(r);
+	if (!err)
+		err = recorder_bpf_poll(r, false);
 	/* a recorder killed later, or stopped by a full disk, keeps what it
 	 * flushed: at most a second or 4 MiB is lost */
 	if (!err && r->w && rec_writer__bytes(r->w) != r->bytes_flushed &&
@@ -360,9 +414,13 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 int recorder__finish(struct recorder *r)
 {
 	perf_session__disable(&r->perf);
+	/* the threads' last figures, read before the end's time: everything
+	 * the recording holds is of before its end */
+	int err = recorder_bpf_poll(r, true);
 	r->st.end_ns = clock_mono_ns();
 	r->realtime_end = clock_real_ns();
-	int err = perf_session__read(&r->perf, recorder_on_record, r);
+	if (!err)
+		err = perf_session__read(&r->perf, recorder_on_record, r);
 	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */
 	if (!err)
 		err = recorder_round(r);
@@ -389,6 +447,7 @@ void recorder__free(struct recorder *r)
 	if (!r)
 		return;
 	rec_writer__free(r->w);
+	recorder_bpf_release(r);
 	perf_session__release(&r->perf);
 	pd_layout__release(&r->layout);
 	resolver__free(r->res);
@@ -511,6 +570,12 @@ const char *recorder__boot_id(const struct recorder *r)
 int64_t recorder__realtime_start(const struct recorder *r)
 {
 	return r->realtime_start;
+}
+
+recorder_wait_fn recorder__wait_hook(struct recorder *r, void **ctx)
+{
+	*ctx = r->bpf ? r : NULL;
+	return r->bpf ? recorder__read_wait : procfs_wait_hook;
 }
 
 const struct cgstats *recorder__cgstats(const struct recorder *r)

@@ -30,6 +30,14 @@
 
 struct kernel_acct;
 
+/* Where each thread's CPU time, steal and run-queue wait come from
+ * (--source, docs/record.md). */
+enum recorder_source {
+	RECORDER_SOURCE_AUTO,	/* the BPF collector where it loads, else perf */
+	RECORDER_SOURCE_BPF,	/* the BPF collector (src/bpf/), or fail */
+	RECORDER_SOURCE_PERF,	/* perf's sched tracepoints (or sample gaps) */
+};
+
 struct recorder_opts {
 	bool all;		/* -a */
 	const pid_t *pids;	/* -p */
@@ -38,8 +46,13 @@ struct recorder_opts {
 	char *const *command;	/* its argv, for its command line */
 	uint32_t hz;		/* -F */
 	bool callchain;		/* -g (frame pointers) */
-	bool no_tracepoints;	/* steal from sample gaps */
+	bool no_tracepoints;	/* steal from sample gaps (auto: perf) */
 	uint32_t mmap_pages;	/* per CPU ring; 0: by privilege */
+	enum recorder_source source;
+	uint64_t bpf_interval_ns;	/* the collector read so often; 0: 250 ms */
+	bool forget_exited;	/* bpf: exited threads' waits are not kept for
+				 * the end (top, the agent: memory follows the
+				 * live threads) */
 	const char *root;	/* for /proc and tracefs: "/" */
 	const char *accounts;	/* --accounts rules text, stored; may be NULL */
 	const struct account_rules *rules;	/* for the engine's accounts */
@@ -59,12 +72,18 @@ enum recorder_failure {
 	REC_FAIL_NOMEM,
 	REC_FAIL_NOT_ALLOWED,	/* perf_event_open refused system-wide */
 	REC_FAIL_PERF,		/* perf_event_open failed otherwise */
+	REC_FAIL_BPF,		/* --source bpf: the collector did not load
+				 * (recorder_stats.source_why says why) */
 };
 
 struct recorder_stats {
 	uint64_t records, samples, lost, bytes, items;
 	uint64_t symbols;		/* functions named */
-	const char *steal_source;	/* "tracepoints", "sample-gaps", "unknown (...)" */
+	const char *steal_source;	/* "tracepoints", "sample-gaps", "unknown (...)",
+					 * "bpf (what it reads)" */
+	const char *source;		/* "bpf" or "perf" */
+	const char *source_why;		/* "": as asked; else why not bpf (auto,
+					 * or REC_FAIL_BPF) */
 	bool task_only;			/* the command's own user-space samples */
 	bool tracepoints_missing;	/* wanted, not there: sample gaps */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC, when started */
@@ -75,6 +94,9 @@ struct recorder;
 
 /* Opens the events (disabled). NULL with *fail and errno set. */
 struct recorder *recorder__new(const struct recorder_opts *o, enum recorder_failure *fail);
+/* After REC_FAIL_BPF: why the collector did not load (this thread's last
+ * recorder__new; valid until its next). */
+const char *recorder__failure_why(void);
 
 /* Feeds events to e from now on (may be NULL). Before recorder__start. */
 void recorder__attach(struct recorder *r, struct engine *e);
@@ -113,6 +135,16 @@ int recorder__finish(struct recorder *r);
 void recorder__free(struct recorder *r);
 
 const struct recorder_stats *recorder__stats(const struct recorder *r);
+/* The read_wait hook of the live consumers (analysis/collector.h,
+ * metrics, topview) for a recorder of source bpf, ctx the recorder: a
+ * thread's run-queue wait since the collector first saw it, from the
+ * collector's last read. -ENOENT: not seen, or gone. */
+int recorder__read_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
+/* That hook where the source is bpf, else procfs_wait_hook (schedstat's
+ * run_delay now), with its ctx. */
+typedef int (*recorder_wait_fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
+recorder_wait_fn recorder__wait_hook(struct recorder *r, void **ctx);
+
 /* Per CPU: /proc/stat's steal at the start and now (for the engine and
  * reports), and the records lost. */
 uint32_t recorder__ncpus(const struct recorder *r);

@@ -177,10 +177,24 @@ static int on_task_wait(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	return cgstats__wait(&w->r->cg, w->phase, (uint32_t)pid, (uint32_t)tid, delay);
 }
 
+/* A thread's wait as the BPF collector counted it, from its first sight. */
+static int on_bpf_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns)
+{
+	struct waits *w = ctx;
+	if (grow_array((void **)&w->v, &w->cap, w->n, sizeof(*w->v), 256))
+		return -ENOMEM;
+	w->v[w->n++] = (struct rec_wait_task){ pid, tid, ns };
+	return cgstats__wait(&w->r->cg, w->phase, pid, tid, ns);
+}
+
+/* With the BPF collector the waits count from the start (none at the
+ * start) to each thread's last switch, exited threads too: its totals,
+ * not schedstat's, which lose a thread's last wait once it is gone. */
 static int write_waits(struct recorder *r, int phase)
 {
 	struct waits w = { .r = r, .phase = phase };
-	int err = procfs_tasks(r->o.root, on_task_wait, &w);
+	int err = !r->bpf ? procfs_tasks(r->o.root, on_task_wait, &w) :
+		  phase == REC_PHASE_END ? recorder_bpf_each_wait(r, on_bpf_wait, &w) : 0;
 	if (!err) {
 		cgstats__waits_taken(&r->cg, phase);
 		struct rec_wait h = { .phase = (uint32_t)phase, .count = w.n,

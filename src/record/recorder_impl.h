@@ -3,9 +3,10 @@
  * the perf session, metadata), recorder_events.c (each record decoded,
  * resolved, written and fed to the engine), recorder_proc.c (what /proc
  * says of processes: at the start and at each exec), recorder_cgroup.c
- * (cgroup ids, paths and statistics) and recorder_out.c (names and events
- * out to the file, the engine and the taps). Each calls only those after
- * it in this list.
+ * (cgroup ids, paths and statistics), recorder_bpf.c (the BPF collector's
+ * reads, --source bpf) and recorder_out.c (names and events out to the
+ * file, the engine and the taps). Each calls only those after it in this
+ * list.
  */
 #ifndef CPULEDGER_RECORD_RECORDER_IMPL_H
 #define CPULEDGER_RECORD_RECORDER_IMPL_H
@@ -58,6 +59,8 @@ struct recorder_tap {
 	uint32_t stack;		/* the stack of the sample being pushed */
 };
 
+struct recorder_bpf;
+
 struct recorder {
 	struct recorder_opts o;
 	struct recorder_stats st;
@@ -102,6 +105,9 @@ struct recorder {
 	uint64_t lost_window_ns;	/* the time of lost records, every CPU */
 	struct recorder_cgcache cgcache[RECORDER_CGCACHE];
 	struct cgstats cg;
+	/* recorder_bpf.c: NULL with perf's tracepoints (--source perf) */
+	struct recorder_bpf *bpf;
+	char source_why[256];		/* auto: why not the BPF collector */
 	/* recorder_source.c */
 	struct source source;
 	struct source_cpu *described;	/* per CPU, as last described */
@@ -127,6 +133,28 @@ void recorder_cgroup_release(struct recorder *r);
 /* recorder_events.c */
 int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h);
 int recorder_round(struct recorder *r);
+
+/* recorder_bpf.c */
+/* Loads the collector; 0, or -errno with why said in why. */
+int recorder_bpf_open(struct recorder *r, char *why, size_t whylen);
+const char *recorder_bpf_steal_source(const struct recorder *r);
+/* Whether steal is measured: true without the collector (perf's own
+ * rules then), else where it reads a steal clock or the kernel's. */
+bool recorder_bpf_steal_known(const struct recorder *r);
+/* The time between two reads (0: no collector). */
+uint64_t recorder_bpf_interval(const struct recorder *r);
+/* At the start: the figures from here on. 0 or -errno. */
+int recorder_bpf_begin(struct recorder *r);
+/* Reads the threads' figures when an interval has passed (now: at once)
+ * and hands them on (REC_CLOCK, EK_CLOCK). 0 or -errno. */
+int recorder_bpf_poll(struct recorder *r, bool now);
+/* Every thread's run-queue wait since the collector first saw it (the
+ * start), exited ones too (forget_exited: live ones), as schedstat's of
+ * every task. fn's error stops. */
+int recorder_bpf_each_wait(const struct recorder *r,
+			   int (*fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns),
+			   void *ctx);
+void recorder_bpf_release(struct recorder *r);
 
 /* recorder_out.c */
 void recorder_pool_sweep(struct recorder *r, uint64_t watermark);

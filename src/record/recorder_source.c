@@ -75,7 +75,7 @@ static int op_describe(struct source *src, uint64_t end_ns, struct source_desc *
 		.accounting_source = recorder__kernel_acct(r)->source,
 		.boot_id = recorder__boot_id(r),
 		.steal_clock = recorder__kernel_acct(r)->steal_clock,
-		.scope = rec_scope__name(scope), .steal_known = !st->task_only,
+		.scope = rec_scope__name(scope), .steal_known = !st->task_only && recorder_bpf_steal_known(r),
 		.start_ns = st->start_ns, .end_ns = end_ns,
 		.realtime_start_ns = recorder__realtime_start(r),
 		.duration_ns = end_ns - st->start_ns, .clock_samples = st->samples,

@@ -167,6 +167,8 @@ static int open_recorder(struct live *l)
 		.all = o->all, .pids = o->pids, .npids = o->npids, .child = l->child,
 		.command = o->command, .hz = o->hz, .callchain = o->callchain,
 		.no_tracepoints = o->no_tracepoints, .mmap_pages = o->mmap_pages,
+		.source = o->source, .forget_exited = o->hooks != NULL,
+		.bpf_interval_ns = (uint64_t)(o->clock_interval * NSEC_PER_SEC),
 		.root = o->root, .accounts = l->rules_text,
 		.rules = o->accounts ? &l->rules : NULL, .hide_addresses = l->sudo,
 		.user = l->uid, .max_names = o->max_names, .max_cgroups = o->max_cgroups,
@@ -176,7 +178,10 @@ static int open_recorder(struct live *l)
 	enum recorder_failure why;
 	l->rec = recorder__new(&ro, &why);
 	if (!l->rec) {
-		if (why == REC_FAIL_NOT_ALLOWED)
+		if (why == REC_FAIL_BPF)
+			live_say("cannot start the BPF collector (--source bpf): %s",
+				 recorder__failure_why());
+		else if (why == REC_FAIL_NOT_ALLOWED)
 			live_say("cannot record: perf_event_open: %s (system-wide recording needs "
 				  "root, CAP_PERFMON or kernel.perf_event_paranoid <= 0, now %s; "
 				  "without them, one command or one process of yours can be "
@@ -189,6 +194,11 @@ static int open_recorder(struct live *l)
 	if (st->task_only)
 		live_say("not allowed to record system-wide (perf_event_paranoid %s); "
 			 "recording its own user-space samples, steal unknown", paranoid(o->root));
+	/* root expects the collector: why not is news; a user expects none */
+	if (*st->source_why && o->source == RECORDER_SOURCE_AUTO && !st->task_only &&
+	    geteuid() == 0)
+		live_say("the BPF collector did not load (%s); CPU time and steal from perf",
+			 st->source_why);
 	if (st->tracepoints_missing)
 		live_say("tracepoints sched:sched_switch and sched:sched_stat_runtime "
 			 "unavailable; steal will come from sample gaps");
@@ -235,7 +245,7 @@ static int setup_collector(struct live *l)
 {
 	int err = l->piped ? pipeline__collector(&l->pipe) : 0;
 	if (!err && l->piped && l->pipe.collecting) {
-		l->pipe.coll.read_wait = procfs_wait_hook;
+		l->pipe.coll.read_wait = recorder__wait_hook(l->rec, &l->pipe.coll.wait_ctx);
 		l->pipe.coll.wait_start = recorder__cgstats(l->rec);
 	}
 	return err;
@@ -407,11 +417,12 @@ static void summary(struct live *l)
 	if (l->o->quiet)
 		return;
 	live_say("%.1f s, %llu records, %.2f MB written%s%s%s; %llu records lost%s; "
-		 "peak memory %.1f MB", (double)(l->end - l->start) / NSEC_PER_SEC,
+		 "source %s; peak memory %.1f MB", (double)(l->end - l->start) / NSEC_PER_SEC,
 		(unsigned long long)st->records, (double)st->bytes / 1e6,
 		l->o->output ? " to '" : "", l->o->output ? l->o->output : "",
 		l->o->output ? "'" : "", (unsigned long long)st->lost,
-		live_stop_signal ? " (stopped by a signal)" : "", (double)ru.ru_maxrss / 1024);
+		live_stop_signal ? " (stopped by a signal)" : "", st->source,
+		(double)ru.ru_maxrss / 1024);
 }
 
 /* Stops, writes the end, commits the file (or not: a command that could

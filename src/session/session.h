@@ -19,6 +19,7 @@
 
 #include "../analysis/analysis.h"
 #include "../core/attribute.h"
+#include "../record/recorder.h"
 
 struct engine;
 struct eng_thread;
@@ -75,6 +76,8 @@ struct live_opts {
 	char **command;		/* after --, NULL-terminated */
 	const char *root;	/* for /proc and tracefs: "/" */
 	bool no_tracepoints;
+	enum recorder_source source;	/* --source, CPULEDGER_SOURCE */
+	double clock_interval;	/* bpf: its maps read every so many s; 0: 0.25 */
 	const char *accounts;	/* --accounts FILE */
 	const char *ledger;	/* --ledger */
 	double interval;	/* --interval: a collection every so many s */

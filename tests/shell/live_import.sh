@@ -14,6 +14,9 @@
 # - `import -o` then `report` equals `report -i perf-script:` on the text.
 # Skipped, saying why, without perf or where the kernel refuses it.
 . "$(dirname "$0")/../lib.sh"
+# perf's path: the recorder's tracepoint figures beside perf script's are its
+# subject; the BPF collector's is live_source_bpf.sh.
+export CPULEDGER_SOURCE=perf
 command -v perf >/dev/null || skip "perf is not installed"
 command -v python3 >/dev/null || skip "python3 is not installed"
 need_perf

@@ -16,6 +16,8 @@
 #   skips rather than judge figures it knows are short.
 # Skipped, saying why, where the kernel refuses perf_event_open.
 . "$(dirname "$0")/../lib.sh"
+# perf's path: steal per stint from the sched tracepoints is its subject; the BPF collector's is live_source_bpf.sh.
+export CPULEDGER_SOURCE=perf
 command -v python3 >/dev/null || skip "python3 is not installed"
 SECONDS_=${LIVE_SECONDS:-20}
 need_perf

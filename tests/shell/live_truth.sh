@@ -16,6 +16,9 @@
 #   work (programs ran more than half the CPUs' time) or with records
 #   lost, it is skipped saying so (the stacks above are checked still).
 . "$(dirname "$0")/../lib.sh"
+# perf's path: idle time is the idle task's stints, which only the sched
+# tracepoints give; the BPF collector's is live_source_bpf.sh.
+export CPULEDGER_SOURCE=perf
 command -v perf >/dev/null || skip "perf is not installed"
 command -v python3 >/dev/null || skip "python3 is not installed"
 need_perf
