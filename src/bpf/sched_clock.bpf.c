@@ -424,7 +424,8 @@ int BPF_PROG(on_wakeup_new, struct task_struct *p)
 
 /*
  * The sampler, run by the loader (BPF_PROG_TEST_RUN, once per CPU, the
- * CPU's number its one argument) at each read, never attached: the CPU's
+ * CPU's number its first argument, the second 1 where it runs on that
+ * CPU) at each read, never attached: the task running there, and the CPU's
  * steal clock, kernel_cpustat's steal and IRQ time now, at the base its
  * switches found (another CPU's: a value a tick old at worst, as
  * /proc/stat reads it).
@@ -436,7 +437,13 @@ int sample(struct bpf_raw_tracepoint_args *ctx)
 	struct sc_cpu *c = bpf_map_lookup_elem(&cpus, &cpu);
 	__u32 v;
 
-	if (!c || c->base <= 1)
+	if (!c)
+		return 0;
+	/* run on that CPU (BPF_F_TEST_RUN_ON_CPU, from an interrupt there,
+	 * or by the loader itself on its own): who runs there now, whose
+	 * stint in progress the loader counts (sched_clock.c, in_flight) */
+	c->curr_now = (__u32)ctx->args[1] ? (__u32)bpf_get_current_pid_tgid() : 0;
+	if (c->base <= 1)
 		return 0;
 	if (steal_off) {
 		c->steal_now = read_steal(c->base + steal_off, &v);

@@ -43,6 +43,11 @@ struct sched_clock {
 	struct sched_clock_delta *out;	/* the last collection's */
 	struct sched_clock_cpu_delta *out_cpus;
 	struct sched_clock_status status;
+	/* per CPU: the stint in progress at the last read, and the task
+	 * running at the load with its run time then (in_flight) */
+	struct sched_clock_flight { uint32_t tid; uint64_t rt_ns, steal_ns; } *flight;
+	uint32_t *load_tid;
+	uint64_t *load_rt;
 	sched_clock_stint_fn fn;	/* during sched_clock__poll_stints */
 	void *fn_ctx;
 };
@@ -188,14 +193,21 @@ static int probe_btf(struct sched_clock *sc, bool *sched_info, bool *paravirt_ac
 	return 0;
 }
 
-/* Runs the sampler: every CPU's steal clock into the cpus map. */
+/* Runs the sampler: every CPU's steal clock into the cpus map, and the
+ * task running on each, where it can run there (an offline CPU, or a
+ * kernel before 5.10, cannot: then not). */
 static int sample(struct sched_clock *sc)
 {
 	int fd = bpf_program__fd(sc->skel->progs.sample);
 	for (uint32_t cpu = 0; cpu < sc->ncpus; cpu++) {
-		uint64_t args[1] = { cpu };
-		LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
-		if (bpf_prog_test_run_opts(fd, &run))
+		uint64_t args[2] = { cpu, 1 };
+		LIBBPF_OPTS(bpf_test_run_opts, there, .ctx_in = args, .ctx_size_in = sizeof(args),
+			    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+		if (!bpf_prog_test_run_opts(fd, &there))
+			continue;
+		args[1] = 0;
+		LIBBPF_OPTS(bpf_test_run_opts, here, .ctx_in = args, .ctx_size_in = sizeof(args));
+		if (bpf_prog_test_run_opts(fd, &here))
 			return -errno;
 	}
 	return 0;
@@ -204,6 +216,74 @@ static int sample(struct sched_clock *sc)
 static int read_cpu(struct sched_clock *sc, uint32_t cpu, struct sc_cpu *out)
 {
 	return bpf_map_lookup_elem(bpf_map__fd(sc->skel->maps.cpus), &cpu, out) ? -errno : 0;
+}
+
+/* Task tid's run time now (schedstat brings a running task's up to date),
+ * or 0: gone, or no schedstat. */
+static uint64_t run_time_now(uint32_t tid)
+{
+	unsigned long long run = 0, delay;
+	return procfs_schedstat("/", (pid_t)tid, (pid_t)tid, &run, &delay) ? 0 : run;
+}
+
+/*
+ * A thread's figures grow at its switches: one running when asked would
+ * show nothing of its stint so far, and one running at the load nothing
+ * of its first stint (its switch in was before). So the task running on
+ * each CPU at the load has its run time then kept (load_tid, load_rt:
+ * its first stint counts from there), and at each read the stint in
+ * progress on each CPU is counted up to now (in_flight): its run time by
+ * schedstat, its steal by the steal clock just sampled. The next switch
+ * out counts the whole stint, which holds what was counted of it, so the
+ * running totals only grow.
+ */
+static void load_baseline(struct sched_clock *sc)
+{
+	struct sc_cpu c;
+	if (sample(sc))
+		return;
+	for (uint32_t i = 0; i < sc->ncpus; i++)
+		if (!read_cpu(sc, i, &c) && c.curr_now) {
+			sc->load_rt[i] = run_time_now(c.curr_now);
+			sc->load_tid[i] = sc->load_rt[i] ? c.curr_now : 0;
+		}
+}
+
+static void in_flight(struct sched_clock *sc)
+{
+	struct sc_cpu c, again;
+	uint32_t mode = sc->skel->bss->steal_mode;
+	for (uint32_t i = 0; i < sc->ncpus; i++) {
+		struct sched_clock_flight *f = &sc->flight[i];
+		*f = (struct sched_clock_flight){ 0 };
+		if (read_cpu(sc, i, &c) || !c.tid_in || !(c.seen_in & 1) ||
+		    c.curr_now != c.tid_in)
+			continue;
+		uint64_t run = run_time_now(c.tid_in);
+		/* the same stint still: no switch on it meanwhile */
+		if (read_cpu(sc, i, &again) || again.switches != c.switches || run < c.rt_in)
+			continue;
+		f->tid = c.tid_in;
+		f->rt_ns = run - c.rt_in;
+		uint64_t steal = mode == SC_STEAL_KVM ? c.steal_now :
+				 mode == SC_STEAL_CPUSTAT ? c.cpustat_now : 0;
+		if ((c.seen_in & 2) && steal > c.steal_in)
+			f->steal_ns = steal - c.steal_in;
+	}
+}
+
+/* What thread tid has run that its entry does not hold yet. */
+static void credit(const struct sched_clock *sc, uint32_t tid, const struct sc_thread *v,
+		   uint64_t *rt, uint64_t *steal)
+{
+	for (uint32_t i = 0; i < sc->ncpus; i++) {
+		if ((v->flags & SC_PARTIAL) && sc->load_tid[i] == tid && v->rt_base > sc->load_rt[i])
+			*rt += v->rt_base - sc->load_rt[i];
+		if (sc->flight[i].tid == tid && !(v->flags & SC_EXITED)) {
+			*rt += sc->flight[i].rt_ns;
+			*steal += sc->flight[i].steal_ns;
+		}
+	}
 }
 
 /* Whether /proc/cpuinfo's flags (x86) say a hypervisor: 1 yes, 0 no,
@@ -387,8 +467,15 @@ struct sched_clock *sched_clock__new(const struct sched_clock_opts *o, char *why
 	if (err)
 		goto err_out;
 	sc->events_wait = o->wait_from_events || !sched_info;
-	sc->steal_from = o->steal_from;
 	sched_delta__init(&sc->deltas);
+	sc->flight = calloc(sc->ncpus, sizeof(*sc->flight));
+	sc->load_tid = calloc(sc->ncpus, sizeof(*sc->load_tid));
+	sc->load_rt = calloc(sc->ncpus, sizeof(*sc->load_rt));
+	if (!sc->flight || !sc->load_tid || !sc->load_rt) {
+		err = -ENOMEM;
+		goto err_out;
+	}
+	sc->steal_from = o->steal_from;
 	sc->skel = sched_clock_bpf__open();
 	if (!sc->skel) {
 		err = load_failed(-errno, "open", why, whylen);
@@ -409,6 +496,7 @@ struct sched_clock *sched_clock__new(const struct sched_clock_opts *o, char *why
 		err = load_failed(err, "attach", why, whylen);
 		goto err_out;
 	}
+	load_baseline(sc);
 	if (o->stints) {
 		sc->ring = ring_buffer__new(bpf_map__fd(sc->skel->maps.stints), on_stint, sc, NULL);
 		if (!sc->ring) {
@@ -451,9 +539,11 @@ static void thread_of(const struct sched_clock *sc, uint32_t tid, const struct s
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->on_ns = v->on_ns;
 	t->stints = v->stints;
-	t->runtime_ns = v->rt_last - v->rt_base;
+	uint64_t rt = v->rt_last - v->rt_base, steal = v->steal_ns;
+	credit(sc, tid, v, &rt, &steal);
+	t->runtime_ns = rt;
 	t->seen_runtime_ns = v->rt_seen;
-	t->steal_ns = sc->status.steal_known ? v->steal_ns : 0;
+	t->steal_ns = sc->status.steal_known ? steal : 0;
 	if (sc->status.runtime_excludes_steal)
 		t->cpu_ns = t->runtime_ns;
 	else
@@ -466,7 +556,7 @@ static void thread_of(const struct sched_clock *sc, uint32_t tid, const struct s
 static int read_cpus(struct sched_clock *sc, struct sched_clock_cpu *cpus)
 {
 	uint32_t mode = sc->skel->bss->steal_mode;
-	int err = mode != SC_STEAL_NONE || sc->status.irq_known ? sample(sc) : 0;
+	int err = sample(sc);	/* (the running tasks too: in_flight) */
 	for (uint32_t i = 0; !err && i < sc->ncpus; i++) {
 		struct sc_cpu c;
 		err = read_cpu(sc, i, &c);
@@ -538,7 +628,9 @@ int sched_clock__read(struct sched_clock *sc, bool forget, struct sched_clock_cp
 	*threads = NULL;
 	*n = 0;
 	count_switches(sc);
-	int err = cpus ? read_cpus(sc, cpus) : 0;
+	int err = cpus ? read_cpus(sc, cpus) : sample(sc);
+	if (!err)
+		in_flight(sc);
 	if (!err)
 		err = read_threads(sc, forget, threads, n);
 	const struct sc_counters *c = &sc->skel->bss->counters;
@@ -676,5 +768,8 @@ void sched_clock__free(struct sched_clock *sc)
 	free(sc->cpus_then);
 	free(sc->out);
 	free(sc->out_cpus);
+	free(sc->flight);
+	free(sc->load_tid);
+	free(sc->load_rt);
 	free(sc);
 }

@@ -21,7 +21,9 @@
  *
  * Times are in ns; stint times are CLOCK_MONOTONIC. Figures of a thread
  * are cumulative from its first sight (a switch in, or out: then
- * SCHED_CLOCK_PARTIAL, its first stint not counted).
+ * SCHED_CLOCK_PARTIAL, its first stint counted from the load where it
+ * ran then), and a read counts the stints in progress up to now (run
+ * time and steal: docs/bpf.md, "Stints in progress").
  */
 #ifndef CPULEDGER_BPF_SCHED_CLOCK_H
 #define CPULEDGER_BPF_SCHED_CLOCK_H

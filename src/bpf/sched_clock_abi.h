@@ -53,7 +53,8 @@ struct sc_cpu {
 	__u64 idle_steal_ns;	/* steal while idle held it */
 	__u64 steal_now;	/* the steal clock when last sampled */
 	__u32 version_now;	/* its version then (0: never written) */
-	__u32 pad;
+	__u32 curr_now;		/* the task running on it then (0: idle),
+				 * where the sampler ran on the CPU */
 	__u64 rt_in, delay_in;	/* sum_exec_runtime and run_delay of the
 				 * thread switched in, then */
 	__u64 switches;		/* every switch seen on it */

@@ -123,17 +123,23 @@ bool procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size)
 	return n >= size;
 }
 
-int procfs_run_delay(const char *root, pid_t pid, pid_t tid, unsigned long long *ns)
+int procfs_schedstat(const char *root, pid_t pid, pid_t tid, unsigned long long *run,
+		     unsigned long long *delay)
 {
 	char rel[96];
-	unsigned long long run;
 	snprintf(rel, sizeof(rel), "proc/%d/task/%d/schedstat", (int)pid, (int)tid);
 	char *text = procfs_read(root, rel, NULL);
 	if (!text)
 		return errno ? -errno : -ENOENT;
-	bool ok = sscanf(text, "%llu %llu", &run, ns) == 2;
+	bool ok = sscanf(text, "%llu %llu", run, delay) == 2;
 	free(text);
 	return ok ? 0 : -ENODATA;
+}
+
+int procfs_run_delay(const char *root, pid_t pid, pid_t tid, unsigned long long *ns)
+{
+	unsigned long long run;
+	return procfs_schedstat(root, pid, tid, &run, ns);
 }
 
 int procfs_wait_hook(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns)

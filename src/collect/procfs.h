@@ -26,6 +26,11 @@ int procfs_tasks(const char *root,
  * is gone or a kernel thread. Returns whether it was cut to fit. */
 bool procfs_cmdline(const char *root, pid_t pid, char *buf, size_t size);
 
+/* Task tid's schedstat: its run time (sum_exec_runtime, brought up to
+ * date by the read) and run-queue wait so far. 0 or -errno, as below. */
+int procfs_schedstat(const char *root, pid_t pid, pid_t tid, unsigned long long *run,
+		     unsigned long long *delay);
+
 /* Task tid's run-queue wait so far (root/proc/PID/task/TID/schedstat's
  * second field, run_delay) into *ns: 0, or -errno (-ENOENT gone; -ENODATA
  * no schedstat in this kernel). */

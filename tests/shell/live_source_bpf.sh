@@ -10,6 +10,9 @@
 #   schedstat stands still while the test reads it (as live_denied.sh);
 #   the recording's steal_source starts with "bpf" and it holds no
 #   sched tracepoint records;
+# - a spinner already running when the recording starts and still running
+#   when it ends has cpu_ns + wait_ns (+ steal_ns) = the recording's
+#   duration within 1 %: the stints in progress at both ends count;
 # - run --source bpf names the collector in its steal source, top's
 #   header does, and the agent's /metrics says method="kernel-clock";
 # - --source with a bad value, and CPULEDGER_SOURCE with one, exit 2.
@@ -160,6 +163,37 @@ if not events.get("bpf:thread-clocks") or not events.get("cpu-clock"):
     bad.append(f"the recording lacks the collector's reads or perf's samples: {events}")
 if bad:
     sys.exit("\n".join(bad))
+PY
+
+# A spinner running before the recording starts and after it ends, alone
+# or not on its CPU: its time is all run or waited (steal: none here, or
+# read), so cpu_ns + wait_ns (+ steal_ns) is the recording's duration,
+# within 1 %: the stints in progress at the load and at the last read
+# count (a thread's figures otherwise grow only at its switches: before,
+# a spinner alone on a CPU recorded 1.22 s of 1.83 s).
+taskset -c "$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')" \
+	sh -c 'while :; do :; done' &
+spinner=$!
+sleep 0.5
+"$CL" record --source bpf -p "$spinner" --duration 1.5 -o "$TMP/span.rec" 2>"$TMP/span.err" ||
+	{ kill "$spinner"; fail "record -p a spinner: $(cat "$TMP/span.err")"; }
+kill "$spinner"
+"$CL" report -i "$TMP/span.rec" --by thread --format json >"$TMP/span.json" ||
+	fail "report of the spinner's recording"
+python3 - "$TMP/span.json" "$spinner" <<'PY' || fail "a spinner running across the recording's ends (above)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+row = [r for r in doc["rows"] if r["tid"] == int(sys.argv[2])]
+if not row:
+    sys.exit("no row of the spinner")
+r = row[0]
+held = r["cpu_ns"] + (r["wait_ns"] or 0) + (r["steal_ns"] or 0)
+d = doc["duration_ns"]
+print(f"spinner: cpu {r['cpu_ns'] / 1e9:.4f} s + wait {(r['wait_ns'] or 0) / 1e9:.4f} s "
+      f"+ steal {(r['steal_ns'] or 0) / 1e9:.4f} s = {held / 1e9:.4f} s of {d / 1e9:.4f} s "
+      f"({100 * held / d:.2f} %)")
+if abs(held - d) > 0.01 * d:
+    sys.exit("not the recording's duration within 1 %")
 PY
 
 # run: the summary names the collector
