@@ -79,19 +79,36 @@ static uint32_t wait_find(const struct cgstats *s, uint32_t pid, uint32_t tid)
 	return hindex__find(&s->wait_index, wait_hash(pid, tid), wait_eq, &k);
 }
 
-int cgstats__wait(struct cgstats *s, int phase, uint32_t pid, uint32_t tid, uint64_t ns)
+/* Thread tid's entry, made on first sight: its id, or HINDEX_NONE. */
+static uint32_t wait_entry(struct cgstats *s, uint32_t pid, uint32_t tid)
 {
 	uint32_t id = wait_find(s, pid, tid);
-	if (id == HINDEX_NONE) {
-		if (grow_array((void **)&s->waits, &s->waits_cap, s->nwaits,
-			       sizeof(*s->waits), 64) ||
-		    hindex__insert(&s->wait_index, wait_hash(pid, tid), s->nwaits))
-			return -ENOMEM;
-		id = s->nwaits++;
-		s->waits[id] = (struct cg_wait){ .pid = pid, .tid = tid };
-	}
+	if (id != HINDEX_NONE)
+		return id;
+	if (grow_array((void **)&s->waits, &s->waits_cap, s->nwaits, sizeof(*s->waits), 64) ||
+	    hindex__insert(&s->wait_index, wait_hash(pid, tid), s->nwaits))
+		return HINDEX_NONE;
+	s->waits[s->nwaits] = (struct cg_wait){ .pid = pid, .tid = tid };
+	return s->nwaits++;
+}
+
+int cgstats__wait(struct cgstats *s, int phase, uint32_t pid, uint32_t tid, uint64_t ns)
+{
+	uint32_t id = wait_entry(s, pid, tid);
+	if (id == HINDEX_NONE)
+		return -ENOMEM;
 	s->waits[id].seen[phase != 0] = true;
 	s->waits[id].ns[phase != 0] = ns;
+	return 0;
+}
+
+int cgstats__wait_grow(struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t ns)
+{
+	uint32_t id = wait_entry(s, pid, tid);
+	if (id == HINDEX_NONE)
+		return -ENOMEM;
+	s->waits[id].seen[1] = true;
+	s->waits[id].ns[1] += ns;
 	return 0;
 }
 

@@ -53,6 +53,11 @@ void cgstats__release(struct cgstats *s);
 int cgstats__counters(struct cgstats *s, int phase, uint32_t name,
 		      const struct cg_counters *c);
 int cgstats__wait(struct cgstats *s, int phase, uint32_t pid, uint32_t tid, uint64_t ns);
+/* A source that reads waits as they grow (the BPF collector's, from each
+ * thread's first sight): thread tid waited ns more, to the end's figure,
+ * so that a thread gone before the end has its wait when it is handed
+ * out. 0 or -ENOMEM. */
+int cgstats__wait_grow(struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t ns);
 /* Call once per phase whose waits were all given (even none). */
 void cgstats__waits_taken(struct cgstats *s, int phase);
 

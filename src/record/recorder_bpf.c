@@ -90,9 +90,14 @@ static int wait_add(struct recorder *r, const struct sched_clock_delta *d)
 	}
 	b->waits[id].ns += d->wait_ns;
 	/* top and the agent ask only of live threads: memory follows them */
-	if ((d->flags & SCHED_CLOCK_EXITED) && r->o.forget_exited)
-		wait_remove(b, id);
-	return 0;
+	if (r->o.forget_exited) {
+		if (d->flags & SCHED_CLOCK_EXITED)
+			wait_remove(b, id);
+		return 0;
+	}
+	/* record and run: the end's figure so far, for a thread handed out
+	 * before the end (its last wait is in it) */
+	return cgstats__wait_grow(&r->cg, d->pid, d->tid, d->wait_ns);
 }
 
 int recorder_bpf_open(struct recorder *r, char *why, size_t whylen)
@@ -190,6 +195,11 @@ int recorder_bpf_begin(struct recorder *r)
 	struct sched_clock_collection c;
 	int err = sched_clock__collect(r->bpf->sc, &c);
 	r->bpf->last_ns = clock_mono_ns();
+	/* waits count from here (none at the start), and grow as read */
+	if (!r->o.forget_exited) {
+		cgstats__waits_taken(&r->cg, REC_PHASE_START);
+		cgstats__waits_taken(&r->cg, REC_PHASE_END);
+	}
 	return err;
 }
 

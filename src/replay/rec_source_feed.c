@@ -128,7 +128,7 @@ bad:
 }
 
 /* A thread's figures read from the kernel's clocks (a recording whose
- * source is bpf; its waits come as REC_WAIT, as every recording's). */
+ * source is bpf), and its wait since its last. */
 static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
 {
 	struct rec_clock r;
@@ -136,7 +136,14 @@ static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, ui
 		s->bad_records++;
 		return 0;
 	}
-	s->clocks++;
+	/* its wait so far, for when it is handed out: the end's REC_WAIT
+	 * (every thread's total) comes after a thread gone before it */
+	if (!s->clocks++) {
+		cgstats__waits_taken(&s->cg, 0);
+		cgstats__waits_taken(&s->cg, 1);
+	}
+	if (cgstats__wait_grow(&s->cg, r.pid, r.tid, r.wait_ns))
+		return -ENOMEM;
 	struct eng_event ev = { .kind = EK_CLOCK, .time = r.time_ns, .pid = r.pid,
 				.tid = r.tid, .value = r.cpu_ns, .steal = r.steal_ns,
 				.flags = r.flags & REC_CLOCK_FINAL ? EF_FINAL : 0 };

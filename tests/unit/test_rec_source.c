@@ -106,9 +106,10 @@ static void impossible_values_refused(void **state)
 	close(fd);
 }
 
-/* A recording whose source is the BPF collector: its threads' CPU time
- * and steal are the REC_CLOCK items' sums (a thread's last with its
- * final flag), steal is known where the source names a steal clock and
+/* A recording whose source is the BPF collector: its threads' CPU time,
+ * steal and wait are the REC_CLOCK items' sums (a thread's last with its
+ * final flag, its wait known though it is gone before the end's waits
+ * are read), steal is known where the source names a steal clock and
  * not where it says unknown, and a window longer than the recording up
  * to it is refused. */
 static const char meta_bpf[] =
@@ -120,7 +121,8 @@ static void clock(struct rec_writer *w, uint64_t t, uint32_t tid, uint64_t cpu, 
 		  bool final)
 {
 	struct rec_clock c = { .time_ns = t, .pid = tid, .tid = tid, .cpu_ns = cpu,
-			       .steal_ns = steal, .flags = final ? REC_CLOCK_FINAL : 0 };
+			       .steal_ns = steal, .wait_ns = cpu / 100,
+			       .flags = final ? REC_CLOCK_FINAL : 0 };
 	assert_int_equal(rec_writer__add(w, REC_CLOCK, &c, sizeof(c), NULL, 0), 0);
 }
 
@@ -163,6 +165,9 @@ static void bpf_clocks_read(void **state)
 			assert_int_equal(row->cpu_ns, row->tid == 10 ? 300 * MS : 5 * MS);
 			if (i == 0)	/* (unknown: printed as such) */
 				assert_int_equal(row->steal_ns, row->tid == 10 ? 50 * MS : 0);
+			/* the waits the clocks said, 10 gone before the end */
+			assert_true(row->wait_known);
+			assert_int_equal(row->wait_ns, row->tid == 10 ? 3 * MS : 50000);
 		}
 		assert_int_equal(a.x.steal_known, i == 0);
 		assert_int_equal(a.table->steal_known, i == 0);
