@@ -3,7 +3,12 @@
 . "$(dirname "$0")/../lib.sh"
 case ${BUILD:-} in *asan*) skip "valgrind does not run ASan builds; the optimized build is checked" ;; esac
 command -v valgrind >/dev/null || skip "valgrind is not installed"
-vg() { valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect "$@"; }
+# (libbpf's bpf() calls: what valgrind cannot model of them is suppressed,
+# tests/valgrind-libbpf.supp says which and why; the live commands load the
+# BPF collector where they can)
+SUPP=$(cd "$(dirname "$0")/.." && pwd)/valgrind-libbpf.supp
+vg() { valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	--suppressions="$SUPP" "$@"; }
 vg "$CL" simulate --vms 2 --vcpus 2 --duration-ms 500 --jitter-ns 1000 -o "$TMP/s.csv" --truth "$TMP/t.json"
 for f in text csv json; do
 	for m in preceding bracketed ratio; do
