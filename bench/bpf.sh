@@ -45,10 +45,8 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+. bench/switch_work.sh
 
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
-ctxt() { awk '/^ctxt/ { print $2 }' /proc/stat; }
-now_ns() { date +%s%N; }
 # run time of the collector's programs, ns and runs, summed: those
 # loaded since the program ids in $TMP/before were listed (another
 # collector loaded meanwhile, a test's, is not counted)
@@ -67,22 +65,6 @@ if sys.argv[2] != "list":
     print(t, c)' "$TMP/before" "${1:-sum}"
 }
 
-# The workload once; its rate (operations a second) on standard output.
-work() {
-	if [ "$WORK" = pipe ]; then
-		perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ { print $1 }'
-		return
-	fi
-	local t0 n=0 i f
-	t0=$(now_ns)
-	for i in $(seq $((LOOPS / 10000))); do
-		for f in "$SRC"/core/*.c; do
-			cc -std=c11 -O2 -D_GNU_SOURCE -I"$SRC" -c -o "$TMP/o.o" "$f"
-			n=$((n + 1))
-		done
-	done
-	echo "scale=3; $n * 1000000000 / ($(now_ns) - $t0)" | bc
-}
 
 # Starts a tracer (its argv), waits until it is collecting.
 start() {

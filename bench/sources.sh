@@ -45,28 +45,9 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+. bench/switch_work.sh
 
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
-ctxt() { awk '/^ctxt/ { print $2 }' /proc/stat; }
-now_ns() { date +%s%N; }
 port=$((20000 + RANDOM % 20000))
-
-# The workload once; its rate (operations a second) on standard output.
-work() {
-	if [ "$WORK" = pipe ]; then
-		perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ { print $1 }'
-		return
-	fi
-	local t0 n=0 i f
-	t0=$(now_ns)
-	for i in $(seq $((LOOPS / 10000))); do
-		for f in "$SRC"/core/*.c; do
-			cc -std=c11 -O2 -D_GNU_SOURCE -I"$SRC" -c -o "$TMP/o.o" "$f"
-			n=$((n + 1))
-		done
-	done
-	echo "scale=3; $n * 1000000000 / ($(now_ns) - $t0)" | bc
-}
 
 # Starts a tracer (its argv), waits until it is collecting: a second after
 # its first words (the agent and record say what they record on standard
@@ -152,7 +133,7 @@ names = {"alone": "alone", "perf": "perf record -a (2 sched events, cpu-clock)",
          "record-bpf": "cpuledger record -a --source bpf"}
 for cfg in ["alone"] + sys.argv[5:]:
     slow = "-" if cfg == "alone" else "%.3fx" % st.median(ratios[cfg])
-    vs = ("-" if cfg in ("alone", "perf") or not med("perf", 2) else
+    vs = ("-" if cfg in ("alone", "perf") or "perf" not in runs or not med("perf", 2) else
           "%.2fx" % (med(cfg, 2) / med("perf", 2)))
     print("%-44s %9.1f %10s %11.0f %10.2f%% %13s" % (names[cfg], med(cfg, 0), slow,
           med(cfg, 1), 100 * med(cfg, 2), vs))
