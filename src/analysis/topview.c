@@ -314,9 +314,12 @@ static int add_threads(struct topview *v, struct hindex *idx, enum top_mode mode
 		struct top_thread *x = &v->t[i];
 		if (x->shown_gone && mode == TOP_THREADS)
 			continue;
+		/* (a pid or tid may be UINT32_MAX: perf's -1, a task sampled
+		 * past its exit; only a program's name id fails as NONE) */
 		uint32_t key = mode == TOP_PROCESSES ? x->pid : mode == TOP_THREADS ? x->tid :
 			       strtab__intern(&v->prog_names, x->program, strlen(x->program));
-		struct top_row *r = key == HINDEX_NONE ? NULL : row_for(v, idx, x, mode, key);
+		struct top_row *r = mode == TOP_PROGRAMS && key == HINDEX_NONE ? NULL :
+				    row_for(v, idx, x, mode, key);
 		struct track_key k = shown_key(x->tid);
 		struct track_figs now = { (int64_t)x->cpu_ns, (int64_t)x->steal_ns, 0 }, d;
 		if (!r || tracker__look(&v->shown, &k, &now, TRACK_EXACT, &d))

@@ -455,15 +455,22 @@ static const char *user_name(int64_t uid, char *buf, size_t size)
 	return buf;
 }
 
+static long long task_id(uint32_t id)
+{
+	return id == UINT32_MAX ? -1 : (long long)id;
+}
+
 static void row_text(const struct top *tp, const struct top_row *r, char *buf, size_t size)
 {
 	char user[64], first[32], res[16], tm[24], ni[8], acc[16] = "", ap[40] = "";
+	/* (a task sampled past its exit is -1, as perf shows it) */
 	if (tp->mode == TOP_THREADS)
-		snprintf(first, sizeof(first), "%7u %7u", r->pid, r->tid);
+		snprintf(first, sizeof(first), "%7lld %7lld", task_id(r->pid),
+			 task_id(r->tid));
 	else if (tp->mode == TOP_PROGRAMS)
 		snprintf(first, sizeof(first), "%7u", r->threads);
 	else
-		snprintf(first, sizeof(first), "%7u", r->pid);
+		snprintf(first, sizeof(first), "%7lld", task_id(r->pid));
 	snprintf(ni, sizeof(ni), r->state ? "%d" : "-", r->nice);
 	if (tp->accounts)
 		snprintf(acc, sizeof(acc), " %-10.10s", r->account ? r->account : "");

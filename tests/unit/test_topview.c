@@ -195,12 +195,45 @@ static void tree(void **state)
 	memset(&v, 0, sizeof(v));
 }
 
+/* A sample perf took of a task past its exit has pid and tid -1
+ * (perf_event_pid: the task is no longer alive): an exec storm makes them.
+ * Its time is a row of its own in every view, not a failed refresh (the
+ * pid -1 was taken as "no row" and top stopped with ENOMEM). */
+static void exited_task(void **state)
+{
+	(void)state;
+	struct strtab names;
+	strtab__init(&names);
+	uint32_t unknown = strtab__intern(&names, "[unknown]", 9);
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 1, .unknown_fn = unknown,
+				   .scope_all = true };
+	struct engine_sink sink = { NULL, on_program, NULL, on_gone };
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	assert_int_equal(topview__init(&v, &names), 0);
+	run(e, UINT32_MAX, UINT32_MAX, 0, 10 * MS, 40);
+	assert_int_equal(engine__advance(e, 1000 * MS), 0);
+	static const enum top_mode modes[] = { TOP_PROCESSES, TOP_THREADS, TOP_PROGRAMS };
+	for (int m = 0; m < 3; m++) {
+		assert_int_equal(topview__refresh(&v, e, modes[m], 1000 * MS, NULL, TOP_SORT_CPU), 0);
+		assert_int_equal(v.nrows, 1);
+		assert_int_equal(v.rows[0].cpu_ns, 40 * MS);
+		if (modes[m] != TOP_PROGRAMS)
+			assert_int_equal(v.rows[0].pid, UINT32_MAX);
+	}
+	topview__release(&v);
+	engine__free(e);
+	strtab__release(&names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(refreshes),
 		cmocka_unit_test(tree),
 		cmocka_unit_test(scoped),
+		cmocka_unit_test(exited_task),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
