@@ -543,12 +543,14 @@ static const char *signal_name(int sig, char *buf, size_t size)
 }
 
 /* The pid a k or r offers first, as top does: the first row's (a
- * thread's with H); 0 in the programs view (no one process). */
+ * thread's with H); 0 in the programs view (no one process) or for a
+ * row of pid -1. */
 static uint32_t default_pid(const struct top *tp)
 {
 	if (!tp->v.nrows || tp->mode == TOP_PROGRAMS)
 		return 0;
-	return tp->mode == TOP_THREADS ? tp->v.rows[0].tid : tp->v.rows[0].pid;
+	uint32_t id = tp->mode == TOP_THREADS ? tp->v.rows[0].tid : tp->v.rows[0].pid;
+	return id == UINT32_MAX ? 0 : id;	/* -1: a task gone, none to offer */
 }
 
 /* The pid typed (or the default offered, tp->ask_pid), its comm kept:
