@@ -678,16 +678,20 @@ static int read_cpus(struct sched_clock *sc, struct sched_clock_cpu *cpus)
 	return err;
 }
 
-/* Room for twice as many thread entries. */
+/* Room for twice as many thread entries, zeroed: the kernel fills them,
+ * which valgrind does not know of a batched lookup (it does not model
+ * the command) and would call every read of them uninitialised. */
 static int grow_entries(struct sched_clock *sc)
 {
-	size_t cap = sc->kv_cap ? 2 * sc->kv_cap : 1024;
+	size_t old = sc->kv_cap, cap = old ? 2 * old : 1024;
 	uint32_t *k = realloc(sc->keys, cap * sizeof(*k));
 	if (k)
 		sc->keys = k;
 	struct sc_thread *v = k ? realloc(sc->vals, cap * sizeof(*v)) : NULL;
 	if (!v)
 		return -ENOMEM;
+	memset(k + old, 0, (cap - old) * sizeof(*k));
+	memset(v + old, 0, (cap - old) * sizeof(*v));
 	sc->vals = v;
 	sc->kv_cap = cap;
 	return 0;
