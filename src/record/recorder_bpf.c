@@ -156,8 +156,11 @@ int recorder_bpf_open(struct recorder *r, char *why, size_t whylen)
 		return -ENOMEM;
 	}
 	hindex__init(&b->index);
-	/* no stints ring: only the maps' totals are read, at each interval */
-	struct sched_clock_opts so = { 0 };
+	/* no stints ring: only the maps' totals are read, at each interval;
+	 * CPULEDGER_BPF_MAX_THREADS sizes the threads' map (tests: a full
+	 * one) */
+	const char *max = getenv("CPULEDGER_BPF_MAX_THREADS");
+	struct sched_clock_opts so = { .max_threads = max ? (uint32_t)atoi(max) : 0 };
 	b->sc = sched_clock__new(&so, why, whylen);
 	if (!b->sc) {
 		int err = -errno;
@@ -226,7 +229,10 @@ static int read_now(struct recorder *r)
 	int err = sched_clock__collect(b->sc, &c);
 	if (err)
 		return err;
-	bool steal_known = sched_clock__status(b->sc)->steal_known;
+	const struct sched_clock_status *st = sched_clock__status(b->sc);
+	bool steal_known = st->steal_known;
+	r->st.bpf_map_full = st->map_full;	/* (counted, and said at the end) */
+	r->st.bpf_reused = st->reused;
 	for (size_t i = 0; i < c.nthreads && !err; i++)
 		err = clock_out(r, &c.threads[i], c.end_ns, steal_known);
 	b->last_ns = c.end_ns;
