@@ -38,6 +38,13 @@ if [ "$(status)" != 0 ]; then
 	fail "probe: $(cat "$TMP/err")"
 fi
 grep -q "source bpf" "$TMP/err" || fail "record --source bpf does not say its source: $(cat "$TMP/err")"
+! grep -q "not measured" "$TMP/err" || fail "record --source bpf: a loss said with none: $(cat "$TMP/err")"
+# A full threads map is said at the end, not silent (a map of 16 threads
+# on the whole machine: CPULEDGER_BPF_MAX_THREADS, for tests)
+CPULEDGER_BPF_MAX_THREADS=16 run "$CL" record --source bpf -a --duration 0.3 -o "$TMP/full.rec"
+[ "$(status)" = 0 ] || fail "record with a full map: exit $(status): $(cat "$TMP/err")"
+grep -Eq "not measured: [1-9][0-9]* switch\(es\) of threads the BPF collector's map had no room" \
+	"$TMP/err" || fail "a full map not said: $(cat "$TMP/err")"
 
 cd "$TMP"
 mkfifo end.fifo
@@ -171,8 +178,12 @@ PY
 # within 1 %: the stints in progress at the load and at the last read
 # count (a thread's figures otherwise grow only at its switches: before,
 # a spinner alone on a CPU recorded 1.22 s of 1.83 s).
-taskset -c "$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')" \
-	sh -c 'while :; do :; done' &
+# (the CPU found first: found in the background job, python3's start, a
+# second and more on a loaded machine where python3 is a pyenv shim, ran
+# into the recording, which then saw the job's shell asleep, not the
+# spinner: 0.3 % to 20 % of the duration)
+cpu=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+taskset -c "$cpu" sh -c 'while :; do :; done' &
 spinner=$!
 sleep 0.5
 "$CL" record --source bpf -p "$spinner" --duration 1.5 -o "$TMP/span.rec" 2>"$TMP/span.err" ||
