@@ -30,16 +30,9 @@ static int put(char **line, size_t *len, size_t *cap, const char *s, char sep)
 	return 0;
 }
 
-void report_stack_program(const struct rows *st, const struct row *w, char *buf,
-			  size_t size)
+void report_program_name(const char *cmd, const char *comm, char *buf, size_t size)
 {
-	const char *cmd = rows__str(st, w->command);
-	if (!cmd)
-		cmd = rows__str(st, w->attr_command);
 	if (!cmd) {
-		const char *comm = rows__str(st, w->comm);
-		if (!comm)
-			comm = rows__str(st, w->attr_comm);
 		snprintf(buf, size, comm ? "[%s]" : "[unknown]", comm ? comm : "");
 		return;
 	}
@@ -47,6 +40,71 @@ void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(cmd, " "), cmd);
 	const char *slash = name[0] != '[' ? strrchr(name, '/') : NULL;
 	snprintf(buf, size, "%s", slash ? slash + 1 : name);
+}
+
+void report_stack_program(const struct rows *st, const struct row *w, char *buf,
+			  size_t size)
+{
+	const char *cmd = rows__str(st, w->command);
+	if (!cmd)
+		cmd = rows__str(st, w->attr_command);
+	const char *comm = rows__str(st, w->comm);
+	if (!comm)
+		comm = rows__str(st, w->attr_comm);
+	report_program_name(cmd, comm, buf, size);
+}
+
+void report_folds__init(struct report_folds *f)
+{
+	memset(f, 0, sizeof(*f));
+	strtab__init(&f->progs);
+	hindex__init(&f->index);
+}
+
+void report_folds__release(struct report_folds *f)
+{
+	if (!f)
+		return;
+	strtab__release(&f->progs);
+	hindex__release(&f->index);
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+struct fold_key {
+	const struct report_folds *f;
+	uint32_t prog, stack;
+};
+
+static bool fold_eq(const void *ctx, uint32_t id)
+{
+	const struct fold_key *k = ctx;
+	return k->f->v[id].prog == k->prog && k->f->v[id].stack == k->stack;
+}
+
+int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
+		      uint64_t samples)
+{
+	/* a thread's stacks come together, of one program */
+	uint32_t p = f->last_prog;
+	if (!p || strcmp(strtab__str(&f->progs, p - 1), prog)) {
+		p = strtab__intern(&f->progs, prog, strlen(prog));
+		if (p == HINDEX_NONE)
+			return -ENOMEM;
+		f->last_prog = ++p;
+	}
+	struct fold_key k = { f, p - 1, stack };
+	uint64_t h = hash_mix(((uint64_t)(p - 1) << 32) | stack);
+	uint32_t id = hindex__find(&f->index, h, fold_eq, &k);
+	if (id == HINDEX_NONE) {
+		if (grow_array((void **)&f->v, &f->cap, f->n, sizeof(*f->v), 256) ||
+		    hindex__insert(&f->index, h, f->n))
+			return -ENOMEM;
+		id = f->n++;
+		f->v[id] = (struct report_fold){ .prog = p - 1, .stack = stack };
+	}
+	f->v[id].samples += samples;
+	return 0;
 }
 
 /*
@@ -57,21 +115,15 @@ void report_stack_program(const struct rows *st, const struct row *w, char *buf,
  * (and an index of them): 17 MB of 62 at the peak of an 8-minute
  * recording's report.
  */
-struct fline {
-	uint32_t row;		/* its stack row */
-	uint32_t prog;		/* its program: an offset into progs */
-};
-
 static struct {
 	const struct report_extras *x;
-	const char *progs;
+	const struct report_folds *f;
 } sorting;
 
 /* A line's stack: its frames (leaf first) and how many. */
-static const char *frames_of(const struct fline *l, size_t *n)
+static const char *frames_of(uint32_t stack, size_t *n)
 {
 	const struct strtab *fr = sorting.x->stack_frames;
-	uint32_t stack = sorting.x->stacks->v[l->row].stack;
 	*n = strtab__len(fr, stack) / (3 * sizeof(uint32_t));
 	return strtab__str(fr, stack);
 }
@@ -102,15 +154,16 @@ static int next_byte(struct line_cursor *c)
 	return (unsigned char)(ch == ';' ? ':' : ch == ' ' ? '_' : ch);
 }
 
-/* Two lines as strcmp would order them made. */
-static int cmp_fline(const void *pa, const void *pb)
+/* Two lines (ids in sorting.f) as strcmp would order them made. */
+static int cmp_fold(const void *pa, const void *pb)
 {
-	const struct fline *a = pa, *b = pb;
-	struct line_cursor x = { .p = sorting.progs + a->prog };
-	struct line_cursor y = { .p = sorting.progs + b->prog };
-	x.frames = frames_of(a, &x.n);
-	y.frames = frames_of(b, &y.n);
-	if (a->prog == b->prog || !strcmp(x.p, y.p)) {
+	const struct report_fold *a = &sorting.f->v[*(const uint32_t *)pa];
+	const struct report_fold *b = &sorting.f->v[*(const uint32_t *)pb];
+	struct line_cursor x = { .p = strtab__str(&sorting.f->progs, a->prog) };
+	struct line_cursor y = { .p = strtab__str(&sorting.f->progs, b->prog) };
+	x.frames = frames_of(a->stack, &x.n);
+	y.frames = frames_of(b->stack, &y.n);
+	if (a->prog == b->prog) {
 		/* the same program: skip the frames both name alike */
 		size_t k = 1;
 		while (k <= x.n && k <= y.n &&
@@ -133,12 +186,12 @@ static int cmp_fline(const void *pa, const void *pb)
 
 /* A line made into *line, NUL-terminated. */
 static int make_line(char **line, size_t *cap, const struct report_extras *x,
-		     const char *prog, const struct row *w)
+		     const char *prog, uint32_t stack)
 {
 	size_t len = 0;
 	int err = put(line, &len, cap, prog, 0);
-	const char *k = strtab__str(x->stack_frames, w->stack);
-	size_t nloc = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));
+	const char *k = strtab__str(x->stack_frames, stack);
+	size_t nloc = strtab__len(x->stack_frames, stack) / (3 * sizeof(uint32_t));
 	for (size_t f = nloc; !err && f-- > 0;) {	/* root first */
 		uint32_t fn;
 		memcpy(&fn, k + 3 * sizeof(uint32_t) * f, sizeof(fn));
@@ -149,54 +202,29 @@ static int make_line(char **line, size_t *cap, const struct report_extras *x,
 	return err;
 }
 
-/* Each stack row with samples as a line to sort, its program named in
- * *progs (a thread's rows come together: one name for each run). */
-static int gather(const struct report_extras *x, struct fline *v, uint32_t *n,
-		  char **progs, size_t *len, size_t *cap)
+/* The lines of f sorted, those that read alike summed, written. */
+static int write_lines(FILE *out, const struct report_extras *x, const struct report_folds *f)
 {
-	char name[256];
-	uint32_t last = UINT32_MAX;
-	*n = 0;
-	for (uint32_t i = 0; i < x->stacks->n; i++) {
-		const struct row *w = &x->stacks->v[i];
-		if (!w->f.samples)
-			continue;
-		report_stack_program(x->stacks, w, name, sizeof(name));
-		size_t l = strlen(name);
-		if (last == UINT32_MAX || strcmp(*progs + last, name)) {
-			if (grow_bytes(progs, cap, *len + l + 1, 4096))
-				return -ENOMEM;
-			memcpy(*progs + *len, name, l + 1);
-			last = (uint32_t)*len;
-			*len += l + 1;
-		}
-		v[(*n)++] = (struct fline){ .row = i, .prog = last };
-	}
-	return 0;
-}
-
-static int write_folded(FILE *out, const struct table *t, const struct report_extras *x)
-{
-	(void)t;
-	if (!x || !x->stacks)
-		return -EINVAL;	/* the caller keeps stacks for this writer */
-	struct fline *v = malloc((x->stacks->n ? x->stacks->n : 1) * sizeof(*v));
-	char *progs = NULL, *line = NULL;
-	size_t plen = 0, pcap = 0, cap = 0;
+	uint32_t *order = malloc((f->n ? f->n : 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
 	uint32_t n = 0;
-	int err = v ? gather(x, v, &n, &progs, &plen, &pcap) : -ENOMEM;
-	if (!err) {
-		sorting.x = x;
-		sorting.progs = progs;
-		qsort(v, n, sizeof(*v), cmp_fline);
-	}
-	/* the rows of one line are together now: summed, written once */
+	for (uint32_t i = 0; i < f->n; i++)
+		if (f->v[i].samples)
+			order[n++] = i;
+	sorting.x = x;
+	sorting.f = f;
+	qsort(order, n, sizeof(*order), cmp_fold);
+	char *line = NULL;
+	size_t cap = 0;
+	int err = 0;
 	for (uint32_t i = 0; !err && i < n;) {
 		uint64_t samples = 0;
 		uint32_t j = i;
-		for (; j < n && (j == i || !cmp_fline(&v[i], &v[j])); j++)
-			samples += x->stacks->v[v[j].row].f.samples;
-		err = make_line(&line, &cap, x, progs + v[i].prog, &x->stacks->v[v[i].row]);
+		for (; j < n && (j == i || !cmp_fold(&order[i], &order[j])); j++)
+			samples += f->v[order[j]].samples;
+		const struct report_fold *l = &f->v[order[i]];
+		err = make_line(&line, &cap, x, strtab__str(&f->progs, l->prog), l->stack);
 		if (!err) {
 			/* names are the processes' own: no control characters */
 			text_put(out, line, 0, 0);
@@ -204,9 +232,17 @@ static int write_folded(FILE *out, const struct table *t, const struct report_ex
 		}
 		i = j;
 	}
-	free(v);
-	free(progs);
 	free(line);
+	free(order);
+	return err;
+}
+
+static int write_folded(FILE *out, const struct table *t, const struct report_extras *x)
+{
+	(void)t;
+	if (!x || !x->folds)
+		return -EINVAL;	/* the caller folds the stacks for this writer */
+	int err = write_lines(out, x, x->folds);
 	return err ? err : ferror(out) ? -EIO : 0;
 }
 
