@@ -16,7 +16,7 @@
 # (stacks not resolved), json --by comm (rows that do not grow with the
 # tasks a compile loop makes), folded and pprof (stacks resolved): wall
 # and CPU seconds (user + system: the machine may be shared), samples a
-# CPU second, peak RSS; then peak RSS at 8x over 1x.
+# CPU second, peak RSS (the median of the 3); then peak RSS at 8x over 1x.
 #
 # usage: bench/streaming_real.sh [MINUTES]   (default 1; RECDIR=DIR keeps
 #        the recordings there and uses those it finds; CPULEDGER=BINARY
@@ -86,16 +86,18 @@ for what in live imp; do
 		for x in 1 8; do
 			rec="$DIR/$what$x.rec"
 			n=$("$CL" report -i "$rec" --format json | grep -o '"clock_samples":[0-9]*' | cut -d: -f2)
-			best="" cpu=""
+			best="" cpu="" kbs=()
 			for _ in 1 2 3; do
 				# shellcheck disable=SC2086
 				/usr/bin/time -f "%e %U %S %M" -o "$TMP/time" taskset -c 0 "$CL" report \
 					-i "$rec" --format $fmt -o "$TMP/out" 2>/dev/null
 				read -r s u k kb <"$TMP/time"
+				kbs+=("$kb")
 				c=$(echo "$u + $k" | bc -l)
 				if [ -z "$cpu" ] || [ "$(echo "$c < $cpu" | bc)" = 1 ]; then cpu=$c; fi
 				if [ -z "$best" ] || [ "$(echo "$s < $best" | bc)" = 1 ]; then best=$s; fi
 			done
+			kb=$(printf "%s\n" "${kbs[@]}" | sort -n | sed -n 2p)
 			rss[$what,$fmt,$x]=$kb
 			name=$([ $what = live ] && echo "record -a -g" || echo "perf script import")
 			printf "%-40s %10d %8.2f %8.2f %12.0f %8.1f MB\n" "$name, $fmt, ${x}x" "$n" \

@@ -29,14 +29,8 @@ int analysis__init(struct analysis *a, const struct analysis_opts *o,
 				       RF_BIT(RF_STACK) };
 	rows__init(&a->stacks, &sk);
 	rows__init(&a->staged, &sk);
-	if (o->fold_stacks) {
-		/* by the line folded shows: a command's program, else a
-		 * [comm] (report_stack_program names both as before) */
-		struct row_keys fk = { .v = { RF_COMMAND, RF_COMM, RF_STACK }, .n = 3,
-				       .mask = RF_BIT(RF_COMMAND) | RF_BIT(RF_COMM) |
-					       RF_BIT(RF_STACK) };
-		rows__init(&a->stacks, &fk);
-	}
+	/* fold_stacks: the stacks by the line folded shows (report_folds) */
+	report_folds__init(&a->folds);
 	hindex__init(&a->incl_index);
 	hindex__init(&a->cgsum.index);
 	hindex__init(&a->accsum.index);
@@ -222,32 +216,31 @@ static bool counts_inclusive(const struct analysis *a)
 }
 
 /*
- * The staged stacks summed into stacks by the folded line each makes: its
- * program, as report_stack_program names it from the row's attributes
- * (a command's program, kept as the command: naming it again gives the
- * same; else the comm, which it brackets), and its frames. A row waits
- * here until its thread is gone, so its attributes are all it will have.
+ * The staged stacks summed by the folded line each makes (report_folds):
+ * its program, as report_stack_program names it from the row's
+ * attributes (a command's program, named again as a command: the same;
+ * else the comm, which it brackets), and its frames. A row waits here
+ * until its thread is gone, so its attributes are all it will have.
  */
 static int fold_staged(struct analysis *a)
 {
 	const struct rows *st = &a->staged;
 	int err = 0;
-	char prog[256];
+	char prog[256], line_prog[256];
 	uint32_t named[2] = { ROW_NONE, ROW_NONE };	/* prog's attributes */
 	for (uint32_t i = 0; i < st->n && !err; i++) {
 		const struct row *w = &st->v[i];
 		/* a thread's rows share its attributes: named once */
-		if (!i || w->attr_command != named[0] || w->attr_comm != named[1])
+		if (!i || w->attr_command != named[0] || w->attr_comm != named[1]) {
 			report_stack_program(st, w, prog, sizeof(prog));
+			const char *cmd = rows__str(st, w->attr_command);
+			report_program_name(cmd ? prog : NULL,
+					    cmd ? NULL : rows__str(st, w->attr_comm), line_prog,
+					    sizeof(line_prog));
+		}
 		named[0] = w->attr_command;
 		named[1] = w->attr_comm;
-		const char *cmd = rows__str(st, w->attr_command);
-		const char *comm = rows__str(st, w->attr_comm);
-		struct row_key k = { .command = cmd ? prog : NULL, .comm = cmd ? NULL : comm,
-				     .stack = w->stack };
-		struct row_figures rf = { .samples = w->f.samples, .cpu_ns = w->f.cpu_ns,
-					  .steal_ns = w->f.steal_ns };
-		err = rows__add(&a->stacks, &k, NULL, &rf);
+		err = report_folds__add(&a->folds, line_prog, w->stack, w->f.samples);
 	}
 	struct row_keys keys = st->keys;
 	rows__release(&a->staged);
@@ -656,6 +649,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.unmeasured_stints = st->unmeasured_stints,
 		.stacks = a->o.stacks ? &a->stacks : NULL, .stack_frames = a->stack_frames,
 		.names = a->names, .stream = a->o.stack_ctx,
+		.folds = a->o.fold_stacks ? &a->folds : NULL,
 	};
 	describe_steal(a, e, s);
 	row_throttling(a, s->steal_known);
@@ -677,6 +671,7 @@ void analysis__release(struct analysis *a)
 	rows__release(&a->rows);
 	rows__release(&a->stacks);
 	rows__release(&a->staged);
+	report_folds__release(&a->folds);
 	free(a->incl);
 	hindex__release(&a->incl_index);
 	free(a->cgsum.v);

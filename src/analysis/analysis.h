@@ -85,6 +85,8 @@ struct analysis {
 	struct rows rows, stacks;
 	struct rows staged;	/* fold_stacks: the stacks of threads not yet
 				 * gone, as stacks would keep them */
+	struct report_folds folds;	/* fold_stacks: the gone threads'
+					 * stacks by folded line */
 	struct attrib_totals totals;
 	const struct strtab *names;	/* the source's */
 	struct strtab *stack_frames;	/* the source's; stacks of one

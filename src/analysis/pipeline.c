@@ -134,8 +134,9 @@ int pipeline__report_file(struct analysis *a, int fd, const struct analysis_opts
 	struct pipeline p;
 	int r = pipeline__run(&p, rec_source__source(src, err), &po);
 	a->src = src;		/* analysis__init cleared a: kept from here */
-	a->engine = p.engine;	/* the table borrows its names */
-	p.engine = NULL;
+	/* the table and extras are made: their names are the source's, and
+	 * the engine's tasks, programs, stacks and stints (4-5 MB of a long
+	 * recording's report) go before the report is written */
 	pipeline__release(&p);
 	return r;
 }

@@ -163,13 +163,45 @@ static struct table_row table_row(const struct table *t, const struct row *w)
 	return o;
 }
 
+/*
+ * The kept rows made the table's rows in their own memory, last first:
+ * a table row is the larger, so table row i begins at or past the end
+ * of kept row i - 1, and row i is read before table row i is written.
+ * Kept and table rows side by side were a report's peak when its rows
+ * are many (30 000 threads: 4.7 and 6.7 MB). Returns the steal the
+ * rows were given, or -ENOMEM.
+ */
+_Static_assert(sizeof(struct table_row) >= sizeof(struct row), "rows made in place");
+
+static int rows_to_table(struct table *t, enum steal_method arith, uint64_t *attributed)
+{
+	size_t n = t->src.n, need = (n ? n : 1) * sizeof(struct table_row);
+	char *mem = (char *)t->src.v;
+	if (need != (size_t)t->src.cap * sizeof(struct row)) {
+		mem = realloc(t->src.v, need);
+		if (!mem)
+			return -ENOMEM;
+	}
+	t->src.v = NULL;
+	t->src.cap = 0;
+	*attributed = 0;
+	for (size_t i = n; i-- > 0;) {
+		struct row w;
+		memcpy(&w, mem + i * sizeof(struct row), sizeof(w));
+		struct table_row o = table_row(t, &w);
+		apply_method(&o, arith);
+		*attributed += o.steal_ns;
+		memcpy(mem + i * sizeof(struct table_row), &o, sizeof(o));
+	}
+	t->rows = (struct table_row *)(void *)mem;
+	t->nrows = n;
+	return 0;
+}
+
 struct table *table__from_rows(struct rows *r, const struct table_params *p)
 {
 	struct table *t = calloc(1, sizeof(*t));
-	if (t)
-		t->rows = calloc(r->n ? r->n : 1, sizeof(*t->rows));
-	if (!t || !t->rows) {
-		free(t);
+	if (!t) {
 		rows__release(r);
 		errno = ENOMEM;
 		return NULL;
@@ -184,14 +216,14 @@ struct table *table__from_rows(struct rows *r, const struct table_params *p)
 	t->interval_ns = p->interval_ns;
 	t->src = *r;
 	memset(r, 0, sizeof(*r));
-	uint64_t attributed = 0;
-	enum steal_method arith = p->measured_steal ? METHOD_PRECEDING : p->method;
-	for (uint32_t i = 0; i < t->src.n; i++) {
-		t->rows[i] = table_row(t, &t->src.v[i]);
-		apply_method(&t->rows[i], arith);
-		attributed += t->rows[i].steal_ns;
+	/* only the strings are read from here on */
+	hindex__release(&t->src.index);
+	uint64_t attributed;
+	if (rows_to_table(t, p->measured_steal ? METHOD_PRECEDING : p->method, &attributed)) {
+		table__free(t);
+		errno = ENOMEM;
+		return NULL;
 	}
-	t->nrows = t->src.n;
 	table__sort(t, NULL);
 	const struct attrib_totals *at = &p->totals;
 	t->totals = (struct table_totals){

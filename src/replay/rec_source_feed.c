@@ -483,5 +483,10 @@ int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *e
 	s->damaged = rec_reader__damage(s->rd, &s->damage);
 	finish_cpus(s, e);
 	count_events(s);
-	return rec_source_v1_advance(s, e);
+	r = rec_source_v1_advance(s, e);
+	/* read to its end: the blocks' buffers (1.3 MB) are not wanted
+	 * while the rows are made and written */
+	rec_reader__free(s->rd);
+	s->rd = NULL;
+	return r;
 }

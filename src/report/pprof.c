@@ -96,12 +96,33 @@ static int64_t str_clean(struct builder *b, const char *s)
 	return id == HINDEX_NONE ? -1 : (int64_t)id;
 }
 
+/* Whether s[0..n) is valid UTF-8 as it is. */
+static bool utf8_clean(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0, len; i < n; i += len)
+		if (!(len = utf8_seq(p + i, n - i)))
+			return false;
+	return true;
+}
+
 /* str_clean of s, once for each string: a profile names the same
- * command, account and function in thousands of samples. */
+ * command, account and function in thousands of samples. A string
+ * that is valid UTF-8 is its own entry, found there: only the others
+ * are kept as given too (all of them twice, as given and cleaned, was
+ * 2 MB of a long recording's command lines). */
 static int64_t str(struct builder *b, const char *s)
 {
+	size_t n = strlen(s);
+	uint32_t found = strtab__find(&b->strings, s, n);
+	if (found != HINDEX_NONE)
+		return found;
+	if (utf8_clean(s, n)) {
+		found = strtab__intern(&b->strings, s, n);
+		return found == HINDEX_NONE ? -1 : (int64_t)found;
+	}
 	uint32_t before = b->raw.count;
-	uint32_t i = strtab__intern(&b->raw, s, strlen(s));
+	uint32_t i = strtab__intern(&b->raw, s, n);
 	if (i == HINDEX_NONE)
 		return -1;
 	if (b->raw.count == before)

@@ -99,6 +99,9 @@ struct report_extras {
 	/* the writer's state that took the stacks as the threads went
 	 * (report_writer's stream_new), or NULL: stacks is empty then */
 	void *stream;
+	/* REPORT_FOLDS_STACKS: the stacks summed by the line folded makes
+	 * of each (stacks is empty then), or NULL */
+	const struct report_folds *folds;
 	/* text: rows shown (0: all), the terminal's width (0: no limit) */
 	size_t top;
 	unsigned width;
@@ -153,6 +156,33 @@ extern const struct report_writer report_text, report_csv, report_json,
  * first word (the file's base name), else its [comm], else [unknown]. */
 void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 			  size_t size);
+/* The same of a command line (NULL: none) and a comm (NULL: unknown). */
+void report_program_name(const char *cmd, const char *comm, char *buf, size_t size);
+
+/*
+ * Stacks summed by the line folded makes of them: its program (an id in
+ * progs, as report_stack_program names it) and its stack (an id in the
+ * report's stack_frames). 24 bytes a stack where a row of rows.h is 144:
+ * a long recording's distinct stacks number in the hundred thousands.
+ */
+struct report_fold {
+	uint32_t prog, stack;
+	uint64_t samples;
+};
+
+struct report_folds {
+	struct strtab progs;
+	struct report_fold *v;
+	uint32_t n, cap;
+	struct hindex index;
+	uint32_t last_prog;	/* the program named last, + 1 (0: none) */
+};
+
+void report_folds__init(struct report_folds *f);
+void report_folds__release(struct report_folds *f);
+/* Adds samples to the line of prog and stack. 0 or -ENOMEM. */
+int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
+		      uint64_t samples);
 
 /* Writes s as a JSON string, quotes included: control characters
  * escaped, bytes that are not UTF-8 replaced by U+FFFD. */

@@ -1,0 +1,80 @@
+/*
+ * Folded stacks (report/folded.c): the lines sorted as strcmp orders
+ * them made, though they are compared piece by piece unmade: a name
+ * whose ';' or ' ' is made ':' or '_' sorts as made, a line that is the
+ * start of another first, and lines that read alike (two programs or two
+ * names made the same) summed into one; a line of no samples not shown.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "report/report.h"
+
+/* A stack of names (root first) as stack_frames holds it: leaf first. */
+static uint32_t stack(struct strtab *frames, const uint32_t *root_first, size_t n)
+{
+	uint32_t key[3 * 8] = { 0 };
+	for (size_t i = 0; i < n; i++)
+		key[3 * i] = root_first[n - 1 - i];
+	uint32_t id = strtab__intern(frames, (const char *)key, n * 3 * sizeof(uint32_t));
+	assert_int_not_equal(id, HINDEX_NONE);
+	return id;
+}
+
+static void sorted_as_made(void **state)
+{
+	(void)state;
+	struct strtab names, frames;
+	strtab__init(&names);
+	strtab__init(&frames);
+	const char *words[] = { "", "a b", "a_b", "f", "g;h", "g:h", "z" };
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		assert_int_equal(strtab__intern(&names, words[i], strlen(words[i])), i);
+	uint32_t f_ab = stack(&frames, (const uint32_t[]){ 3, 1 }, 2);
+	uint32_t f_a_b = stack(&frames, (const uint32_t[]){ 3, 2 }, 2);
+	uint32_t f = stack(&frames, (const uint32_t[]){ 3 }, 1);
+	uint32_t f_gh = stack(&frames, (const uint32_t[]){ 3, 4 }, 2);
+	uint32_t z_gh = stack(&frames, (const uint32_t[]){ 6, 5 }, 2);
+	struct report_folds folds;
+	report_folds__init(&folds);
+	assert_int_equal(report_folds__add(&folds, "P_x", f, 6), 0);
+	assert_int_equal(report_folds__add(&folds, "P", z_gh, 5), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f_ab, 2), 0);
+	assert_int_equal(report_folds__add(&folds, "Q", f, 0), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f_gh, 4), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f_a_b, 3), 0);
+	assert_int_equal(report_folds__add(&folds, "P x", f, 7), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f, 1), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f_ab, 10), 0);
+	struct report_extras x = { .stack_frames = &frames, .names = &names, .folds = &folds };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	assert_int_equal(report_folded.write(out, NULL, &x), 0);
+	fclose(out);
+	assert_string_equal(buf, "P;f 1\n"
+				 "P;f;a_b 15\n"
+				 "P;f;g:h 4\n"
+				 "P;z;g:h 5\n"
+				 "P_x;f 13\n");
+	free(buf);
+	report_folds__release(&folds);
+	strtab__release(&frames);
+	strtab__release(&names);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sorted_as_made),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
