@@ -77,6 +77,7 @@ struct eng_cpu {
 	/* sample gaps on its grid (any task's samples): the next grid point
 	 * due (0: none yet), and the program sampled last */
 	uint64_t grid_next;
+	uint64_t grid_late_at;	/* the last sample, if it was late (else 0) */
 	uint32_t last_any_prog;
 	uint64_t gap_ns;	/* STEAL_GAPS: every gap seen on it */
 	bool kernel_known;	/* its kernel steal was given */

@@ -499,11 +499,22 @@ static uint64_t grid_gap(struct engine *e, struct eng_cpu *c, uint64_t t, uint32
 	c->last_any_prog = p;
 	/* records lost in the gap: samples, not steal, may be missing */
 	bool lost = c->lost_to && c->lost_to + e->c.interval_ns >= due && c->lost_from <= t;
-	if (!due || lost || t < due + e->gap_min_ns) {
+	/* One interval after a late sample, as the timer fires: that one
+	 * was on the timer's own phase, its latency grown past gap_min
+	 * (seen: 80 us more for seconds on a loaded guest), not delayed by
+	 * steal (after steal the timer fires on its old phase again). The
+	 * grid takes the new phase: on the old one, every sample after was
+	 * late, an interval of steal each. */
+	uint64_t after = t - c->grid_late_at;
+	bool rephase = c->grid_late_at && after + e->gap_min_ns >= e->c.interval_ns &&
+		       after < e->c.interval_ns + e->gap_min_ns;
+	c->grid_late_at = 0;
+	if (!due || lost || rephase || t < due + e->gap_min_ns) {
 		/* on time (or the first): the grid follows it */
 		c->grid_next = t + e->c.interval_ns;
 		return 0;
 	}
+	c->grid_late_at = t;
 	/* late: the grid points from `due` on were covered; the grid keeps
 	 * its phase (the next point is not one interval after this sample) */
 	uint64_t points = (t - due) / e->c.interval_ns + 1;

@@ -314,8 +314,10 @@ static int on_wait(struct rec_source *s, const uint8_t *d, uint32_t len)
 static int on_task(struct rec_source *s, struct engine *e, const uint32_t *pre,
 		   const uint8_t *text, uint32_t n)
 {
-	uint32_t comm = n ? strtab__intern(&s->names, (const char *)text, n) : ENGINE_NONE;
-	if (comm == HINDEX_NONE)
+	/* an empty name (the thread was exiting as it was read): none, not
+	 * a failed intern (ENGINE_NONE and HINDEX_NONE are the same value) */
+	uint32_t comm = ENGINE_NONE;
+	if (n && (comm = strtab__intern(&s->names, (const char *)text, n)) == HINDEX_NONE)
 		return -ENOMEM;
 	struct eng_event ev = { .kind = EK_TASK, .time = s->now, .pid = pre[0],
 				.tid = pre[1], .comm = comm };

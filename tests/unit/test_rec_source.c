@@ -106,6 +106,26 @@ static void impossible_values_refused(void **state)
 	close(fd);
 }
 
+/* A thread alive at the start whose name the recorder read empty (it was
+ * exiting: seen in faults_live's loaded runs) is a thread without a name,
+ * not a failed allocation: the report read it (it said "Cannot allocate
+ * memory" and reported nothing). */
+static void nameless_task_read(void **state)
+{
+	(void)state;
+	struct rec_writer *w;
+	int fd = new_file(&w);
+	uint32_t pre[2] = { 10, 10 };
+	assert_int_equal(rec_writer__add(w, REC_TASK, pre, sizeof(pre), "", 0), 0);
+	sched(w, REC_SCHED_SWITCH, START + 1 * MS, 0, 10, 0);
+	sched(w, REC_SCHED_RUNTIME, START + 10 * MS, 10, 0, 9 * MS);
+	sched(w, REC_SCHED_SWITCH, START + 20 * MS, 10, 0, 0);
+	finish(w, START + 30 * MS);
+	struct rec_error e;
+	assert_int_equal(analyse(fd, &e), 0);
+	close(fd);
+}
+
 /* A recording whose source is the BPF collector: its threads' CPU time,
  * steal and wait are the REC_CLOCK items' sums (a thread's last with its
  * final flag, its wait known though it is gone before the end's waits
@@ -250,6 +270,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(impossible_values_refused),
+		cmocka_unit_test(nameless_task_read),
 		cmocka_unit_test(after_the_end_refused),
 		cmocka_unit_test(bpf_clocks_read),
 		cmocka_unit_test(amplification_bounded),
