@@ -28,13 +28,18 @@ done
 
 # --- disk full
 mkdir "$TMP/small"
-if mount -t tmpfs -o size=128k tmpfs "$TMP/small" 2>/dev/null; then
+# (512 KiB: a block holds up to 1 MiB of items, compressed to a few
+# hundred KiB; with 128 KiB the first block of samples at times did not
+# fit beside the machine's process table, and none was salvaged. Busy
+# CPUs write some 80 KiB a second: it fills in seconds, and record stops
+# there, not at --duration.)
+if mount -t tmpfs -o size=512k tmpfs "$TMP/small" 2>/dev/null; then
 	trap 'umount "$TMP/small" 2>/dev/null || true; kill $wl 2>/dev/null || true; rm -rf "$TMP"' EXIT
-	"$CL" workload threads --threads 2 --seconds 12 &
+	"$CL" workload threads --threads 2 --seconds 32 &
 	wl=$!
-	# (perf's source: its switch records fill 128 KiB within the 10 s; the
+	# (perf's source: its switch records fill it well within the 30 s; the
 	# BPF collector's reads write a few KiB a second)
-	run "$CL" record --source perf -a -g --duration 10 -o "$TMP/small/full.rec"
+	run "$CL" record --source perf -a -g --duration 30 -o "$TMP/small/full.rec"
 	kill $wl 2>/dev/null || true
 	[ "$(status)" != 0 ] || fail "disk full: record exited 0"
 	grep -q "No space left on device" "$TMP/err" || fail "disk full: $(cat "$TMP/err")"
