@@ -32,11 +32,14 @@ long=$(head -c 40000 /dev/zero | tr '\0' a)
 bash -c 'exec -a "=HYPERLINK(\"http://x\")" sh -c "i=0; while [ \$i -lt 1200000 ]; do i=\$((i+1)); done" sh "$(printf "\xff\xfe\xc3(\033]0;owned\007")" "$1"' _ "$long" &
 victim=$!
 sleep 0.2
-"$CL" record -p $victim -o t.rec 2>rec.err || fail "record: $(cat rec.err)"
+# (perf's source: this test follows text through the outputs. With the
+# BPF collector, CI once got a report of no rows here, not reproduced in
+# 15 runs by hand: see the closing note of session 26)
+"$CL" record --source perf -p $victim -o t.rec 2>rec.err || fail "record: $(cat rec.err)"
 
 # JSON, strictly
 "$CL" report -i t.rec --by process --format json -o t.json
-python3 - t.json <<'PY' || fail "JSON"
+python3 - t.json <<'PY' || fail "JSON (record said: $(cat rec.err))"
 import json, sys
 raw = open(sys.argv[1], "rb").read()
 d = json.loads(raw.decode("utf-8", errors="strict"))
