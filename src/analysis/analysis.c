@@ -218,29 +218,24 @@ static bool counts_inclusive(const struct analysis *a)
 /*
  * The staged stacks summed by the folded line each makes (report_folds):
  * its program, as report_stack_program names it from the row's
- * attributes (a command's program, named again as a command: the same;
- * else the comm, which it brackets), and its frames. A row waits here
+ * attributes (a command's program, else the comm, which it brackets),
+ * and its frames. A row waits here
  * until its thread is gone, so its attributes are all it will have.
  */
 static int fold_staged(struct analysis *a)
 {
 	const struct rows *st = &a->staged;
 	int err = 0;
-	char prog[256], line_prog[256];
+	char prog[256];
 	uint32_t named[2] = { ROW_NONE, ROW_NONE };	/* prog's attributes */
 	for (uint32_t i = 0; i < st->n && !err; i++) {
 		const struct row *w = &st->v[i];
 		/* a thread's rows share its attributes: named once */
-		if (!i || w->attr_command != named[0] || w->attr_comm != named[1]) {
+		if (!i || w->attr_command != named[0] || w->attr_comm != named[1])
 			report_stack_program(st, w, prog, sizeof(prog));
-			const char *cmd = rows__str(st, w->attr_command);
-			report_program_name(cmd ? prog : NULL,
-					    cmd ? NULL : rows__str(st, w->attr_comm), line_prog,
-					    sizeof(line_prog));
-		}
 		named[0] = w->attr_command;
 		named[1] = w->attr_comm;
-		err = report_folds__add(&a->folds, line_prog, w->stack, w->f.samples);
+		err = report_folds__add(&a->folds, prog, w->stack, w->f.samples);
 	}
 	struct row_keys keys = st->keys;
 	rows__release(&a->staged);

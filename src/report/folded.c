@@ -30,7 +30,9 @@ static int put(char **line, size_t *len, size_t *cap, const char *s, char sep)
 	return 0;
 }
 
-void report_program_name(const char *cmd, const char *comm, char *buf, size_t size)
+/* report_stack_program of a command line (NULL: none) and a comm (NULL:
+ * unknown). */
+static void program_name(const char *cmd, const char *comm, char *buf, size_t size)
 {
 	if (!cmd) {
 		snprintf(buf, size, comm ? "[%s]" : "[unknown]", comm ? comm : "");
@@ -51,7 +53,7 @@ void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 	const char *comm = rows__str(st, w->comm);
 	if (!comm)
 		comm = rows__str(st, w->attr_comm);
-	report_program_name(cmd, comm, buf, size);
+	program_name(cmd, comm, buf, size);
 }
 
 void report_folds__init(struct report_folds *f)
@@ -121,9 +123,8 @@ static struct {
 } sorting;
 
 /* A line's stack: its frames (leaf first) and how many. */
-static const char *frames_of(uint32_t stack, size_t *n)
+static const char *frames_of(const struct strtab *fr, uint32_t stack, size_t *n)
 {
-	const struct strtab *fr = sorting.x->stack_frames;
 	*n = strtab__len(fr, stack) / (3 * sizeof(uint32_t));
 	return strtab__str(fr, stack);
 }
@@ -161,8 +162,8 @@ static int cmp_fold(const void *pa, const void *pb)
 	const struct report_fold *b = &sorting.f->v[*(const uint32_t *)pb];
 	struct line_cursor x = { .p = strtab__str(&sorting.f->progs, a->prog) };
 	struct line_cursor y = { .p = strtab__str(&sorting.f->progs, b->prog) };
-	x.frames = frames_of(a->stack, &x.n);
-	y.frames = frames_of(b->stack, &y.n);
+	x.frames = frames_of(sorting.x->stack_frames, a->stack, &x.n);
+	y.frames = frames_of(sorting.x->stack_frames, b->stack, &y.n);
 	if (a->prog == b->prog) {
 		/* the same program: skip the frames both name alike */
 		size_t k = 1;
@@ -190,13 +191,10 @@ static int make_line(char **line, size_t *cap, const struct report_extras *x,
 {
 	size_t len = 0;
 	int err = put(line, &len, cap, prog, 0);
-	const char *k = strtab__str(x->stack_frames, stack);
-	size_t nloc = strtab__len(x->stack_frames, stack) / (3 * sizeof(uint32_t));
-	for (size_t f = nloc; !err && f-- > 0;) {	/* root first */
-		uint32_t fn;
-		memcpy(&fn, k + 3 * sizeof(uint32_t) * f, sizeof(fn));
-		err = put(line, &len, cap, strtab__str(x->names, fn), ';');
-	}
+	size_t n;
+	const char *frames = frames_of(x->stack_frames, stack, &n);
+	for (size_t k = 1; !err && k <= n; k++)	/* root first */
+		err = put(line, &len, cap, strtab__str(x->names, frame_name(frames, n, k)), ';');
 	if (!err)
 		(*line)[len] = '\0';	/* put leaves room for it */
 	return err;

@@ -156,8 +156,6 @@ extern const struct report_writer report_text, report_csv, report_json,
  * first word (the file's base name), else its [comm], else [unknown]. */
 void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 			  size_t size);
-/* The same of a command line (NULL: none) and a comm (NULL: unknown). */
-void report_program_name(const char *cmd, const char *comm, char *buf, size_t size);
 
 /*
  * Stacks summed by the line folded makes of them: its program (an id in
