@@ -50,6 +50,16 @@ struct sched_clock {
 	uint64_t *load_rt;
 	sched_clock_stint_fn fn;	/* during sched_clock__poll_stints */
 	void *fn_ctx;
+	/* the maps as last read, reused from read to read: every CPU's
+	 * entry, and the threads' keys and values (kv_cap of each) */
+	struct sc_cpu *cpu_now;		/* ncpus + 1 of them, and their keys */
+	uint32_t *cpu_keys;
+	uint32_t *keys;
+	struct sc_thread *vals;
+	size_t kv_cap;
+	bool batch;		/* batched lookups (BPF_MAP_LOOKUP_BATCH) */
+	bool fake_einval;	/* (tests) the first answers EINVAL */
+	char map_reads[96];	/* status.map_reads */
 };
 
 /* libbpf's own messages: the last warning is kept to say why a load
@@ -218,6 +228,87 @@ static int read_cpu(struct sched_clock *sc, uint32_t cpu, struct sc_cpu *out)
 	return bpf_map_lookup_elem(bpf_map__fd(sc->skel->maps.cpus), &cpu, out) ? -errno : 0;
 }
 
+/*
+ * Reading the maps whole. Entry by entry costs two system calls an
+ * entry (the next key, then its value): 540 for 270 threads. A batched
+ * lookup (BPF_MAP_LOOKUP_BATCH, Linux 5.6, hash and array maps) copies
+ * as many entries as the buffers hold in one. Where the kernel refuses
+ * it (EINVAL: a command it does not know; ENOTSUP: a map without it),
+ * the collector reads entry by entry from then on, and status.map_reads
+ * says so. CPULEDGER_BPF_BATCH=off starts there; =einval has the first
+ * batched lookup answer EINVAL as such a kernel would (live_bpf,
+ * bench/bpf_read.sh).
+ */
+static int lookup_batch(struct sched_clock *sc, int fd, void *in, void *out, void *keys,
+			void *vals, uint32_t *count)
+{
+	if (sc->fake_einval) {
+		sc->fake_einval = false;
+		*count = 0;
+		return -EINVAL;
+	}
+	return bpf_map_lookup_batch(fd, in, out, keys, vals, count, NULL) ? -errno : 0;
+}
+
+static void batch_refused(struct sched_clock *sc, int err)
+{
+	sc->batch = false;
+	snprintf(sc->map_reads, sizeof(sc->map_reads), "entry by entry (batched lookups: %s)",
+		 strerror(-err));
+	sc->status.map_reads = sc->map_reads;
+}
+
+/* Every entry of map fd into keys and vals (ksz and vsz bytes each, cap
+ * of them), batched: how many in *n. 0; -EAGAIN: refused, read entry by
+ * entry; -ENOSPC: more than cap (or a hash bucket more than the room
+ * left: the caller grows and reads again); or -errno. */
+static int batch_all(struct sched_clock *sc, int fd, void *keys, size_t ksz, void *vals,
+		     size_t vsz, size_t cap, size_t *n)
+{
+	uint64_t token = 0;	/* the kernel's cursor: a bucket (hash), a key (array) */
+	size_t len = 0;
+	for (bool first = true;; first = false) {
+		uint32_t count = (uint32_t)(cap - len);
+		if (!count)
+			return -ENOSPC;
+		int err = lookup_batch(sc, fd, first ? NULL : &token, &token,
+				       (char *)keys + len * ksz, (char *)vals + len * vsz, &count);
+		if (first && (err == -EINVAL || err == -ENOTSUP)) {
+			batch_refused(sc, err);
+			return -EAGAIN;
+		}
+		if (err && err != -ENOENT)
+			return err;
+		len += count;
+		if (err)	/* ENOENT: the end */
+			break;
+	}
+	*n = len;
+	return 0;
+}
+
+/* Every CPU's entry into sc->cpu_now. */
+static int read_cpus_now(struct sched_clock *sc)
+{
+	size_t n = 0;
+	/* one more than the CPUs: the call that finds the end */
+	int err = !sc->batch ? -EAGAIN :
+		  batch_all(sc, bpf_map__fd(sc->skel->maps.cpus), sc->cpu_keys,
+			    sizeof(*sc->cpu_keys), sc->cpu_now, sizeof(*sc->cpu_now), sc->ncpus + 1, &n);
+	if (!err) {
+		for (uint32_t i = 0; i < sc->ncpus; i++)
+			if (n != sc->ncpus || sc->cpu_keys[i] != i)
+				return -EIO;	/* an array's keys come in order */
+		return 0;
+	}
+	if (err != -EAGAIN)
+		return err;
+	err = 0;
+	for (uint32_t i = 0; i < sc->ncpus && !err; i++)
+		err = read_cpu(sc, i, &sc->cpu_now[i]);
+	return err;
+}
+
 /* Task tid's run time now (schedstat brings a running task's up to date),
  * or 0: gone, or no schedstat. */
 static uint64_t run_time_now(uint32_t tid)
@@ -251,13 +342,13 @@ static void load_baseline(struct sched_clock *sc)
 
 static void in_flight(struct sched_clock *sc)
 {
-	struct sc_cpu c, again;
+	struct sc_cpu again;
 	uint32_t mode = sc->skel->bss->steal_mode;
 	for (uint32_t i = 0; i < sc->ncpus; i++) {
 		struct sched_clock_flight *f = &sc->flight[i];
+		const struct sc_cpu c = sc->cpu_now[i];	/* as read_cpus_now found it */
 		*f = (struct sched_clock_flight){ 0 };
-		if (read_cpu(sc, i, &c) || !c.tid_in || !(c.seen_in & 1) ||
-		    c.curr_now != c.tid_in)
+		if (!c.tid_in || !(c.seen_in & 1) || c.curr_now != c.tid_in)
 			continue;
 		uint64_t run = run_time_now(c.tid_in);
 		/* the same stint still: no switch on it meanwhile */
@@ -432,6 +523,18 @@ static int configure(struct sched_clock *sc, const struct sched_clock_opts *o, b
 
 static int collect_begin(struct sched_clock *sc);
 
+/* Batched map reads unless CPULEDGER_BPF_BATCH says otherwise (see
+ * lookup_batch). */
+static void map_reads_from_env(struct sched_clock *sc)
+{
+	const char *b = getenv("CPULEDGER_BPF_BATCH");
+	sc->batch = !b || strcmp(b, "off");
+	sc->fake_einval = b && !strcmp(b, "einval");
+	snprintf(sc->map_reads, sizeof(sc->map_reads), "%s",
+		 sc->batch ? "batched" : "entry by entry (CPULEDGER_BPF_BATCH=off)");
+	sc->status.map_reads = sc->map_reads;
+}
+
 static int load_failed(int err, const char *what, char *why, size_t whylen)
 {
 	if (err == -EPERM || err == -EACCES)
@@ -471,11 +574,14 @@ struct sched_clock *sched_clock__new(const struct sched_clock_opts *o, char *why
 	sc->flight = calloc(sc->ncpus, sizeof(*sc->flight));
 	sc->load_tid = calloc(sc->ncpus, sizeof(*sc->load_tid));
 	sc->load_rt = calloc(sc->ncpus, sizeof(*sc->load_rt));
-	if (!sc->flight || !sc->load_tid || !sc->load_rt) {
+	sc->cpu_now = calloc(sc->ncpus + 1, sizeof(*sc->cpu_now));
+	sc->cpu_keys = calloc(sc->ncpus + 1, sizeof(*sc->cpu_keys));
+	if (!sc->flight || !sc->load_tid || !sc->load_rt || !sc->cpu_now || !sc->cpu_keys) {
 		err = -ENOMEM;
 		goto err_out;
 	}
 	sc->steal_from = o->steal_from;
+	map_reads_from_env(sc);
 	sc->skel = sched_clock_bpf__open();
 	if (!sc->skel) {
 		err = load_failed(-errno, "open", why, whylen);
@@ -553,15 +659,16 @@ static void thread_of(const struct sched_clock *sc, uint32_t tid, const struct s
 	t->born_ns = v->born_ns;
 }
 
+/* The CPUs sampled and read (into sc->cpu_now), then given as cpus
+ * (NULL: not wanted). */
 static int read_cpus(struct sched_clock *sc, struct sched_clock_cpu *cpus)
 {
 	uint32_t mode = sc->skel->bss->steal_mode;
 	int err = sample(sc);	/* (the running tasks too: in_flight) */
-	for (uint32_t i = 0; !err && i < sc->ncpus; i++) {
-		struct sc_cpu c;
-		err = read_cpu(sc, i, &c);
-		if (err)
-			break;
+	if (!err)
+		err = read_cpus_now(sc);
+	for (uint32_t i = 0; cpus && !err && i < sc->ncpus; i++) {
+		const struct sc_cpu c = sc->cpu_now[i];
 		cpus[i].steal_clock_ns = mode == SC_STEAL_KVM ? c.steal_now :
 					 mode == SC_STEAL_CPUSTAT ? c.cpustat_now : 0;
 		cpus[i].idle_ns = c.idle_ns;
@@ -571,54 +678,107 @@ static int read_cpus(struct sched_clock *sc, struct sched_clock_cpu *cpus)
 	return err;
 }
 
+/* Room for twice as many thread entries, zeroed: the kernel fills them,
+ * which valgrind does not know of a batched lookup (it does not model
+ * the command) and would call every read of them uninitialised. */
+static int grow_entries(struct sched_clock *sc)
+{
+	size_t old = sc->kv_cap, cap = old ? 2 * old : 1024;
+	uint32_t *k = realloc(sc->keys, cap * sizeof(*k));
+	if (k)
+		sc->keys = k;
+	struct sc_thread *v = k ? realloc(sc->vals, cap * sizeof(*v)) : NULL;
+	if (!v)
+		return -ENOMEM;
+	memset(k + old, 0, (cap - old) * sizeof(*k));
+	memset(v + old, 0, (cap - old) * sizeof(*v));
+	sc->vals = v;
+	sc->kv_cap = cap;
+	return 0;
+}
+
+/* The threads map entry by entry: the next key, then its value. */
+static int each_entry(struct sched_clock *sc, int fd, size_t *n)
+{
+	size_t len = 0;
+	uint32_t key, next, *prev = NULL;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (len == sc->kv_cap && grow_entries(sc))
+			return -ENOMEM;
+		if (bpf_map_lookup_elem(fd, &key, &sc->vals[len]))
+			continue;	/* deleted meanwhile */
+		sc->keys[len++] = key;
+	}
+	*n = len;
+	return 0;
+}
+
+/* Every entry of the threads map into sc->keys and sc->vals (*n). */
+static int thread_entries(struct sched_clock *sc, int fd, size_t *n)
+{
+	for (;;) {
+		int err = !sc->batch ? -EAGAIN :
+			  batch_all(sc, fd, sc->keys, sizeof(*sc->keys), sc->vals,
+				    sizeof(*sc->vals), sc->kv_cap, n);
+		if (err == -EAGAIN)
+			return each_entry(sc, fd, n);
+		if (err != -ENOSPC)
+			return err;
+		if (grow_entries(sc))
+			return -ENOMEM;
+	}
+}
+
+/* The exited threads' entries out of the map (tids, n of them): batched
+ * where the kernel can. A batch stops at an entry already gone (a new
+ * thread that took the id deleted it): the rest go on from the next. */
+static void delete_entries(struct sched_clock *sc, int fd, const uint32_t *tids, size_t n)
+{
+	size_t done = 0;
+	while (sc->batch && done < n) {
+		uint32_t count = (uint32_t)(n - done);
+		if (!bpf_map_delete_batch(fd, tids + done, &count, NULL))
+			return;
+		if (errno != ENOENT)
+			break;	/* refused: entry by entry */
+		done += count + 1;
+	}
+	for (; done < n; done++)
+		bpf_map_delete_elem(fd, &tids[done]);
+}
+
 /* Every entry of the threads map; exited ones deleted when forget. */
 static int read_threads(struct sched_clock *sc, bool forget, struct sched_clock_thread **out,
 			size_t *n)
 {
 	int fd = bpf_map__fd(sc->skel->maps.threads);
-	size_t cap = 0, len = 0;
-	struct sched_clock_thread *v = NULL;
-	uint32_t key, next;
-	uint32_t *prev = NULL;
-	int err = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		struct sc_thread th;
-		if (bpf_map_lookup_elem(fd, &key, &th))
-			continue;	/* deleted meanwhile */
-		if (len == cap) {
-			size_t ncap = cap ? 2 * cap : 256;
-			struct sched_clock_thread *nv = realloc(v, ncap * sizeof(*v));
-			if (!nv) {
-				err = -ENOMEM;
-				goto out_free;
-			}
-			v = nv;
-			cap = ncap;
-		}
-		thread_of(sc, key, &th, &v[len++]);
+	size_t len = 0, gone = 0;
+	int err = thread_entries(sc, fd, &len);
+	struct sched_clock_thread *v = err || !len ? NULL : malloc(len * sizeof(*v));
+	if (!err && len && !v)
+		err = -ENOMEM;
+	if (err)
+		return err;
+	for (size_t i = 0; i < len; i++) {
+		thread_of(sc, sc->keys[i], &sc->vals[i], &v[i]);
+		if (v[i].flags & SCHED_CLOCK_EXITED)
+			sc->keys[gone++] = v[i].tid;
 	}
 	if (forget)	/* after the walk: deleting during it would restart it */
-		for (size_t i = 0; i < len; i++)
-			if (v[i].flags & SCHED_CLOCK_EXITED)
-				bpf_map_delete_elem(fd, &v[i].tid);
+		delete_entries(sc, fd, sc->keys, gone);
 	*out = v;
 	*n = len;
 	return 0;
-out_free:
-	free(v);
-	return err;
 }
 
 /* The switches seen, summed over the CPUs (each counts its own). */
 static void count_switches(struct sched_clock *sc)
 {
 	uint64_t n = 0;
-	struct sc_cpu c;
 	for (uint32_t i = 0; i < sc->ncpus; i++)
-		if (!read_cpu(sc, i, &c))
-			n += c.switches;
+		n += sc->cpu_now[i].switches;
 	sc->status.switches = n;
 }
 
@@ -627,10 +787,11 @@ int sched_clock__read(struct sched_clock *sc, bool forget, struct sched_clock_cp
 {
 	*threads = NULL;
 	*n = 0;
-	count_switches(sc);
-	int err = cpus ? read_cpus(sc, cpus) : sample(sc);
-	if (!err)
+	int err = read_cpus(sc, cpus);
+	if (!err) {
+		count_switches(sc);
 		in_flight(sc);
+	}
 	if (!err)
 		err = read_threads(sc, forget, threads, n);
 	const struct sc_counters *c = &sc->skel->bss->counters;
@@ -771,5 +932,9 @@ void sched_clock__free(struct sched_clock *sc)
 	free(sc->flight);
 	free(sc->load_tid);
 	free(sc->load_rt);
+	free(sc->cpu_now);
+	free(sc->cpu_keys);
+	free(sc->keys);
+	free(sc->vals);
 	free(sc);
 }

@@ -106,6 +106,9 @@ struct sched_clock_status {
 	const char *wait_source;	/* "schedstat-run-delay" or "events" */
 	bool irq_known;			/* false: IRQ time not read */
 	const char *irq_source;		/* "cpu-irqtime" or "unknown (why)" */
+	const char *map_reads;		/* "batched" (BPF_MAP_LOOKUP_BATCH), or
+					 * "entry by entry (why)": a kernel
+					 * before 5.6 */
 	uint64_t map_full;		/* threads not counted: the map was full */
 	uint64_t ring_lost;		/* stints dropped: the ring buffer was full */
 	uint64_t torn_reads;		/* steal clock reads never consistent */

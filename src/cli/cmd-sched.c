@@ -296,6 +296,8 @@ static void print_json(FILE *f, const struct sched_args *a, const struct result 
 	json_put_string(f, st->steal_resolution);
 	fprintf(f, ", \"irq_source\": ");
 	json_put_string(f, st->irq_source);
+	fprintf(f, ", \"map_reads\": ");
+	json_put_string(f, st->map_reads);
 	fprintf(f, ", \"runtime_excludes_steal\": %s,"
 		" \"switches\": %llu, \"unseen\": %llu, \"reused\": %llu, \"map_full\": %llu, \"ring_lost\": %llu, \"torn_reads\": %llu,"
 		"\n \"threads\": [", st->runtime_excludes_steal ? "true" : "false",
@@ -384,6 +386,8 @@ static void print_collection(FILE *f, const struct sched_args *a, uint64_t n,
 		(unsigned long long)n, (unsigned long long)c->start_ns,
 		(unsigned long long)c->end_ns);
 	json_put_string(f, st->steal_source);
+	fprintf(f, ", \"map_reads\": ");
+	json_put_string(f, st->map_reads);
 	fprintf(f, ", \"vanished\": %u, \"threads\": [", c->vanished);
 	bool first = true;
 	for (size_t i = 0; i < c->nthreads; i++) {

@@ -18,6 +18,7 @@ void cgstats__release(struct cgstats *s)
 {
 	free(s->groups);
 	free(s->waits);
+	free(s->handed);
 	hindex__release(&s->group_index);
 	hindex__release(&s->wait_index);
 	memset(s, 0, sizeof(*s));
@@ -109,7 +110,66 @@ int cgstats__wait_grow(struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t n
 		return -ENOMEM;
 	s->waits[id].seen[1] = true;
 	s->waits[id].ns[1] += ns;
+	s->waits[id].final = false;	/* (after its last: a new thread's) */
 	return 0;
+}
+
+int cgstats__wait_final(struct cgstats *s, uint32_t pid, uint32_t tid)
+{
+	uint32_t id = wait_entry(s, pid, tid);
+	if (id == HINDEX_NONE)
+		return -ENOMEM;
+	s->waits[id].final = true;
+	return 0;
+}
+
+int cgstats__wait_handed(struct cgstats *s, uint32_t pid, uint32_t tid)
+{
+	uint32_t id = wait_find(s, pid, tid);
+	if (id == HINDEX_NONE || !s->waits[id].final)
+		return 0;
+	if (grow_array((void **)&s->handed, &s->handed_cap, s->nhanded, sizeof(*s->handed), 64))
+		return -ENOMEM;
+	s->handed[s->nhanded++] = (struct cg_thread_id){ pid, tid };
+	return 0;
+}
+
+void cgstats__wait_forget(struct cgstats *s, uint32_t pid, uint32_t tid)
+{
+	uint32_t id = wait_find(s, pid, tid);
+	if (id == HINDEX_NONE)
+		return;
+	struct cg_wait *w = s->waits;
+	/* ids are dense: the last entry takes the freed one's place */
+	hindex__remove(&s->wait_index, wait_hash(pid, tid), id);
+	uint32_t last = --s->nwaits;
+	if (id == last)
+		return;
+	hindex__remove(&s->wait_index, wait_hash(w[last].pid, w[last].tid), last);
+	w[id] = w[last];
+	/* (no allocation: the slot freed above has room) */
+	hindex__insert(&s->wait_index, wait_hash(w[id].pid, w[id].tid), id);
+}
+
+void cgstats__wait_sweep(struct cgstats *s, void (*fn)(void *ctx, uint32_t pid, uint32_t tid),
+			 void *ctx)
+{
+	for (uint32_t i = 0; i < s->nhanded; i++) {
+		const struct cg_thread_id *h = &s->handed[i];
+		uint32_t id = wait_find(s, h->pid, h->tid);
+		if (id == HINDEX_NONE || !s->waits[id].final)
+			continue;	/* forgotten already, or a new thread's */
+		cgstats__wait_forget(s, h->pid, h->tid);
+		if (fn)
+			fn(ctx, h->pid, h->tid);
+	}
+	s->nhanded = 0;
+	/* a storm of exits handed out at once leaves no big list behind */
+	if (s->handed_cap > 4096) {
+		free(s->handed);
+		s->handed = NULL;
+		s->handed_cap = 0;
+	}
 }
 
 void cgstats__waits_taken(struct cgstats *s, int phase)

@@ -33,7 +33,12 @@ struct cg_entry {
 struct cg_wait {
 	uint32_t pid, tid;
 	bool seen[2];
+	bool final;			/* its last figure is in: it exited */
 	uint64_t ns[2];
+};
+
+struct cg_thread_id {
+	uint32_t pid, tid;
 };
 
 struct cgstats {
@@ -44,6 +49,10 @@ struct cgstats {
 	uint32_t nwaits, waits_cap;
 	struct hindex wait_index;
 	bool have_waits[2];		/* a snapshot of each end was taken */
+	/* exited threads the engine has handed out, forgotten at the next
+	 * cgstats__wait_sweep */
+	struct cg_thread_id *handed;
+	uint32_t nhanded, handed_cap;
 };
 
 void cgstats__init(struct cgstats *s);
@@ -58,6 +67,26 @@ int cgstats__wait(struct cgstats *s, int phase, uint32_t pid, uint32_t tid, uint
  * so that a thread gone before the end has its wait when it is handed
  * out. 0 or -ENOMEM. */
 int cgstats__wait_grow(struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t ns);
+
+/*
+ * Memory that follows the live threads, for a source that grows waits
+ * over a long recording (the BPF collector's): thread tid's last figure
+ * is in (it exited: cgstats__wait_final); the engine hands the thread
+ * out to every sink, and the analysis and the ledger's collector ask for
+ * its wait then (cgstats__wait_handed: from an engine sink added after
+ * theirs or before, the order changes nothing); the source's next
+ * cgstats__wait_sweep, between two of its reads and so never while a
+ * sink may still ask, forgets it, fn (may be NULL) told of each. A
+ * thread handed out before its last figure came stays until the end (the
+ * engine hands it out again when that figure comes). 0 or -ENOMEM.
+ */
+int cgstats__wait_final(struct cgstats *s, uint32_t pid, uint32_t tid);
+int cgstats__wait_handed(struct cgstats *s, uint32_t pid, uint32_t tid);
+void cgstats__wait_sweep(struct cgstats *s, void (*fn)(void *ctx, uint32_t pid, uint32_t tid),
+			 void *ctx);
+/* Forgets thread tid's waits now (no consumer will ask). */
+void cgstats__wait_forget(struct cgstats *s, uint32_t pid, uint32_t tid);
+
 /* Call once per phase whose waits were all given (even none). */
 void cgstats__waits_taken(struct cgstats *s, int phase);
 

@@ -88,6 +88,10 @@ struct recorder_stats {
 	bool tracepoints_missing;	/* wanted, not there: sample gaps */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC, when started */
 	uint64_t end_ns;		/* when the events were stopped */
+	/* the BPF collector's losses (sched_clock_status): events of
+	 * threads its map had no room for, and exited threads whose id was
+	 * given again before a read */
+	uint64_t bpf_map_full, bpf_reused;
 };
 
 struct recorder;

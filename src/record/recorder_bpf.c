@@ -6,9 +6,14 @@
  * the context switches (issue 25). Each thread's figures since the last
  * read become a REC_CLOCK item and an EK_CLOCK event; perf's rings still
  * give the samples (functions) and the tasks. The waits are kept here as
- * running totals per thread, exited ones too, for the end's REC_WAIT and
- * the live consumers' read_wait hook (instead of /proc/PID/schedstat,
- * which loses what a thread waited between the last read and its exit).
+ * running totals per thread, for the end's REC_WAIT and the live
+ * consumers' read_wait hook (instead of /proc/PID/schedstat, which loses
+ * what a thread waited between the last read and its exit). An exited
+ * thread's is kept until the engine has handed the thread out (the
+ * analysis and the ledger's collector ask for it then), or not at all
+ * where no engine is attached (a recording's reader has it from the
+ * CLOCK items): memory follows the live threads, however long the
+ * recording.
  */
 #include "recorder_impl.h"
 
@@ -36,6 +41,8 @@ struct recorder_bpf {
 					 * unless forget_exited) */
 	uint32_t nwaits, waits_cap;
 	struct hindex index;
+	bool sink_tried;		/* the engine told of hand-outs (sink) */
+	bool sink_added;
 };
 
 #define BPF_INTERVAL_NS (250 * NSEC_PER_MSEC)
@@ -97,7 +104,48 @@ static int wait_add(struct recorder *r, const struct sched_clock_delta *d)
 	}
 	/* record and run: the end's figure so far, for a thread handed out
 	 * before the end (its last wait is in it) */
-	return cgstats__wait_grow(&r->cg, d->pid, d->tid, d->wait_ns);
+	int err = cgstats__wait_grow(&r->cg, d->pid, d->tid, d->wait_ns);
+	if (err || !(d->flags & SCHED_CLOCK_EXITED))
+		return err;
+	if (!b->sink_added && !r->engine) {	/* no one will ask */
+		cgstats__wait_forget(&r->cg, d->pid, d->tid);
+		wait_remove(b, id);
+		return 0;
+	}
+	/* forgotten once the engine has handed it out (on_handed) */
+	return cgstats__wait_final(&r->cg, d->pid, d->tid);
+}
+
+/* The engine has handed a thread out to its sinks (this one among them). */
+static int on_handed(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	struct recorder *r = ctx;
+	const struct eng_proc *p = engine__proc(e, t->proc);
+	return p ? cgstats__wait_handed(&r->cg, p->pid, t->tid) : 0;
+}
+
+static void forget_wait(void *ctx, uint32_t pid, uint32_t tid)
+{
+	struct recorder_bpf *b = ctx;
+	uint32_t id = wait_find(b, pid, tid);
+	if (id != HINDEX_NONE)
+		wait_remove(b, id);
+}
+
+/* Before a read: the exited threads handed out since the last one are
+ * forgotten (every sink has asked: the engine hands out to all at once).
+ * An engine that can take no more sinks leaves every wait to the end. */
+static void forget_handed(struct recorder *r)
+{
+	struct recorder_bpf *b = r->bpf;
+	if (r->o.forget_exited)
+		return;
+	if (r->engine && !b->sink_tried) {
+		b->sink_tried = true;
+		struct engine_sink s = { .ctx = r, .thread_gone = on_handed };
+		b->sink_added = !engine__add_sink(r->engine, &s);
+	}
+	cgstats__wait_sweep(&r->cg, forget_wait, b);
 }
 
 int recorder_bpf_open(struct recorder *r, char *why, size_t whylen)
@@ -108,8 +156,11 @@ int recorder_bpf_open(struct recorder *r, char *why, size_t whylen)
 		return -ENOMEM;
 	}
 	hindex__init(&b->index);
-	/* no stints ring: only the maps' totals are read, at each interval */
-	struct sched_clock_opts so = { 0 };
+	/* no stints ring: only the maps' totals are read, at each interval;
+	 * CPULEDGER_BPF_MAX_THREADS sizes the threads' map (tests: a full
+	 * one) */
+	const char *max = getenv("CPULEDGER_BPF_MAX_THREADS");
+	struct sched_clock_opts so = { .max_threads = max ? (uint32_t)atoi(max) : 0 };
 	b->sc = sched_clock__new(&so, why, whylen);
 	if (!b->sc) {
 		int err = -errno;
@@ -174,10 +225,14 @@ static int read_now(struct recorder *r)
 {
 	struct recorder_bpf *b = r->bpf;
 	struct sched_clock_collection c;
+	forget_handed(r);
 	int err = sched_clock__collect(b->sc, &c);
 	if (err)
 		return err;
-	bool steal_known = sched_clock__status(b->sc)->steal_known;
+	const struct sched_clock_status *st = sched_clock__status(b->sc);
+	bool steal_known = st->steal_known;
+	r->st.bpf_map_full = st->map_full;	/* (counted, and said at the end) */
+	r->st.bpf_reused = st->reused;
 	for (size_t i = 0; i < c.nthreads && !err; i++)
 		err = clock_out(r, &c.threads[i], c.end_ns, steal_known);
 	b->last_ns = c.end_ns;

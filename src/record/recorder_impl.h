@@ -149,8 +149,9 @@ int recorder_bpf_begin(struct recorder *r);
  * and hands them on (REC_CLOCK, EK_CLOCK). 0 or -errno. */
 int recorder_bpf_poll(struct recorder *r, bool now);
 /* Every thread's run-queue wait since the collector first saw it (the
- * start), exited ones too (forget_exited: live ones), as schedstat's of
- * every task. fn's error stops. */
+ * start): the live ones, and exited ones the engine has not handed out
+ * yet (forget_exited: live ones), as schedstat's of every task. fn's
+ * error stops. */
 int recorder_bpf_each_wait(const struct recorder *r,
 			   int (*fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns),
 			   void *ctx);

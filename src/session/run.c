@@ -423,6 +423,10 @@ static void summary(struct live *l)
 		l->o->output ? "'" : "", (unsigned long long)st->lost,
 		live_stop_signal ? " (stopped by a signal)" : "", st->source,
 		(double)ru.ru_maxrss / 1024);
+	if (st->bpf_map_full || st->bpf_reused)
+		live_say("not measured: %llu switch(es) of threads the BPF collector's map had no "
+			 "room for, %llu exited thread(s) whose id was given again before a read",
+			 (unsigned long long)st->bpf_map_full, (unsigned long long)st->bpf_reused);
 }
 
 /* Stops, writes the end, commits the file (or not: a command that could
