@@ -6,8 +6,9 @@
 # of its own, by process and by thread, told apart by its start: text's
 # START_S (seconds into the recording, `-` for one alive at its start),
 # JSON's and CSV's start_ns (the recording's clock, null or empty), an
-# OpenMetrics label (promtool finds no two samples alike). The same
-# recording without the second and third 200 has no start anywhere.
+# OpenMetrics label (promtool finds no two samples alike); the ledger's
+# bill likewise. The same recording without the second and third 200 has
+# no start anywhere.
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
 make_rec() {	# out reused(0|1)
@@ -118,4 +119,35 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert len(r["rows"]) == 2 and all("start_ns" not in x for x in r["rows"]), r["rows"]
 PY
-echo "pid 200 three times: three rows, by process and by thread"
+# the ledger keeps each process apart (proc_start_ns), and a bill whose
+# two rows would show one process says each one's start (the ledger's,
+# CLOCK_MONOTONIC to 10 ms); a bill without one pid twice has none
+"$CL" ledger add --ledger "$TMP/r.db" "$TMP/reused.rec" 2>/dev/null || fail "ledger add"
+"$CL" ledger add --ledger "$TMP/o.db" "$TMP/once.rec" 2>/dev/null || fail "ledger add once"
+"$CL" bill --ledger "$TMP/r.db" --by process >"$TMP/b.txt" || fail "bill"
+grep -q '^h 200 (from 10.05 s after boot) true ' "$TMP/b.txt" || fail "bill: no start: $(cat "$TMP/b.txt")"
+grep -q '^h 200 (from 10.10 s after boot) true ' "$TMP/b.txt" || fail "bill: no start: $(cat "$TMP/b.txt")"
+grep -q '^h 200 sleep 1 ' "$TMP/b.txt" || fail "bill: the first 200: $(cat "$TMP/b.txt")"
+"$CL" bill --ledger "$TMP/r.db" --by thread --format csv >"$TMP/b.csv" || fail "bill csv"
+head -1 "$TMP/b.csv" | grep -q '^host,pid,tid,start_ns,comm,' || fail "bill csv: $(head -1 "$TMP/b.csv")"
+"$CL" bill --ledger "$TMP/r.db" --by process --format json >"$TMP/b.json" || fail "bill json"
+python3 - "$TMP/b.json" <<'PY' || fail "bill json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = sorted((x["pid"], x["start_ns"] or 0, x["cpu_ns"]) for x in r["rows"])
+assert got == [(100, 0, 3_000_000), (200, 0, 9_000_000), (200, 10_050_000_000, 10_000_000),
+               (200, 10_100_000_000, 5_000_000)], got
+PY
+"$CL" bill --ledger "$TMP/r.db" --by command >"$TMP/bc.txt"
+! grep -q 'after boot' "$TMP/bc.txt" || fail "bill by command with a start"
+for f in text csv json; do
+	"$CL" bill --ledger "$TMP/o.db" --by process --format $f >"$TMP/bo.$f"
+done
+! grep -q 'after boot' "$TMP/bo.text" || fail "bill without a pid twice: $(cat "$TMP/bo.text")"
+! grep -q 'start_ns' "$TMP/bo.csv" || fail "bill csv without a pid twice: $(cat "$TMP/bo.csv")"
+python3 - "$TMP/bo.json" <<'PY' || fail "bill json without a pid twice"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["rows"]) == 2 and all("start_ns" not in x for x in r["rows"]), r["rows"]
+PY
+echo "pid 200 three times: three rows, by process and by thread, in report and bill"
