@@ -217,8 +217,8 @@ static int cmp_task(const void *pa, const void *pb)
  * is a row of its own (rows.c keys by start too); here RF_START becomes
  * a key of the table, after the task's id, so that every writer shows
  * which is which and rows sort by it. Without an id given again, the
- * table is as it was. The rows' order is left alone (the sort after
- * keeps ties as they came): their indices are sorted. 0 or -ENOMEM.
+ * table is as it was: the rows are left in the order they came (their
+ * indices are sorted here), for the sort after. 0 or -ENOMEM.
  */
 static int mark_reused(struct table *t)
 {
