@@ -112,7 +112,8 @@ static struct row_key key_of(const struct analysis *a, const struct who *w,
 			     const struct eng_thread *t)
 {
 	return (struct row_key){
-		.vm = name(a, a->vm), .pid = w->proc->pid, .tid = t->tid, .comm = w->comm,
+		.vm = name(a, a->vm), .pid = w->proc->pid, .tid = t->tid,
+		.proc_start_ns = w->proc->start_ns, .thread_start_ns = t->start_ns, .comm = w->comm,
 		.command = w->command, .executable = w->proc->executable,
 		.uid = w->proc->uid, .cpu = ROW_NO_CPU, .cgroup = name(a, w->cgroup),
 	};
@@ -631,6 +632,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 	a->table = table__from_rows(&a->rows, &p);
 	if (!a->table)
 		return -ENOMEM;
+	a->table->origin_ns = s->start_ns;
 	table__sort(a->table, &a->o.sort);
 	percent_limit(a);
 	snprintf(a->steal_source, sizeof(a->steal_source), "%s", s->steal_source);

@@ -79,6 +79,9 @@ struct kept {
 struct bill {
 	enum row_field keys[RF_COUNT];
 	size_t nkeys;
+	/* two rows show one process (its host, pid, command) and are of
+	 * two, one pid given to both: each row says its start too */
+	bool starts;
 	/* the values the keys show, in order (fields_of): CSV's columns,
 	 * JSON's members */
 	enum row_field fields[RF_COUNT * RF_COUNT];
@@ -173,12 +176,15 @@ static const char *value_text(enum row_field f, const struct bill_row *r, char *
 
 /* A key's value as text: the values it shows (a process's host, pid and
  * command) joined by spaces, a thread's id after its process's with a
- * slash. */
-static const char *key_text(enum row_field k, const struct bill_row *r, char *buf, size_t n)
+ * slash; with starts, after the task's id when known, "(from S s after
+ * boot)", its start. */
+static const char *key_text(enum row_field k, const struct bill_row *r, bool starts,
+			    char *buf, size_t n)
 {
 	uint32_t shows = key_entry__shows(k);
 	if (shows == RF_BIT(k))
 		return value_text(k, r, buf, n);
+	enum row_field last = shows & RF_BIT(RF_THREAD) ? RF_THREAD : RF_PROCESS;
 	size_t used = 0;
 	enum key_type prev = KEY_TEXT;
 	bool any = false;
@@ -192,6 +198,9 @@ static const char *key_text(enum row_field k, const struct bill_row *r, char *bu
 					 !any ? "" :
 					 type == KEY_TASK && prev == KEY_TASK ? "/" : " ",
 					 value_text((enum row_field)f, r, v, sizeof(v)));
+		if (starts && f == (int)last && r->number[RF_START] > 0 && used < n)
+			used += (size_t)snprintf(buf + used, n - used, " (from %.2f s after boot)",
+						 s_(r->number[RF_START]));
 		prev = type;
 		any = true;
 	}
@@ -220,7 +229,7 @@ static char *row_key(const struct bill *b, const struct bill_row *r)
 	if (!f)
 		return NULL;
 	for (size_t i = 0; i < b->nkeys; i++)
-		fprintf(f, "%s%s", i ? "  " : "", key_text(b->keys[i], r, part, sizeof(part)));
+		fprintf(f, "%s%s", i ? "  " : "", key_text(b->keys[i], r, b->starts, part, sizeof(part)));
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -259,7 +268,7 @@ static void text_keys(FILE *f, const struct bill *b, const struct bill_row *r, i
 	const char *v[RF_COUNT];
 	int cols = 2 * ((int)b->nkeys - 1), longest = 0;
 	for (size_t i = 0; i < b->nkeys; i++) {
-		v[i] = key_text(b->keys[i], r, parts[i], sizeof(parts[i]));
+		v[i] = key_text(b->keys[i], r, b->starts, parts[i], sizeof(parts[i]));
 		cols += key_cols(v[i]);
 		if (key_cols(v[i]) > key_cols(v[longest]))
 			longest = (int)i;
@@ -386,6 +395,13 @@ static void write_text(FILE *f, const struct bill *b, const char *by, const char
 				    (double)t->cpu_ns : 0.0);
 }
 
+/* Whether a number a key shows is known: a task's id always (-1: it had
+ * exited), a start where it is one (0: alive when recording began). */
+static bool number_known(const struct key_entry *e, int64_t v)
+{
+	return e->type == KEY_TASK || (e->type == KEY_START ? v > 0 : v >= 0);
+}
+
 /* CSV: a field per value a key shows (a process: its host, pid and
  * command), named as the ledger names it (host for vm); a value not
  * known is empty. The header when r is NULL. */
@@ -400,7 +416,7 @@ static void csv_keys(FILE *f, const struct bill *b, const struct bill_row *r)
 			fputs(key_entry__label(e), f);
 		else if (key_entry__is_text(e))
 			csv_put_field(f, r->text[k] ? r->text[k] : "");
-		else if (e->type == KEY_TASK || r->number[k] >= 0)
+		else if (number_known(e, r->number[k]))
 			fprintf(f, "%lld", (long long)r->number[k]);
 	}
 }
@@ -459,7 +475,7 @@ static void json_keys(FILE *f, bool *first, const struct bill *b, const struct b
 			json_put_str_member(f, first, key_entry__label(e), r->text[k]);
 		else
 			json_put_num_member(f, first, key_entry__label(e),
-					    e->type == KEY_TASK || r->number[k] >= 0, r->number[k]);
+					    number_known(e, r->number[k]), r->number[k]);
 	}
 }
 
@@ -688,6 +704,58 @@ static void fields_of(struct bill *b)
 				b->fields[b->nfields++] = (enum row_field)f;
 }
 
+static const struct bill *shown_of;	/* cmp_shown's bill (qsort has no context) */
+
+/* Two rows by the values their keys show, RF_START aside. */
+static int cmp_shown(const void *pa, const void *pb)
+{
+	const struct bill_row *a = &shown_of->rows[*(const size_t *)pa].r,
+			      *b = &shown_of->rows[*(const size_t *)pb].r;
+	for (size_t i = 0; i < shown_of->nfields; i++) {
+		enum row_field f = shown_of->fields[i];
+		int c = !a->text[f] || !b->text[f] ? !a->text[f] - !b->text[f] :
+			strcmp(a->text[f], b->text[f]);
+		c = c ? c : (a->number[f] > b->number[f]) - (a->number[f] < b->number[f]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/*
+ * Whether two rows show one process, one pid given to two (the rows are
+ * by start too: the ledger keeps each apart): then every row says its
+ * start, after its task's id, and a bill where no pid was given again
+ * is as it always was. 0, or EXIT_RUNTIME having said why.
+ */
+static int find_starts(struct bill *b)
+{
+	size_t at = b->nfields, *v;
+	for (size_t i = 0; i < b->nfields; i++)
+		if (b->fields[i] == RF_THREAD || (b->fields[i] == RF_PROCESS && at == b->nfields))
+			at = i;
+	if (at == b->nfields || b->n < 2)
+		return 0;
+	if (!(v = malloc(b->n * sizeof(*v)))) {
+		cli_error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		v[i] = i;
+	shown_of = b;
+	qsort(v, b->n, sizeof(*v), cmp_shown);
+	for (size_t i = 1; i < b->n && !b->starts; i++)
+		b->starts = !cmp_shown(&v[i - 1], &v[i]);
+	free(v);
+	if (b->starts) {
+		memmove(&b->fields[at + 2], &b->fields[at + 1],
+			(b->nfields - at - 1) * sizeof(*b->fields));
+		b->fields[at + 1] = RF_START;
+		b->nfields++;
+	}
+	return 0;
+}
+
 /* 0 (o->help when --help printed), or the exit status, having said why. */
 static int parse(int argc, char **argv, struct bill *b, struct bill_opts *o)
 {
@@ -794,6 +862,8 @@ int cmd_bill(int argc, char **argv)
 	status = outfile__not_input(o.output, o.path, "the ledger");
 	if (!status)
 		status = query(&b, &o);
+	if (!status)
+		status = find_starts(&b);
 	if (!status)
 		status = write_bill(&b, &o);
 	for (size_t i = 0; i < b.n; i++)

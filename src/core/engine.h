@@ -197,6 +197,9 @@ struct eng_thread {
 	uint64_t runtime_ns, steal_taken;
 	uint64_t samples;
 	uint64_t first_ns, last_ns;	/* its first and last event (0: none) */
+	/* its fork, or 0: alive at the start (or its fork not seen); with
+	 * its tid, which thread it is (tids are given again) */
+	uint64_t start_ns;
 	/* STEAL_GIVEN: its samples at its last EK_CLOCK, and the CPU it was
 	 * sampled on last (ENGINE_NONE: none) */
 	uint64_t clock_mark;

@@ -315,6 +315,7 @@ int eng_on_fork(struct engine *e, const struct eng_event *ev)
 	uint32_t t = eng_thread(e, ev->tid, ev->pid);
 	if (t == ENGINE_NONE)
 		return -ENOMEM;
+	e->threads.v[t].start_ns = ev->time;
 	/* its name and cgroup are its parent thread's until it says otherwise */
 	uint32_t pt = eng_thread_find(e, ev->ptid);
 	if (pt != ENGINE_NONE) {

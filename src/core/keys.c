@@ -21,6 +21,10 @@ static int64_t pid(const struct table_row *r) { return r->pid; }
 static int64_t tid(const struct table_row *r) { return r->tid; }
 static int64_t uid(const struct table_row *r) { return r->uid; }
 static int64_t cpu(const struct table_row *r) { return r->cpu; }
+static int64_t start(const struct table_row *r)
+{
+	return r->start_ns ? (int64_t)r->start_ns : -1;
+}
 
 /* A cgroup as people know it: JSON and CSV keep the path too. */
 static const char *cgroup_shown(const struct table_row *r, char *buf, size_t size)
@@ -103,6 +107,10 @@ static const struct key_entry entries[RF_COUNT] = {
 	/* not a --by key: rows of stacks for pprof and folded */
 	[RF_STACK] = { .name = "stack", .header = "STACK", .field = "stack",
 		       .type = KEY_NUMBER, SOLO },
+	/* not a --by key: what tells apart two tasks given one id */
+	[RF_START] = { .name = "start", .header = "START_S", .field = "start_ns",
+		       .type = KEY_START, .narrow = true, .width = 10, SOLO,
+		       .number = start },
 };
 
 const struct key_entry *key_entry(enum row_field f)

@@ -44,6 +44,9 @@ enum row_field {
 	RF_MONTH,	/* one) */
 	RF_STACK,	/* a call stack (the source's id): not a --by key;
 			 * rows of stacks for pprof and folded */
+	RF_START,	/* when the row's task began: not a --by key; a
+			 * table's key after its pid or tid when one is on
+			 * rows of two tasks (table.h) */
 	RF_COUNT
 };
 
@@ -57,6 +60,9 @@ enum key_type {
 	KEY_NUMBER,	/* a number; negative when not known */
 	KEY_UID,	/* a user id: a number in data, a name for people */
 	KEY_PERIOD,	/* a period of the ledger's collections (bill) */
+	KEY_START,	/* a task's start in the source's clock (ns), -1
+			 * for one alive when it began: text shows seconds
+			 * since the recording began (table.origin_ns) */
 };
 
 /* The commands that take a key in --by. */

@@ -96,6 +96,10 @@ static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
 		w->pid = k->pid;
 	if (m & RF_BIT(RF_THREAD))
 		w->tid = k->tid;
+	/* a task is its id and its start: one that ended and the one the
+	 * kernel gave its id to next are rows of their own */
+	w->start_ns = m & RF_BIT(RF_THREAD) ? k->thread_start_ns :
+		      m & RF_BIT(RF_PROCESS) ? k->proc_start_ns : 0;
 	if (m & RF_BIT(RF_USER))
 		w->uid = k->uid;
 	if (m & RF_BIT(RF_CPU))
@@ -130,6 +134,7 @@ static uint64_t key_hash(const struct row *w)
 	h = hash_mix(h ^ ((uint64_t)w->dso << 32 | w->function));
 	h = hash_mix(h ^ ((uint64_t)w->account << 32 | w->cgroup));
 	h = hash_mix(h ^ ((uint64_t)w->pid << 32 | w->tid));
+	h = hash_mix(h ^ w->start_ns);
 	h = hash_mix(h ^ (uint64_t)w->uid ^ ((uint64_t)(uint32_t)w->cpu << 40));
 	for (int i = 0; i < ROW_DERIVED; i++)
 		h = hash_mix(h ^ w->derived[i]);
@@ -149,6 +154,7 @@ static bool key_eq(const void *ctx, uint32_t id)
 	       a->executable == b->executable && a->dso == b->dso &&
 	       a->function == b->function && a->account == b->account &&
 	       a->cgroup == b->cgroup && a->pid == b->pid && a->tid == b->tid &&
+	       a->start_ns == b->start_ns &&
 	       a->uid == b->uid && a->cpu == b->cpu && a->stack == b->stack &&
 	       !memcmp(a->derived, b->derived, sizeof(a->derived));
 }

@@ -61,6 +61,11 @@ struct row_key {
 	const char *vm, *comm, *command, *executable, *dso, *function, *account,
 		*cgroup;	/* NULL: unknown */
 	uint32_t pid, tid;
+	/* when the process and the thread began (their fork, in the
+	 * source's clock; 0: alive at its start): pids and tids are given
+	 * again, so a process is its pid and start, a thread its tid and
+	 * start */
+	uint64_t proc_start_ns, thread_start_ns;
 	int64_t uid;		/* ROW_NO_UID: unknown */
 	int32_t cpu;		/* ROW_NO_CPU: unknown */
 	uint32_t stack;		/* RF_STACK */
@@ -89,6 +94,9 @@ struct row_figures {
 struct row {
 	uint32_t vm, comm, command, executable, dso, function, account, cgroup;
 	uint32_t pid, tid;
+	uint64_t start_ns;	/* keyed by thread: its start, else by
+				 * process: its start (0: alive at the
+				 * start, or neither key) */
 	int64_t uid;
 	int32_t cpu;
 	uint32_t stack;

@@ -147,6 +147,7 @@ static struct table_row table_row(const struct table *t, const struct row *w)
 		.executable = rows__str(r, w->executable), .dso = rows__str(r, w->dso),
 		.function = rows__str(r, w->function), .account = rows__str(r, w->account),
 		.cgroup = rows__str(r, w->cgroup), .pid = w->pid, .tid = w->tid,
+		.start_ns = w->start_ns,
 		.uid = w->uid, .cpu = w->cpu, .samples = w->f.samples,
 		.steal_samples = w->f.steal_samples, .cpu_ns = w->f.cpu_ns,
 		.steal_ns = w->f.steal_ns, .control_ns = w->f.control_ns,
@@ -198,6 +199,60 @@ static int rows_to_table(struct table *t, enum steal_method arith, uint64_t *att
 	return 0;
 }
 
+static const struct table_row *tasks_of;	/* cmp_task's rows */
+
+static int cmp_task(const void *pa, const void *pb)
+{
+	const struct table_row *a = &tasks_of[*(const uint32_t *)pa],
+			       *b = &tasks_of[*(const uint32_t *)pb];
+	int c = cmp_num(a->pid, b->pid);
+	c = c ? c : cmp_num(a->tid, b->tid);
+	return c ? c : cmp_num((int64_t)a->start_ns, (int64_t)b->start_ns);
+}
+
+/*
+ * Whether a task's id is on rows of two tasks: the kernel gives a pid
+ * again once it has gone round (pid_max, 32768 by default), so a
+ * recording of many short processes has the same pid for several. Each
+ * is a row of its own (rows.c keys by start too); here RF_START becomes
+ * a key of the table, after the task's id, so that every writer shows
+ * which is which and rows sort by it. Without an id given again, the
+ * table is as it was: the rows are left in the order they came (their
+ * indices are sorted here), for the sort after. 0 or -ENOMEM.
+ */
+static int mark_reused(struct table *t)
+{
+	struct row_keys *k = &t->keys;
+	enum row_field task = row_keys__has(k, RF_THREAD) ? RF_THREAD : RF_PROCESS;
+	if (!row_keys__has(k, task) || t->nrows < 2)
+		return 0;
+	uint32_t *v = malloc(t->nrows * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nrows; i++)
+		v[i] = (uint32_t)i;
+	tasks_of = t->rows;
+	qsort(v, t->nrows, sizeof(*v), cmp_task);
+	for (size_t i = 1; i < t->nrows && !t->reused; i++) {
+		const struct table_row *a = &t->rows[v[i - 1]], *b = &t->rows[v[i]];
+		/* (tasks that had exited show -1: not one task) */
+		t->reused = a->pid == b->pid && a->tid == b->tid &&
+			    a->start_ns != b->start_ns && a->pid < TABLE_ID_EXITED &&
+			    a->tid < TABLE_ID_EXITED;
+	}
+	free(v);
+	if (!t->reused)
+		return 0;
+	uint8_t at = 0;
+	while (k->v[at] != task)
+		at++;
+	memmove(&k->v[at + 2], &k->v[at + 1], (size_t)(k->n - at - 1));
+	k->v[at + 1] = RF_START;
+	k->n++;
+	k->mask |= RF_BIT(RF_START);
+	return 0;
+}
+
 struct table *table__from_rows(struct rows *r, const struct table_params *p)
 {
 	struct table *t = calloc(1, sizeof(*t));
@@ -219,7 +274,8 @@ struct table *table__from_rows(struct rows *r, const struct table_params *p)
 	/* only the strings are read from here on */
 	hindex__release(&t->src.index);
 	uint64_t attributed;
-	if (rows_to_table(t, p->measured_steal ? METHOD_PRECEDING : p->method, &attributed)) {
+	if (rows_to_table(t, p->measured_steal ? METHOD_PRECEDING : p->method, &attributed) ||
+	    mark_reused(t)) {
 		table__free(t);
 		errno = ENOMEM;
 		return NULL;

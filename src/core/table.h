@@ -31,6 +31,8 @@ struct table_row {
 	const char *vm, *comm, *command, *executable, *dso, *function, *account,
 		*cgroup;
 	uint32_t pid, tid;
+	uint64_t start_ns;	/* its task's start (rows.h's row), 0: alive
+				 * at the recording's start */
 	int64_t uid;		/* ROW_NO_UID */
 	int32_t cpu;		/* ROW_NO_CPU */
 	const char *derived[ROW_DERIVED];	/* keys.h's derive */
@@ -92,6 +94,14 @@ struct table {
 	bool cgroup_figures;	/* rows carry throttled and wait figures */
 	bool denied_figures;	/* rows carry wait, throttled and denied
 				 * (a recording's rows of whole threads) */
+	/* a pid (or, keyed by thread, a tid) is on rows of two tasks: one
+	 * that ended and the one the kernel gave its id to next. Their
+	 * starts tell them apart: keys has RF_START after the task's id
+	 * (not in by), and the writers show it as they show a key */
+	bool reused;
+	uint64_t origin_ns;	/* the recording's start, in the clock of the
+				 * rows' start_ns (0: unknown), as text
+				 * shows a start: seconds since it */
 	uint64_t interval_ns;
 	struct table_totals totals;
 	struct table_row *rows;	/* largest apparent time first, or --sort */

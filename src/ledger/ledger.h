@@ -116,7 +116,10 @@ struct bill_row {
 	 * host, pid and command), by key, valid during the callback: text
 	 * for a text or period key, NULL unknown or not shown; a number for
 	 * the others, -1 unknown or not shown. A period is UTC, of the
-	 * collection's end: "2026-11-30T08:00", "2026-11-30", "2026-11". */
+	 * collection's end: "2026-11-30T08:00", "2026-11-30", "2026-11".
+	 * Wherever a process is shown, number[RF_START] is its start (the
+	 * tasks' proc_start_ns: 0 alive when its recording began), which
+	 * the rows are by too: a pid is given again. */
 	const char *text[RF_COUNT];
 	int64_t number[RF_COUNT];
 	int64_t cpu_ns, control_ns, samples;

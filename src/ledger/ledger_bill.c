@@ -26,6 +26,7 @@ static const struct column {
 	{ RF_ACCOUNT, "u.account" }, { RF_PROCESS, "t.pid" }, { RF_THREAD, "t.tid" },
 	{ RF_HOUR, PERIOD("%Y-%m-%dT%H:00") }, { RF_DAY, PERIOD("%Y-%m-%d") },
 	{ RF_MONTH, PERIOD("%Y-%m") }, { RF_CGROUP, "t.cgroup" },
+	{ RF_START, "t.proc_start_ns" },
 };
 #define NCOLUMNS (sizeof(columns) / sizeof(*columns))
 
@@ -41,6 +42,10 @@ static uint32_t shown(const enum row_field *keys, size_t n)
 /* A column's expression in this ledger, NULL where not shown. */
 static const char *column_sql(const struct ledger *l, const struct column *c, uint32_t shows)
 {
+	/* a process is its pid and start: pids are given again (its start
+	 * the bill shows where two rows would otherwise look alike) */
+	if (c->key == RF_START)
+		return (shows & RF_BIT(RF_PROCESS)) && l->version >= 2 ? c->sql : NULL;
 	if (!(shows & RF_BIT(c->key)))
 		return NULL;
 	/* --by comm: kernel threads (command "[comm]") by kind, as
@@ -79,9 +84,6 @@ static void key_sql(const struct ledger *l, uint32_t shows, char *cols, size_t c
 		if (expr)
 			g += (size_t)snprintf(group + g, gsize - g, "%s%s", g ? ", " : "", expr);
 	}
-	/* a process is its pid and start: pids are given again */
-	if ((shows & RF_BIT(RF_PROCESS)) && l->version >= 2)
-		g += (size_t)snprintf(group + g, gsize - g, "%st.proc_start_ns", g ? ", " : "");
 	if (!g)
 		snprintf(group, gsize, "1");
 }

@@ -47,6 +47,8 @@ static void key_label(void *ctx, enum row_field f, bool with)
 		om_put_label(c->out, &c->first, name, v || !e->unknown ? v : e->unknown);
 	} else {
 		int64_t v = e->number(c->r);
+		if (v < 0 && e->type == KEY_START)
+			return;	/* alive at the start: no start known */
 		put_num_label(c->out, &c->first, name,
 			      e->type == KEY_TASK ? table_id((uint32_t)v) : v);
 	}

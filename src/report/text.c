@@ -125,6 +125,7 @@ static void plan(struct layout *l, const struct table *t, const struct report_ex
 
 struct short_cols {
 	FILE *out;
+	const struct table *t;
 	const struct layout *l;
 	const struct table_row *r;	/* NULL: the titles */
 	int n;
@@ -150,6 +151,12 @@ static void short_key(void *ctx, enum row_field f, bool with)
 		return;
 	}
 	int64_t v = r ? e->number(r) : 0;
+	if (r && e->type == KEY_START) {	/* seconds into the recording */
+		uint64_t o = c->t->origin_ns, ns = (uint64_t)v;
+		c->n += fprintf(c->out, "%*s ", w, v < 0 ? "-" :
+				secs(buf, sizeof(buf), ns > o ? ns - o : 0));
+		return;
+	}
 	if (r && e->type == KEY_TASK)
 		v = table_id((uint32_t)v);
 	if (!r || v < 0)
@@ -163,7 +170,7 @@ static void short_key(void *ctx, enum row_field f, bool with)
 static int short_keys(FILE *out, const struct table *t, const struct layout *l,
 		      const struct table_row *r)
 {
-	struct short_cols c = { out, l, r, 0 };
+	struct short_cols c = { out, t, l, r, 0 };
 	report_keys(&t->keys, REPORT_AFTER_NONE, short_key, &c);
 	return c.n;
 }

@@ -31,6 +31,7 @@ struct got {
 	uint32_t pid, tid, function, account;
 	uint64_t samples, steal_samples, run_ns, steal_ns;
 	bool final;
+	uint64_t proc_start, thread_start;	/* the process's and thread's */
 };
 
 static struct got got[256];
@@ -45,7 +46,8 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 	assert_true(ngot < 256);
 	got[ngot++] = (struct got){ engine__proc(e, t->proc)->pid, t->tid, f->function,
 				    f->account, f->samples, f->steal_samples, f->run_ns,
-				    f->steal_ns, final };
+				    f->steal_ns, final, engine__proc(e, t->proc)->start_ns,
+				    t->start_ns };
 	return 0;
 }
 
@@ -591,10 +593,17 @@ static void exited_threads_are_forgotten(void **state)
 	assert_int_equal(got[0].tid, 10);
 	assert_int_equal(got[0].function, FN_F);
 	assert_int_equal(got[0].run_ns, 2 * MS);
+	/* alive at the start: no fork seen */
+	assert_int_equal(got[0].proc_start, 0);
+	assert_int_equal(got[0].thread_start, 0);
 	assert_int_equal(engine__stats(e)->threads_gone, 1);
 	assert_int_equal(engine__stats(e)->threads_live, 2);	/* 30, the new 10 */
 	assert_int_equal(engine__finish(e, 0), 0);
 	assert_int_equal(prog(10, FN_G)->run_ns, 2 * MS);
+	/* the new 10, process and thread, began at its fork: what tells
+	 * it from the first (rows key by it) */
+	assert_int_equal(prog(10, FN_G)->proc_start, again);
+	assert_int_equal(prog(10, FN_G)->thread_start, again);
 	assert_int_equal(engine__stats(e)->threads_live, 0);
 	engine__free(e);
 }

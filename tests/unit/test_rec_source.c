@@ -3,7 +3,8 @@
  * pipeline__report_file): values no kernel could produce are refused with
  * the offset of the item that holds them, and nothing is reported; and a
  * file built to amplify (one small block of identical samples, repeated,
- * and no round marks) is read in memory that does not grow with it.
+ * and no round marks) is read in memory that does not grow with it; a
+ * pid given again is a row of each process that had it.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -222,6 +223,90 @@ static void after_the_end_refused(void **state)
 	close(fd);
 }
 
+static void taskev(struct rec_writer *w, uint32_t kind, uint64_t t, uint32_t pid, uint32_t ppid)
+{
+	struct rec_taskev ev = { .kind = kind, .cpu = 0, .time_ns = t, .pid = pid, .tid = pid,
+				 .ppid = ppid, .ptid = ppid, .comm = REC_NO_NAME };
+	assert_int_equal(rec_writer__add(w, REC_TASKEV, &ev, sizeof(ev), NULL, 0), 0);
+}
+
+/* Thread tid runs on CPU 0 from `from` ms to `to` ms into the recording. */
+static void stint(struct rec_writer *w, uint32_t tid, uint64_t from, uint64_t to)
+{
+	sched(w, REC_SCHED_SWITCH, START + from * MS, 0, tid, 0);
+	sched(w, REC_SCHED_RUNTIME, START + to * MS, tid, 0, (to - from) * MS);
+	sched(w, REC_SCHED_SWITCH, START + to * MS, tid, 0, 0);
+}
+
+/*
+ * A pid the kernel gave again within the recording (pid_max wraps: a
+ * recording of 10 000 execs once reported 9 386 processes): three
+ * processes had pid 20 one after another, and each is a row of its own,
+ * told apart by its start (a key of the table's after the pid), by
+ * process and by thread alike; process 10 had its pid alone and shows
+ * none. (Before, the three were one row of 24 ms.)
+ *
+ *   pid  start            cpu
+ *    20  alive at start   9 ms   ran 1-10 ms, exited
+ *    20  50 ms           10 ms   forked by 10 at 50 ms, ran 60-70, exited
+ *    20  100 ms           5 ms   forked at 100 ms, ran 110-115, exited
+ *    10  alive at start   3 ms
+ */
+static void pid_given_again(void **state)
+{
+	(void)state;
+	struct rec_writer *w;
+	int fd = new_file(&w);
+	uint32_t pre[2][2] = { { 10, 10 }, { 20, 20 } };
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rec_writer__add(w, REC_TASK, pre[i], sizeof(pre[i]), "t", 1), 0);
+	stint(w, 20, 1, 10);
+	taskev(w, REC_TASK_EXIT, START + 10 * MS, 20, 10);
+	taskev(w, REC_TASK_FORK, START + 50 * MS, 20, 10);
+	stint(w, 20, 60, 70);
+	taskev(w, REC_TASK_EXIT, START + 70 * MS, 20, 10);
+	taskev(w, REC_TASK_FORK, START + 100 * MS, 20, 10);
+	stint(w, 20, 110, 115);
+	taskev(w, REC_TASK_EXIT, START + 115 * MS, 20, 10);
+	stint(w, 10, 120, 123);
+	finish(w, START + 200 * MS);
+	const char *keys[] = { "process", "thread", "process,comm" };
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		struct analysis a;
+		struct analysis_opts o = { .method = METHOD_PRECEDING };
+		size_t bad;
+		assert_int_equal(row_keys__parse(&o.keys, keys[k], &bad), 0);
+		struct rec_error e = { 0 };
+		lseek(fd, 0, SEEK_SET);
+		int err = pipeline__report_file(&a, fd, &o, &e);
+		if (err)
+			print_message("%s\n", e.msg);
+		assert_int_equal(err, 0);
+		const struct table *t = a.table;
+		assert_int_equal(t->nrows, 4);
+		assert_true(t->reused);
+		assert_true(row_keys__has(&t->keys, RF_START));
+		assert_string_equal(t->by, keys[k]);	/* as given */
+		assert_int_equal(t->origin_ns, START);
+		/* largest first: 20 of 50 ms, 20 alive at the start, 20 of
+		 * 100 ms, 10 */
+		struct { uint32_t pid; uint64_t start, cpu; } want[] = {
+			{ 20, START + 50 * MS, 10 * MS }, { 20, 0, 9 * MS },
+			{ 20, START + 100 * MS, 5 * MS }, { 10, 0, 3 * MS },
+		};
+		for (size_t r = 0; r < t->nrows; r++) {
+			const struct table_row *row = &t->rows[r];
+			assert_int_equal(row->pid, want[r].pid);
+			assert_int_equal(row->start_ns, want[r].start);
+			assert_int_equal(row->cpu_ns, want[r].cpu);
+			assert_int_equal(key_entry(RF_START)->number(row),
+					 want[r].start ? (int64_t)want[r].start : -1);
+		}
+		analysis__release(&a);
+	}
+	close(fd);
+}
+
 static long max_rss_kb(void)
 {
 	struct rusage ru;
@@ -274,6 +359,7 @@ int main(void)
 		cmocka_unit_test(after_the_end_refused),
 		cmocka_unit_test(bpf_clocks_read),
 		cmocka_unit_test(amplification_bounded),
+		cmocka_unit_test(pid_given_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
