@@ -529,6 +529,8 @@ static int configure(struct sched_clock *sc, const struct sched_clock_opts *o, b
 	    bpf_map__set_max_entries(s->maps.cpus, sc->ncpus) ||
 	    bpf_map__set_max_entries(s->maps.stints, ring))
 		return -errno;
+	const char *late = getenv("CPULEDGER_BPF_LATE_PID");	/* (tests) */
+	s->rodata->late_pid = late ? (uint32_t)strtoul(late, NULL, 10) : 0;
 	s->rodata->want_stints = o->stints;
 	s->rodata->wait_from_events = events;
 	if (sc->have_base) {
