@@ -793,8 +793,8 @@ static int put_entry(void *ctx, uint32_t tid, const struct sc_thread *v)
  * never a new thread's that took one of the ids since the read
  * (sched_forget.h): those are added to the read's keys and vals (*len;
  * room for n more is there). */
-static int forget_exited(struct sched_clock *sc, int fd, const uint32_t *tids,
-			 const struct sc_thread *gone, size_t n, size_t *len)
+static void forget_exited(struct sched_clock *sc, int fd, const uint32_t *tids,
+			  const struct sc_thread *gone, size_t n, size_t *len)
 {
 	struct sched_forget_ops ops = { &fd, take_entry, put_entry };
 	size_t kept = 0, done = 0;
@@ -802,12 +802,13 @@ static int forget_exited(struct sched_clock *sc, int fd, const uint32_t *tids,
 		  sched_forget__exited(&ops, tids, gone, n, sc->keys + *len, sc->vals + *len,
 				       &kept, &done);
 	*len += kept;
-	if (err == -EINVAL || err == -ENOTSUP) {
+	/* the kernel cannot (from then on: before 5.14 a hash map answers
+	 * the kernel's own ENOTSUPP, 524, which no libc names), or another
+	 * error: the rest by id, as before */
+	if (err == -EINVAL || err == -ENOTSUP || err == -524)
 		sc->no_take = true;
+	if (err)
 		delete_entries(sc, fd, tids + done, n - done);
-		err = 0;
-	}
-	return err;
 }
 
 /* Where a thread runs that has no entry yet (it has not switched out
@@ -894,7 +895,7 @@ static int read_threads(struct sched_clock *sc, bool forget, struct sched_clock_
 	while (forget && !err && sc->kv_cap < 2 * gone)
 		err = grow_entries(sc);
 	if (!err && forget)
-		err = forget_exited(sc, fd, sc->keys, sc->vals, gone, &kept);
+		forget_exited(sc, fd, sc->keys, sc->vals, gone, &kept);
 	for (size_t i = gone; i < kept; i++)
 		thread_of(sc, sc->keys[i], &sc->vals[i], &v[len++]);
 	if (err) {
