@@ -20,6 +20,7 @@
 #include "sched_clock.h"
 #include "sched_clock_abi.h"
 #include "sched_clock.skel.h"
+#include "sched_forget.h"
 #include "../collect/clock.h"
 #include "../collect/procfs.h"
 #include "../core/sched_delta.h"
@@ -44,8 +45,14 @@ struct sched_clock {
 	struct sched_clock_cpu_delta *out_cpus;
 	struct sched_clock_status status;
 	/* per CPU: the stint in progress at the last read, and the task
-	 * running at the load with its run time then (in_flight) */
-	struct sched_clock_flight { uint32_t tid; uint64_t rt_ns, steal_ns; } *flight;
+	 * running at the load with its run time then (in_flight); where
+	 * the thread has no entry yet, one is made from rt_base and
+	 * delay_base (adopt_running) */
+	struct sched_clock_flight {
+		uint32_t tid;
+		bool since_load;	/* no switch on the CPU since the load */
+		uint64_t rt_ns, steal_ns, rt_base, delay_base;
+	} *flight;
 	uint32_t *load_tid;
 	uint64_t *load_rt;
 	sched_clock_stint_fn fn;	/* during sched_clock__poll_stints */
@@ -58,6 +65,8 @@ struct sched_clock {
 	struct sc_thread *vals;
 	size_t kv_cap;
 	bool batch;		/* batched lookups (BPF_MAP_LOOKUP_BATCH) */
+	bool no_take;		/* the kernel cannot lookup-and-delete a
+				 * hash entry (before 5.14): delete by id */
 	bool fake_einval;	/* (tests) the first answers EINVAL */
 	char map_reads[96];	/* status.map_reads */
 };
@@ -310,11 +319,14 @@ static int read_cpus_now(struct sched_clock *sc)
 }
 
 /* Task tid's run time now (schedstat brings a running task's up to date),
- * or 0: gone, or no schedstat. */
-static uint64_t run_time_now(uint32_t tid)
+ * or 0: gone, or no schedstat; its run-queue delay into *delay_ns. */
+static uint64_t run_time_now(uint32_t tid, uint64_t *delay_ns)
 {
-	unsigned long long run = 0, delay;
-	return procfs_schedstat("/", (pid_t)tid, (pid_t)tid, &run, &delay) ? 0 : run;
+	unsigned long long run = 0, delay = 0;
+	if (procfs_schedstat("/", (pid_t)tid, (pid_t)tid, &run, &delay))
+		run = 0;
+	*delay_ns = delay;
+	return run;
 }
 
 /*
@@ -335,32 +347,45 @@ static void load_baseline(struct sched_clock *sc)
 		return;
 	for (uint32_t i = 0; i < sc->ncpus; i++)
 		if (!read_cpu(sc, i, &c) && c.curr_now) {
-			sc->load_rt[i] = run_time_now(c.curr_now);
+			uint64_t delay;
+			sc->load_rt[i] = run_time_now(c.curr_now, &delay);
 			sc->load_tid[i] = sc->load_rt[i] ? c.curr_now : 0;
 		}
 }
 
+/* The stint in progress on CPU i (c as read), its thread's run time
+ * counted from its switch in, or from the load where the CPU has not
+ * switched since (the task running at the load still runs). */
+static void flight_of(struct sched_clock *sc, uint32_t i, const struct sc_cpu *c, uint32_t mode)
+{
+	struct sched_clock_flight *f = &sc->flight[i];
+	struct sc_cpu again;
+	bool since_load = !c->switches && c->curr_now && c->curr_now == sc->load_tid[i];
+	*f = (struct sched_clock_flight){ 0 };
+	if (!since_load && (!c->tid_in || !(c->seen_in & 1) || c->curr_now != c->tid_in))
+		return;
+	uint32_t tid = since_load ? c->curr_now : c->tid_in;
+	uint64_t base = since_load ? sc->load_rt[i] : c->rt_in, delay;
+	uint64_t run = run_time_now(tid, &delay);
+	/* the same stint still: no switch on it meanwhile */
+	if (read_cpu(sc, i, &again) || again.switches != c->switches || run < base)
+		return;
+	f->tid = tid;
+	f->since_load = since_load;
+	f->rt_ns = run - base;
+	f->rt_base = base;
+	f->delay_base = since_load ? delay : c->delay_in;
+	uint64_t steal = mode == SC_STEAL_KVM ? c->steal_now :
+			 mode == SC_STEAL_CPUSTAT ? c->cpustat_now : 0;
+	if (!since_load && (c->seen_in & 2) && steal > c->steal_in)
+		f->steal_ns = steal - c->steal_in;
+}
+
 static void in_flight(struct sched_clock *sc)
 {
-	struct sc_cpu again;
 	uint32_t mode = sc->skel->bss->steal_mode;
-	for (uint32_t i = 0; i < sc->ncpus; i++) {
-		struct sched_clock_flight *f = &sc->flight[i];
-		const struct sc_cpu c = sc->cpu_now[i];	/* as read_cpus_now found it */
-		*f = (struct sched_clock_flight){ 0 };
-		if (!c.tid_in || !(c.seen_in & 1) || c.curr_now != c.tid_in)
-			continue;
-		uint64_t run = run_time_now(c.tid_in);
-		/* the same stint still: no switch on it meanwhile */
-		if (read_cpu(sc, i, &again) || again.switches != c.switches || run < c.rt_in)
-			continue;
-		f->tid = c.tid_in;
-		f->rt_ns = run - c.rt_in;
-		uint64_t steal = mode == SC_STEAL_KVM ? c.steal_now :
-				 mode == SC_STEAL_CPUSTAT ? c.cpustat_now : 0;
-		if ((c.seen_in & 2) && steal > c.steal_in)
-			f->steal_ns = steal - c.steal_in;
-	}
+	for (uint32_t i = 0; i < sc->ncpus; i++)
+		flight_of(sc, i, &sc->cpu_now[i], mode);	/* as read_cpus_now found it */
 }
 
 /* What thread tid has run that its entry does not hold yet. */
@@ -504,6 +529,8 @@ static int configure(struct sched_clock *sc, const struct sched_clock_opts *o, b
 	    bpf_map__set_max_entries(s->maps.cpus, sc->ncpus) ||
 	    bpf_map__set_max_entries(s->maps.stints, ring))
 		return -errno;
+	const char *late = getenv("CPULEDGER_BPF_LATE_PID");	/* (tests) */
+	s->rodata->late_pid = late ? (uint32_t)strtoul(late, NULL, 10) : 0;
 	s->rodata->want_stints = o->stints;
 	s->rodata->wait_from_events = events;
 	if (sc->have_base) {
@@ -731,9 +758,12 @@ static int thread_entries(struct sched_clock *sc, int fd, size_t *n)
 	}
 }
 
-/* The exited threads' entries out of the map (tids, n of them): batched
- * where the kernel can. A batch stops at an entry already gone (a new
- * thread that took the id deleted it): the rest go on from the next. */
+/* The exited threads' entries out of the map (tids, n of them) by id,
+ * where the kernel cannot take an entry with its value (before 5.14): a
+ * new thread that took an id since the read loses its entry's first
+ * figures. Batched where the kernel can. A batch stops at an entry
+ * already gone (a new thread that took the id deleted it): the rest go
+ * on from the next. */
 static void delete_entries(struct sched_clock *sc, int fd, const uint32_t *tids, size_t n)
 {
 	size_t done = 0;
@@ -749,6 +779,95 @@ static void delete_entries(struct sched_clock *sc, int fd, const uint32_t *tids,
 		bpf_map_delete_elem(fd, &tids[done]);
 }
 
+static int take_entry(void *ctx, uint32_t tid, struct sc_thread *v)
+{
+	return bpf_map_lookup_and_delete_elem(*(int *)ctx, &tid, v) ? -errno : 0;
+}
+
+static int put_entry(void *ctx, uint32_t tid, const struct sc_thread *v)
+{
+	return bpf_map_update_elem(*(int *)ctx, &tid, v, BPF_NOEXIST) ? -errno : 0;
+}
+
+/* The n exited threads' entries (tids, as read in gone) out of the map,
+ * never a new thread's that took one of the ids since the read
+ * (sched_forget.h): those are added to the read's keys and vals (*len;
+ * room for n more is there). */
+static void forget_exited(struct sched_clock *sc, int fd, const uint32_t *tids,
+			  const struct sc_thread *gone, size_t n, size_t *len)
+{
+	struct sched_forget_ops ops = { &fd, take_entry, put_entry };
+	size_t kept = 0, done = 0;
+	int err = sc->no_take ? -ENOTSUP :
+		  sched_forget__exited(&ops, tids, gone, n, sc->keys + *len, sc->vals + *len,
+				       &kept, &done);
+	*len += kept;
+	/* the kernel cannot (from then on: before 5.14 a hash map answers
+	 * the kernel's own ENOTSUPP, 524, which no libc names), or another
+	 * error: the rest by id, as before */
+	if (err == -EINVAL || err == -ENOTSUP || err == -524)
+		sc->no_take = true;
+	if (err)
+		delete_entries(sc, fd, tids + done, n - done);
+}
+
+/* Where a thread runs that has no entry yet (it has not switched out
+ * since the load or since its first switch in: a spinner alone on its
+ * CPU may not for seconds), its stint so far is in sc->flight but would
+ * be counted nowhere: the read would not show the thread at all. */
+static bool has_entry(const struct sched_clock *sc, size_t len, uint32_t tid)
+{
+	for (size_t k = 0; k < len; k++)
+		if (sc->keys[k] == tid)
+			return true;
+	return false;
+}
+
+/* The process and name of thread tid, from /proc: 0, or -errno. */
+static int task_ids(uint32_t tid, struct sc_thread *e)
+{
+	char rel[64];
+	snprintf(rel, sizeof(rel), "proc/%u/status", tid);
+	char *st = procfs_read("/", rel, NULL);
+	const char *tg = st ? strstr(st, "\nTgid:") : NULL;
+	int err = tg ? 0 : -ENOENT;
+	if (tg)
+		e->pid = (uint32_t)strtoul(tg + 6, NULL, 10);
+	free(st);
+	snprintf(rel, sizeof(rel), "proc/%u/comm", tid);
+	char *comm = err ? NULL : procfs_read("/", rel, NULL);
+	if (comm)
+		snprintf(e->comm, sizeof(e->comm), "%.*s", (int)strcspn(comm, "\n"), comm);
+	free(comm);
+	return err;
+}
+
+/* Each running thread without an entry gets the one its switch out
+ * would make (BPF_NOEXIST: where the programs made theirs meanwhile, it
+ * stays and is read), added to the read (*len). */
+static int adopt_running(struct sched_clock *sc, int fd, size_t *len)
+{
+	for (uint32_t i = 0; i < sc->ncpus; i++) {
+		const struct sched_clock_flight *f = &sc->flight[i];
+		if (!f->tid || has_entry(sc, *len, f->tid))
+			continue;
+		struct sc_thread e = { .flags = f->since_load ? SC_PARTIAL : 0,
+				       .rt_base = f->rt_base, .rt_last = f->rt_base,
+				       .delay_base = f->delay_base, .delay_last = f->delay_base,
+				       .born_ns = clock_mono_ns() };
+		if (task_ids(f->tid, &e))
+			continue;	/* gone meanwhile */
+		if (*len == sc->kv_cap && grow_entries(sc))
+			return -ENOMEM;
+		if (bpf_map_update_elem(fd, &f->tid, &e, BPF_NOEXIST) &&
+		    (errno != EEXIST || bpf_map_lookup_elem(fd, &f->tid, &e)))
+			continue;	/* the map is full, or it left already */
+		sc->keys[*len] = f->tid;
+		sc->vals[(*len)++] = e;
+	}
+	return 0;
+}
+
 /* Every entry of the threads map; exited ones deleted when forget. */
 static int read_threads(struct sched_clock *sc, bool forget, struct sched_clock_thread **out,
 			size_t *n)
@@ -756,18 +875,33 @@ static int read_threads(struct sched_clock *sc, bool forget, struct sched_clock_
 	int fd = bpf_map__fd(sc->skel->maps.threads);
 	size_t len = 0, gone = 0;
 	int err = thread_entries(sc, fd, &len);
-	struct sched_clock_thread *v = err || !len ? NULL : malloc(len * sizeof(*v));
+	if (!err)
+		err = adopt_running(sc, fd, &len);
+	struct sched_clock_thread *v = err || !len ? NULL : malloc(2 * len * sizeof(*v));
 	if (!err && len && !v)
 		err = -ENOMEM;
 	if (err)
 		return err;
 	for (size_t i = 0; i < len; i++) {
 		thread_of(sc, sc->keys[i], &sc->vals[i], &v[i]);
-		if (v[i].flags & SCHED_CLOCK_EXITED)
-			sc->keys[gone++] = v[i].tid;
+		if (v[i].flags & SCHED_CLOCK_EXITED) {
+			sc->keys[gone] = v[i].tid;
+			sc->vals[gone++] = sc->vals[i];
+		}
 	}
-	if (forget)	/* after the walk: deleting during it would restart it */
-		delete_entries(sc, fd, sc->keys, gone);
+	/* after the walk: deleting during it would restart it; a new
+	 * thread's entry found among the gone is read with the rest */
+	size_t kept = gone;
+	while (forget && !err && sc->kv_cap < 2 * gone)
+		err = grow_entries(sc);
+	if (!err && forget)
+		forget_exited(sc, fd, sc->keys, sc->vals, gone, &kept);
+	for (size_t i = gone; i < kept; i++)
+		thread_of(sc, sc->keys[i], &sc->vals[i], &v[len++]);
+	if (err) {
+		free(v);
+		return err;
+	}
 	*out = v;
 	*n = len;
 	return 0;
