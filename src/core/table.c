@@ -199,12 +199,16 @@ static int rows_to_table(struct table *t, enum steal_method arith, uint64_t *att
 	return 0;
 }
 
-static const struct table_row *tasks_of;	/* cmp_task's rows */
+/* A row's task: its ids and its start (mark_reused sorts these, not the
+ * rows, whose order the sort after keeps). */
+struct task_id {
+	uint32_t pid, tid;
+	uint64_t start_ns;
+};
 
 static int cmp_task(const void *pa, const void *pb)
 {
-	const struct table_row *a = &tasks_of[*(const uint32_t *)pa],
-			       *b = &tasks_of[*(const uint32_t *)pb];
+	const struct task_id *a = pa, *b = pb;
 	int c = cmp_num(a->pid, b->pid);
 	c = c ? c : cmp_num(a->tid, b->tid);
 	return c ? c : cmp_num((int64_t)a->start_ns, (int64_t)b->start_ns);
@@ -218,7 +222,7 @@ static int cmp_task(const void *pa, const void *pb)
  * a key of the table, after the task's id, so that every writer shows
  * which is which and rows sort by it. Without an id given again, the
  * table is as it was: the rows are left in the order they came (their
- * indices are sorted here), for the sort after. 0 or -ENOMEM.
+ * tasks are sorted here, apart), for the sort after. 0 or -ENOMEM.
  */
 static int mark_reused(struct table *t)
 {
@@ -226,15 +230,14 @@ static int mark_reused(struct table *t)
 	enum row_field task = row_keys__has(k, RF_THREAD) ? RF_THREAD : RF_PROCESS;
 	if (!row_keys__has(k, task) || t->nrows < 2)
 		return 0;
-	uint32_t *v = malloc(t->nrows * sizeof(*v));
+	struct task_id *v = malloc(t->nrows * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nrows; i++)
-		v[i] = (uint32_t)i;
-	tasks_of = t->rows;
+		v[i] = (struct task_id){ t->rows[i].pid, t->rows[i].tid, t->rows[i].start_ns };
 	qsort(v, t->nrows, sizeof(*v), cmp_task);
 	for (size_t i = 1; i < t->nrows && !t->reused; i++) {
-		const struct table_row *a = &t->rows[v[i - 1]], *b = &t->rows[v[i]];
+		const struct task_id *a = &v[i - 1], *b = &v[i];
 		/* (tasks that had exited show -1: not one task) */
 		t->reused = a->pid == b->pid && a->tid == b->tid &&
 			    a->start_ns != b->start_ns && a->pid < TABLE_ID_EXITED &&
