@@ -68,15 +68,8 @@ static bool in_names(const char *const *v, size_t n, const char *s)
 }
 
 /* A thread's process, its command (or [comm]) and comm. */
-struct who {
-	const struct eng_proc *proc;
-	const char *command, *comm;
-	uint32_t cgroup;	/* a string id, or ENGINE_NONE */
-	char bracketed[40];
-};
-
 static void who_of(const struct analysis *a, const struct engine *e,
-		   const struct eng_thread *t, struct who *w)
+		   const struct eng_thread *t, struct analysis_thread *w)
 {
 	w->proc = engine__proc(e, t->proc);
 	w->comm = name(a, t->comm);
@@ -91,9 +84,9 @@ static void who_of(const struct analysis *a, const struct engine *e,
 	}
 }
 
-/* Whether figures of this thread (and dso) are reported at all. */
-static bool wanted(const struct analysis *a, const struct who *w,
-		   const struct eng_thread *t, const char *dso)
+/* Whether figures of this thread are reported at all (--dsos aside). */
+static bool thread_wanted(const struct analysis *a, const struct analysis_thread *w,
+			  const struct eng_thread *t)
 {
 	if (!w->proc || !w->proc->in_scope)
 		return false;
@@ -103,12 +96,16 @@ static bool wanted(const struct analysis *a, const struct who *w,
 		return false;
 	if (a->o.ncomms && !in_names(a->o.comms, a->o.ncomms, w->comm))
 		return false;
-	if (a->o.ndsos && !in_names(a->o.dsos, a->o.ndsos, dso))
-		return false;
 	return true;
 }
 
-static struct row_key key_of(const struct analysis *a, const struct who *w,
+/* Whether figures of the thread handed out, in dso, are reported. */
+static bool wanted(const struct analysis *a, const char *dso)
+{
+	return a->cur.wanted && (!a->o.ndsos || in_names(a->o.dsos, a->o.ndsos, dso));
+}
+
+static struct row_key key_of(const struct analysis *a, const struct analysis_thread *w,
 			     const struct eng_thread *t)
 {
 	return (struct row_key){
@@ -117,6 +114,54 @@ static struct row_key key_of(const struct analysis *a, const struct who *w,
 		.command = w->command, .executable = w->proc->executable,
 		.uid = w->proc->uid, .cpu = ROW_NO_CPU, .cgroup = name(a, w->cgroup),
 	};
+}
+
+/* The thread's part of the keys of r (a->rows or a->stacks), interned
+ * once; NULL: out of memory. */
+static const struct row_base *base_of(struct analysis *a, struct rows *r)
+{
+	struct analysis_thread *w = &a->cur;
+	bool rows = r == &a->rows;
+	struct row_base *b = rows ? &w->rows : &w->stacks;
+	bool *done = rows ? &w->rows_based : &w->stacks_based;
+	struct row_attrs at = { w->command, w->comm };
+	if (!*done && rows__base(r, &w->key, &at, b))
+		return NULL;
+	*done = true;
+	return b;
+}
+
+/* The program folded lines name the thread's stacks by, as
+ * report_stack_program names it from a row's attributes. */
+static int fold_program(struct analysis *a)
+{
+	struct analysis_thread *w = &a->cur;
+	struct row_attrs at = { w->command, w->comm };
+	struct row_base b;
+	if (rows__base(&a->staged, &w->key, &at, &b))
+		return -ENOMEM;
+	struct row named = b.w;
+	named.attr_command = b.attr_command;
+	named.attr_comm = b.attr_comm;
+	report_stack_program(&a->staged, &named, w->prog, sizeof(w->prog));
+	struct row_keys keys = a->staged.keys;
+	rows__release(&a->staged);
+	rows__init(&a->staged, &keys);
+	return 0;
+}
+
+/* Before a thread's figures: who it is, and whether it is wanted. */
+static int on_thread(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	struct analysis *a = ctx;
+	struct analysis_thread *w = &a->cur;
+	who_of(a, e, t, w);
+	w->wanted = thread_wanted(a, w, t);
+	w->rows_based = w->stacks_based = false;
+	if (!w->wanted)
+		return 0;
+	w->key = key_of(a, w, t);
+	return a->o.fold_stacks ? fold_program(a) : 0;
 }
 
 static bool sum_eq(const void *ctx, uint32_t id)
@@ -128,15 +173,19 @@ static bool sum_eq(const void *ctx, uint32_t id)
 /* The figures of name (a string id) in t, or NULL: out of memory. */
 static struct analysis_sum *sum_of(struct analysis_sums *t, uint32_t name)
 {
+	if (t->last && t->v[t->last - 1].name == name)
+		return &t->v[t->last - 1];
 	struct { const struct analysis_sums *t; uint32_t name; } k = { t, name };
 	uint32_t id = hindex__find(&t->index, hash_mix(name), sum_eq, &k);
-	if (id != HINDEX_NONE)
-		return &t->v[id];
-	if (grow_array((void **)&t->v, &t->cap, t->n, sizeof(*t->v), 16) ||
-	    hindex__insert(&t->index, hash_mix(name), t->n))
-		return NULL;
-	t->v[t->n] = (struct analysis_sum){ .name = name };
-	return &t->v[t->n++];
+	if (id == HINDEX_NONE) {
+		if (grow_array((void **)&t->v, &t->cap, t->n, sizeof(*t->v), 16) ||
+		    hindex__insert(&t->index, hash_mix(name), t->n))
+			return NULL;
+		id = t->n++;
+		t->v[id] = (struct analysis_sum){ .name = name };
+	}
+	t->last = id + 1;
+	return &t->v[id];
 }
 
 /* Rows that a thread's run-queue wait can be summed into: keyed by what
@@ -149,7 +198,8 @@ static bool wait_rows(const struct analysis *a)
 }
 
 /* A thread's wait over the recording, into its cgroup and its row. */
-static int thread_wait(struct analysis *a, const struct who *w, const struct eng_thread *t)
+static int thread_wait(struct analysis *a, const struct analysis_thread *w,
+		       const struct eng_thread *t)
 {
 	uint64_t ns;
 	if (!a->cg || !w->proc || !w->proc->in_scope ||
@@ -163,12 +213,11 @@ static int thread_wait(struct analysis *a, const struct who *w, const struct eng
 		c->wait_threads++;
 	}
 	/* a wait of 0 is a figure too, but makes no row of its own */
-	if ((!ns && !t->cpu_ns && !t->samples) || !wait_rows(a) || !wanted(a, w, t, NULL))
+	if ((!ns && !t->cpu_ns && !t->samples) || !wait_rows(a) || !wanted(a, NULL))
 		return 0;
-	struct row_key k = key_of(a, w, t);
 	struct row_attrs at = { w->command, w->comm, name(a, w->cgroup) };
 	struct row_figures rf = { .wait_ns = ns, .wait_threads = 1 };
-	return rows__add(&a->rows, &k, &at, &rf);
+	return rows__add(&a->rows, &w->key, &at, &rf);
 }
 
 /*
@@ -216,34 +265,6 @@ static bool counts_inclusive(const struct analysis *a)
 	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION) && !a->o.no_rows;
 }
 
-/*
- * The staged stacks summed by the folded line each makes (report_folds):
- * its program, as report_stack_program names it from the row's
- * attributes (a command's program, else the comm, which it brackets),
- * and its frames. A row waits here
- * until its thread is gone, so its attributes are all it will have.
- */
-static int fold_staged(struct analysis *a)
-{
-	const struct rows *st = &a->staged;
-	int err = 0;
-	char prog[256];
-	uint32_t named[2] = { ROW_NONE, ROW_NONE };	/* prog's attributes */
-	for (uint32_t i = 0; i < st->n && !err; i++) {
-		const struct row *w = &st->v[i];
-		/* a thread's rows share its attributes: named once */
-		if (!i || w->attr_command != named[0] || w->attr_comm != named[1])
-			report_stack_program(st, w, prog, sizeof(prog));
-		named[0] = w->attr_command;
-		named[1] = w->attr_comm;
-		err = report_folds__add(&a->folds, prog, w->stack, w->f.samples);
-	}
-	struct row_keys keys = st->keys;
-	rows__release(&a->staged);
-	rows__init(&a->staged, &keys);
-	return err;
-}
-
 /* Each distinct named function on a stack gains its samples (the leaf
  * counts however it is named; an unnamed caller adds nothing). */
 static int stack_inclusive(struct analysis *a, const uint32_t *frames, size_t n,
@@ -286,20 +307,21 @@ static int stacks_out(struct analysis *a)
 static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t)
 {
 	struct analysis *a = ctx;
-	struct who w;
 	int err = 0;
+	(void)e;
 	if (a->o.fold_stacks)
-		return fold_staged(a);
+		return 0;
 	if (a->o.stack_out && (err = stacks_out(a)))
 		return err;
-	who_of(a, e, t, &w);
-	struct row_key k = key_of(a, &w, t);
-	struct row_attrs at = { w.command, w.comm };
-	err = thread_wait(a, &w, t);
+	struct row_key k = a->cur.key;
+	err = thread_wait(a, &a->cur, t);
 	for (uint32_t i = 0; i < a->nincl && !err; i++) {
 		const struct incl_entry *en = &a->incl[i];
-		if (!en->incl_samples || !wanted(a, &w, t, name(a, en->dso)))
+		if (!en->incl_samples || !wanted(a, name(a, en->dso)))
 			continue;
+		const struct row_base *b = base_of(a, &a->rows);
+		if (!b)
+			return -ENOMEM;
 		uint64_t leftover = en->self_ns - share_u64(t->cpu_ns, en->self_samples, t->samples);
 		k.function = name(a, en->function);
 		k.dso = name(a, en->dso);
@@ -307,7 +329,7 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 		struct row_figures rf = {
 			.inclusive_ns = share_u64(t->cpu_ns, en->incl_samples, t->samples) + leftover,
 		};
-		err = rows__add(&a->rows, &k, &at, &rf);
+		err = rows__add_to(&a->rows, b, &k, &rf);
 	}
 	a->nincl = 0;
 	hindex__release(&a->incl_index);
@@ -315,14 +337,27 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 	return err;
 }
 
+/* Whether account (a string id) is a control program's: a thread's
+ * programs mostly name the same one. */
+static bool control_account(struct analysis *a, uint32_t account)
+{
+	if (!a->control_known || a->control_id != account) {
+		a->control_id = account;
+		a->control_is = is_control(a, name(a, account));
+		a->control_known = true;
+	}
+	return a->control_is;
+}
+
 static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
 		      const struct eng_figures *f, bool final)
 {
 	struct analysis *a = ctx;
-	struct who w;
+	const struct analysis_thread *w = &a->cur;
+	(void)e;
+	(void)t;
 	(void)final;
-	who_of(a, e, t, &w);
-	if (!w.proc || !w.proc->in_scope)
+	if (!w->proc || !w->proc->in_scope)
 		return 0;
 	/* the totals are the scope's, whatever the filters show */
 	a->totals.samples += f->samples;
@@ -331,8 +366,8 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 	a->totals.steal_ns += f->steal_ns;
 	a->programs++;
 	struct analysis_sum *acc = sum_of(&a->accsum, f->account);
-	struct analysis_sum *cg = w.cgroup != ENGINE_NONE ? sum_of(&a->cgsum, w.cgroup) : NULL;
-	if (!acc || (w.cgroup != ENGINE_NONE && !cg))
+	struct analysis_sum *cg = w->cgroup != ENGINE_NONE ? sum_of(&a->cgsum, w->cgroup) : NULL;
+	if (!acc || (w->cgroup != ENGINE_NONE && !cg))
 		return -ENOMEM;
 	acc->cpu_ns += f->run_ns;
 	acc->steal_ns += f->steal_ns;
@@ -341,7 +376,7 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 		cg->steal_ns += f->steal_ns;
 	}
 	const char *dso = name(a, f->dso);
-	if (!wanted(a, &w, t, dso) || a->o.no_rows)
+	if (!wanted(a, dso) || a->o.no_rows)
 		return 0;
 	if (counts_inclusive(a)) {
 		struct incl_entry *en = incl_entry(a, f->function, f->dso, f->account);
@@ -350,61 +385,81 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 		en->self_ns += f->run_ns;
 		en->self_samples += f->samples;
 	}
-	struct row_key k = key_of(a, &w, t);
+	const struct row_base *b = base_of(a, &a->rows);
+	if (!b)
+		return -ENOMEM;
+	struct row_key k = w->key;
 	k.dso = dso;
 	k.function = name(a, f->function);
 	k.account = name(a, f->account);
 	k.cpu = f->cpu == ENGINE_NONE ? ROW_NO_CPU : (int32_t)f->cpu;
-	struct row_attrs at = { w.command, w.comm };
 	struct row_figures rf = {
 		.samples = f->samples, .steal_samples = f->steal_samples,
 		.cpu_ns = f->run_ns, .steal_ns = f->steal_ns,
-		.control_ns = is_control(a, k.account) ? f->run_ns : 0,
+		.control_ns = control_account(a, f->account) ? f->run_ns : 0,
 	};
-	return rows__add(&a->rows, &k, &at, &rf);
+	return rows__add_to(&a->rows, b, &k, &rf);
+}
+
+/* The stack f names, its frames copied into frames (at most max); their
+ * number, or 0 with *err set when out of memory. */
+static size_t stack_frames(struct analysis *a, const struct eng_stack_figures *f,
+			   uint32_t *stack, uint32_t *frames, size_t max, int *err)
+{
+	*stack = f->stack;
+	*err = 0;
+	if (*stack == ENGINE_NONE) {	/* one function no sample placed */
+		uint32_t key[3] = { f->function, f->dso != NO_DSO ? f->dso : a->unknown,
+				    f->account };
+		if (!a->stack_frames ||
+		    (*stack = strtab__intern(a->stack_frames, (const char *)key, sizeof(key))) ==
+		    HINDEX_NONE) {
+			*err = a->stack_frames ? -ENOMEM : 0;
+			return 0;
+		}
+	}
+	/* the table's strings are not aligned: a copy is */
+	size_t n = strtab__len(a->stack_frames, *stack) / (3 * sizeof(uint32_t));
+	if (n > max)
+		n = max;
+	memcpy(frames, strtab__str(a->stack_frames, *stack), n * 3 * sizeof(uint32_t));
+	return n;
 }
 
 static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *t,
 		    const struct eng_stack_figures *f)
 {
 	struct analysis *a = ctx;
-	struct who w;
-	who_of(a, e, t, &w);
-	uint32_t stack = f->stack;
-	if (stack == ENGINE_NONE) {	/* one function no sample placed */
-		uint32_t key[3] = { f->function, f->dso != NO_DSO ? f->dso : a->unknown,
-				    f->account };
-		if (!a->stack_frames ||
-		    (stack = strtab__intern(a->stack_frames, (const char *)key, sizeof(key))) ==
-		    HINDEX_NONE)
-			return a->stack_frames ? -ENOMEM : 0;
-	}
-	/* the table's strings are not aligned: a copy is */
 	static __thread uint32_t frames[3 * 4096];
-	size_t n = strtab__len(a->stack_frames, stack) / (3 * sizeof(uint32_t));
-	if (n > 4096)
-		n = 4096;
-	memcpy(frames, strtab__str(a->stack_frames, stack), n * 3 * sizeof(uint32_t));
-	if (!n || !wanted(a, &w, t, name(a, frames[1])))
-		return 0;
-	struct row_key k = key_of(a, &w, t);
-	struct row_attrs at = { w.command, w.comm };
-	int err = 0;
+	uint32_t stack;
+	int err;
+	(void)e;
+	(void)t;
+	size_t n = stack_frames(a, f, &stack, frames, 4096, &err);
+	if (!n || !wanted(a, name(a, frames[1])))
+		return err;
 	if (counts_inclusive(a) && f->stack != ENGINE_NONE)
 		err = stack_inclusive(a, frames, n, f->samples);
 	if (err || !a->o.stacks)
 		return err;
+	if (a->o.fold_stacks)
+		return report_folds__add(&a->folds, a->cur.prog, stack, f->samples);
+	const struct row_base *b = base_of(a, &a->stacks);
+	if (!b)
+		return -ENOMEM;
+	struct row_key k = a->cur.key;
 	k.account = name(a, f->account);
 	k.stack = stack;
 	struct row_figures rf = { .samples = f->samples, .cpu_ns = f->cpu_ns,
 				  .steal_ns = f->steal_ns };
-	return rows__add(a->o.fold_stacks ? &a->staged : &a->stacks, &k, &at, &rf);
+	return rows__add_to(&a->stacks, b, &k, &rf);
 }
 
 struct engine_sink analysis__sink(struct analysis *a)
 {
 	bool stacks = a->o.stacks || row_keys__has(&a->o.keys, RF_FUNCTION);
-	return (struct engine_sink){ a, on_program, stacks ? on_stack : NULL, on_gone };
+	return (struct engine_sink){ a, on_program, stacks ? on_stack : NULL, on_gone,
+				     on_thread };
 }
 
 static int build_cpus(struct analysis *a, const struct engine *e,
@@ -627,8 +682,6 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.totals = a->totals, .streams = c->ncpus, .programs = (uint32_t)a->programs,
 	};
 	p.totals.labelled_steal_ns = p.totals.steal_ns;
-	if (a->o.fold_stacks && fold_staged(a))
-		return -ENOMEM;
 	a->table = table__from_rows(&a->rows, &p);
 	if (!a->table)
 		return -ENOMEM;

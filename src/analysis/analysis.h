@@ -73,6 +73,25 @@ struct analysis_sums {
 	struct analysis_sum *v;
 	uint32_t n, cap;
 	struct hindex index;
+	uint32_t last;	/* the entry found last, as id + 1 (0: none): a
+			 * thread's programs mostly name one account, and
+			 * all of them its cgroup */
+};
+
+/* The thread being handed out, worked out once for all its figures (its
+ * programs, stacks and end) instead of once for each. */
+struct analysis_thread {
+	const struct eng_proc *proc;	/* NULL: none */
+	const char *command, *comm;	/* its command (or [comm]) and comm */
+	uint32_t cgroup;	/* a string id, or ENGINE_NONE */
+	char bracketed[40];
+	bool wanted;		/* in scope, and by every filter but --dsos */
+	struct row_key key;	/* its row's key, no function yet */
+	/* its part of the keys of rows and stacks, once needed */
+	struct row_base rows, stacks;
+	bool rows_based, stacks_based;
+	char prog[256];		/* fold_stacks: its program, as folded
+				 * lines name it */
 };
 
 struct analysis {
@@ -83,8 +102,8 @@ struct analysis {
 	struct report_cpu *cpus;
 	struct report_event *events;
 	struct rows rows, stacks;
-	struct rows staged;	/* fold_stacks: the stacks of threads not yet
-				 * gone, as stacks would keep them */
+	struct rows staged;	/* fold_stacks: the names of the thread
+				 * handed out, for its program's */
 	struct report_folds folds;	/* fold_stacks: the gone threads'
 					 * stacks by folded line */
 	struct attrib_totals totals;
@@ -93,6 +112,10 @@ struct analysis {
 					 * unsampled function are added */
 	uint32_t unknown, vm;
 	uint64_t programs;
+	struct analysis_thread cur;
+	/* the account last asked whether it is a control program's */
+	uint32_t control_id;
+	bool control_known, control_is;
 	bool have_stacks;
 	/* one thread's functions, for their inclusive time (see on_stack) */
 	struct incl_entry *incl;

@@ -255,6 +255,11 @@ struct engine_sink {
 		     const struct eng_stack_figures *f);	/* may be NULL */
 	/* after a thread's last figures; may be NULL */
 	int (*thread_gone)(void *ctx, const struct engine *e, const struct eng_thread *t);
+	/* before a thread's figures (its programs, then its stacks), which
+	 * come together: what is the thread's alone (its process, names,
+	 * whether it is wanted) worked out once, not per program; may be
+	 * NULL */
+	int (*thread_begin)(void *ctx, const struct engine *e, const struct eng_thread *t);
 };
 
 /* Figures of the whole recording, and of each CPU. */

@@ -540,7 +540,9 @@ int eng_hand_out(struct engine *e, const struct engine_sink *sink, uint32_t thre
 			return -ENOMEM;
 		join_proc(e, thread, p);
 	}
-	int err = hand_out_progs(e, sink, t, final);
+	int err = sink->thread_begin ? sink->thread_begin(sink->ctx, e, t) : 0;
+	if (!err)
+		err = hand_out_progs(e, sink, t, final);
 	if (!err && sink->stack)
 		err = hand_out_stacks(e, sink, t);
 	if (!err && final && sink->thread_gone)

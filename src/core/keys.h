@@ -104,8 +104,10 @@ struct key_entry {
 	const char *(*display)(const struct table_row *r, char *buf, size_t size);
 	/* A key worked out from the values of the others where rows are
 	 * summed (rows.c), kept in the row's derived[slot]: its text from
-	 * k, in buf or k's own strings, NULL when not known. NULL: a value
-	 * the source gives (struct row_key). */
+	 * k, in buf or k's own strings, NULL when not known. It may read
+	 * only a task's fields, not dso, function, account, cpu or stack:
+	 * it is worked out once per thread (rows__base). NULL: a value the
+	 * source gives (struct row_key). */
 	const char *(*derive)(const struct row_key *k, char *buf, size_t size);
 	int slot;
 	/* bill: the keys whose values its rows show for this one, as

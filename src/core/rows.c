@@ -83,8 +83,10 @@ static bool intern(struct rows *r, int f, const char *s, uint32_t *id)
 	return true;
 }
 
-/* k as a row of ids, the fields outside the key cleared. */
-static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
+/* k's task fields as a row of ids, the fields outside the key and a
+ * program's (rows__add_to's) cleared. Derived keys are worked out from
+ * the task's fields (keys.h). */
+static bool base_key(struct rows *r, const struct row_key *k, struct row *w)
 {
 	uint32_t m = r->keys.mask;
 	*w = (struct row){ .vm = ROW_NONE, .comm = ROW_NONE, .command = ROW_NONE,
@@ -102,10 +104,6 @@ static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
 		      m & RF_BIT(RF_PROCESS) ? k->proc_start_ns : 0;
 	if (m & RF_BIT(RF_USER))
 		w->uid = k->uid;
-	if (m & RF_BIT(RF_CPU))
-		w->cpu = k->cpu;
-	if (m & RF_BIT(RF_STACK))
-		w->stack = k->stack;
 	for (int i = 0; i < ROW_DERIVED; i++)
 		w->derived[i] = ROW_NONE;
 	for (uint8_t i = 0; i < r->keys.n; i++) {
@@ -115,16 +113,26 @@ static bool make_key(struct rows *r, const struct row_key *k, struct row *w)
 				     &w->derived[e->slot]))
 			return false;
 	}
-	/* a function is named within its file */
-	bool dso = m & (RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION));
 	return (!(m & RF_BIT(RF_VM)) || intern(r, RS_VM, k->vm, &w->vm)) &&
 	       (!(m & RF_BIT(RF_COMM)) || intern(r, RS_COMM, k->comm, &w->comm)) &&
 	       (!(m & RF_BIT(RF_COMMAND)) || intern(r, RS_COMMAND, k->command, &w->command)) &&
 	       (!(m & RF_BIT(RF_EXECUTABLE)) || intern(r, RS_EXECUTABLE, k->executable, &w->executable)) &&
-	       (!dso || intern(r, RS_DSO, k->dso, &w->dso)) &&
-	       (!(m & RF_BIT(RF_FUNCTION)) || intern(r, RS_FUNCTION, k->function, &w->function)) &&
-	       (!(m & RF_BIT(RF_ACCOUNT)) || intern(r, RS_ACCOUNT, k->account, &w->account)) &&
 	       (!(m & RF_BIT(RF_CGROUP)) || intern(r, RS_CGROUP, k->cgroup, &w->cgroup));
+}
+
+/* A program's fields of k into w. */
+static bool program_key(struct rows *r, const struct row_key *k, struct row *w)
+{
+	uint32_t m = r->keys.mask;
+	if (m & RF_BIT(RF_CPU))
+		w->cpu = k->cpu;
+	if (m & RF_BIT(RF_STACK))
+		w->stack = k->stack;
+	/* a function is named within its file */
+	bool dso = m & (RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION));
+	return (!dso || intern(r, RS_DSO, k->dso, &w->dso)) &&
+	       (!(m & RF_BIT(RF_FUNCTION)) || intern(r, RS_FUNCTION, k->function, &w->function)) &&
+	       (!(m & RF_BIT(RF_ACCOUNT)) || intern(r, RS_ACCOUNT, k->account, &w->account));
 }
 
 static uint64_t key_hash(const struct row *w)
@@ -160,48 +168,64 @@ static bool key_eq(const void *ctx, uint32_t id)
 }
 
 /* An attribute kept while every contribution agrees on it. */
-static bool note_attr(struct rows *r, int f, uint32_t *slot, bool first, const char *s)
+static void note_attr(uint32_t *slot, bool first, uint32_t id)
 {
-	uint32_t id;
-	if (!intern(r, f, s, &id))
-		return false;
 	if (first)
 		*slot = id;
 	else if (*slot != id)
 		*slot = ROW_NONE;
-	return true;
 }
 
-int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a,
-	      const struct row_figures *f)
+int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *a,
+	       struct row_base *b)
 {
-	struct row w;
-	if (!make_key(r, k, &w))
+	b->attrs = a != NULL;
+	b->cgroup = a && a->cgroup;
+	b->attr_command = b->attr_comm = b->attr_cgroup = ROW_NONE;
+	if (!base_key(r, k, &b->w) ||
+	    (a && (!intern(r, RS_COMMAND, a->command, &b->attr_command) ||
+		   !intern(r, RS_COMM, a->comm, &b->attr_comm))) ||
+	    (b->cgroup && !intern(r, RS_CGROUP, a->cgroup, &b->attr_cgroup)))
 		return -ENOMEM;
-	uint64_t h = key_hash(&w);
-	struct key_ctx ctx = { r, &w };
+	return 0;
+}
+
+/* The row of key w, created on first sight: its id, or HINDEX_NONE. */
+static uint32_t row_of(struct rows *r, const struct row *w)
+{
+	struct key_ctx ctx = { r, w };
+	if (r->last && key_eq(&ctx, r->last - 1))
+		return r->last - 1;
+	uint64_t h = key_hash(w);
 	uint32_t id = hindex__find(&r->index, h, key_eq, &ctx);
 	if (id == HINDEX_NONE) {
 		if (grow_array((void **)&r->v, &r->cap, r->n, sizeof(*r->v), 64) ||
 		    hindex__insert(&r->index, h, r->n))
-			return -ENOMEM;
+			return HINDEX_NONE;
 		id = r->n++;
-		r->v[id] = w;
+		r->v[id] = *w;
 	}
+	r->last = id + 1;
+	return id;
+}
+
+int rows__add_to(struct rows *r, const struct row_base *b, const struct row_key *k,
+		 const struct row_figures *f)
+{
+	struct row w = b->w;
+	if (!program_key(r, k, &w))
+		return -ENOMEM;
+	uint32_t id = row_of(r, &w);
+	if (id == HINDEX_NONE)
+		return -ENOMEM;
 	struct row *row = &r->v[id];
-	if (a) {
-		bool first = !row->attr_seen;
-		if (!note_attr(r, RS_COMMAND, &r->v[id].attr_command, first, a->command) ||
-		    !note_attr(r, RS_COMM, &r->v[id].attr_comm, first, a->comm))
-			return -ENOMEM;
-		row = &r->v[id];
+	if (b->attrs) {
+		note_attr(&row->attr_command, !row->attr_seen, b->attr_command);
+		note_attr(&row->attr_comm, !row->attr_seen, b->attr_comm);
 		row->attr_seen = true;
 	}
-	if (a && a->cgroup) {
-		if (!note_attr(r, RS_CGROUP, &r->v[id].attr_cgroup, !row->cgroup_seen,
-			       a->cgroup))
-			return -ENOMEM;
-		row = &r->v[id];
+	if (b->cgroup) {
+		note_attr(&row->attr_cgroup, !row->cgroup_seen, b->attr_cgroup);
 		row->cgroup_seen = true;
 	}
 	row->f.samples += f->samples;
@@ -213,4 +237,12 @@ int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a
 	row->f.wait_ns += f->wait_ns;
 	row->f.wait_threads += f->wait_threads;
 	return 0;
+}
+
+int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a,
+	      const struct row_figures *f)
+{
+	struct row_base b;
+	int err = rows__base(r, k, a, &b);
+	return err ? err : rows__add_to(r, &b, k, f);
 }

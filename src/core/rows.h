@@ -121,6 +121,20 @@ struct rows {
 	 * rows come one after another and mostly name the same command,
 	 * file and account, which a compare then finds without hashing */
 	uint32_t recent[RS_N];
+	/* the row added to last, as id + 1 (0: none): a thread's programs
+	 * mostly sum into one row (by thread, comm, command, ...), found so
+	 * without hashing */
+	uint32_t last;
+};
+
+/* A task's part of a key (every field but dso, function, account, cpu
+ * and stack, derived keys included) and its attributes, as the rows'
+ * ids: interned once for the many rows__add_to of a thread's programs,
+ * where each rows__add interns them again. */
+struct row_base {
+	struct row w;		/* the task's fields; the others cleared */
+	uint32_t attr_command, attr_comm, attr_cgroup;	/* ROW_NONE: NULL */
+	bool attrs, cgroup;	/* attributes given; a cgroup among them */
 };
 
 void rows__init(struct rows *r, const struct row_keys *keys);
@@ -130,6 +144,15 @@ void rows__release(struct rows *r);
  * attributes a (may be NULL). 0 or -ENOMEM. */
 int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a,
 	      const struct row_figures *f);
+
+/* k's task fields and a (may be NULL) as b, for rows__add_to until r is
+ * released: 0 or -ENOMEM. */
+int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *a,
+	       struct row_base *b);
+/* As rows__add of b's key with k's dso, function, account, cpu and stack
+ * (its other fields are not read). 0 or -ENOMEM. */
+int rows__add_to(struct rows *r, const struct row_base *b, const struct row_key *k,
+		 const struct row_figures *f);
 
 /* The string of a row's id, or NULL for ROW_NONE. */
 static inline const char *rows__str(const struct rows *r, uint32_t id)
