@@ -124,29 +124,39 @@ static const struct row_base *base_of(struct analysis *a, struct rows *r)
 	bool rows = r == &a->rows;
 	struct row_base *b = rows ? &w->rows : &w->stacks;
 	bool *done = rows ? &w->rows_based : &w->stacks_based;
+	if (*done)
+		return b;
 	struct row_attrs at = { w->command, w->comm };
-	if (!*done && rows__base(r, &w->key, &at, b))
+	if (rows__base(r, &w->key, &at, b))
 		return NULL;
 	*done = true;
 	return b;
 }
 
+static bool same_name(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
 /* The program folded lines name the thread's stacks by, as
- * report_stack_program names it from a row's attributes. */
+ * report_stack_program names it from a row's attributes: a->staged holds
+ * the names of the thread it was made for last, the last thread's too
+ * when they are the same (a compile's threads mostly are). */
 static int fold_program(struct analysis *a)
 {
 	struct analysis_thread *w = &a->cur;
+	struct rows *st = &a->staged;
+	if (st->n && same_name(rows__str(st, st->v[0].attr_command), w->command) &&
+	    same_name(rows__str(st, st->v[0].attr_comm), w->comm))
+		return 0;
+	struct row_keys keys = st->keys;
+	rows__release(st);
+	rows__init(st, &keys);
 	struct row_attrs at = { w->command, w->comm };
-	struct row_base b;
-	if (rows__base(&a->staged, &w->key, &at, &b))
+	struct row_figures none = { 0 };
+	if (rows__add(st, &w->key, &at, &none))
 		return -ENOMEM;
-	struct row named = b.w;
-	named.attr_command = b.attr_command;
-	named.attr_comm = b.attr_comm;
-	report_stack_program(&a->staged, &named, w->prog, sizeof(w->prog));
-	struct row_keys keys = a->staged.keys;
-	rows__release(&a->staged);
-	rows__init(&a->staged, &keys);
+	report_stack_program(st, &st->v[0], w->prog, sizeof(w->prog));
 	return 0;
 }
 

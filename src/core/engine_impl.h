@@ -111,6 +111,8 @@ struct eng_head {
 /* Objects in an array, reused through a free list. */
 #define POOL(type) struct { type *v; uint32_t n, cap, free; }
 
+#define ENGINE_THREAD_HINTS 256	/* engine.thread_hint's size, a power of 2 */
+
 /* An object from a pool (ALLOC): a freed one, or a new one at the end;
  * FREE gives it back. link names the member that chains the free ones:
  * every pool of the engine is taken from and given back to alike. */
@@ -169,6 +171,11 @@ struct engine {
 	POOL(struct eng_gap) gaps;
 	POOL(struct eng_stint) stints;
 	struct hindex proc_index, thread_index, prog_index, stack_index;
+	/* the thread found last for each tid modulo ENGINE_THREAD_HINTS, as
+	 * an index into threads, checked before the index: a CPU's samples
+	 * and clocks mostly name the few threads that run now (0, or a slot
+	 * freed or given to another tid since, fails the check) */
+	uint32_t thread_hint[ENGINE_THREAD_HINTS];
 	/* closed stints waiting to be judged, oldest first (a ring), each
 	 * with its residual as calibration reads it (FIFO_UNMEASURED: none),
 	 * so that calibrating reads the ring, not each stint; lossy_waiting

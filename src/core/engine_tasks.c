@@ -120,7 +120,11 @@ static void join_proc(struct engine *e, uint32_t t, uint32_t i)
  * a process of its own until told) moves it to its process. */
 uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 {
-	uint32_t t = eng_thread_find(e, tid);
+	uint32_t *hint = &e->thread_hint[tid & (ENGINE_THREAD_HINTS - 1)];
+	const struct eng_thread *h = *hint < e->threads.n ? &e->threads.v[*hint] : NULL;
+	/* what the index would find: one attached thread a tid */
+	uint32_t t = h && h->used && h->attached && h->tid == tid ? *hint :
+		     eng_thread_find(e, tid);
 	bool fresh = t == ENGINE_NONE;
 	if (fresh) {
 		t = ALLOC(e->threads, hnext);
@@ -137,6 +141,7 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 		if (pid == ENGINE_NONE)
 			pid = tid;
 	}
+	*hint = t;
 	/* (a thread of a task that had exited has pid and tid -1, as
 	 * ENGINE_NONE: a new one still gets its process) */
 	if ((fresh || pid != ENGINE_NONE) && (e->threads.v[t].proc == ENGINE_NONE ||
