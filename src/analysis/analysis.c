@@ -84,7 +84,7 @@ static void who_of(const struct analysis *a, const struct engine *e,
 	}
 }
 
-/* Whether figures of this thread are reported at all (--dsos aside). */
+/* Whether figures of this thread are reported at all (--dso aside). */
 static bool thread_wanted(const struct analysis *a, const struct analysis_thread *w,
 			  const struct eng_thread *t)
 {

@@ -85,7 +85,7 @@ struct analysis_thread {
 	const char *command, *comm;	/* its command (or [comm]) and comm */
 	uint32_t cgroup;	/* a string id, or ENGINE_NONE */
 	char bracketed[40];
-	bool wanted;		/* in scope, and by every filter but --dsos */
+	bool wanted;		/* in scope, and by every filter but --dso */
 	struct row_key key;	/* its row's key, no function yet */
 	/* its part of the keys of rows and stacks, once needed */
 	struct row_base rows, stacks;
