@@ -94,6 +94,7 @@ struct analysis {
 	uint32_t unknown, vm;
 	uint64_t programs;
 	bool have_stacks;
+	bool no_steal;		/* pipeline_opts' */
 	/* one thread's functions, for their inclusive time (see on_stack) */
 	struct incl_entry *incl;
 	uint32_t nincl, incl_cap;
