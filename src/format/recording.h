@@ -188,7 +188,7 @@ int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
  * REC_WRITER_STACK_BYTES (the writer's memory stays bounded). 0 or
  * -errno.
  */
-#define REC_WRITER_STACK_BYTES (64u << 20)
+#define REC_WRITER_STACK_BYTES (16u << 20)
 int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
 		       const struct rec_frame *f);
 /* Writes END and the last block. 0 or -errno. */

@@ -190,9 +190,12 @@ static uint32_t stack_frames(const struct rec_source *s, const struct file_stack
 			     const uint8_t *ips, uint32_t want, struct res_frame *f)
 {
 	uint32_t n = fs->n < want ? fs->n : want;
-	memcpy(f, s->file_frames + fs->first, n * sizeof(*f));
-	for (uint32_t i = 0; i < n; i++)
+	const struct file_frame *from = s->file_frames + fs->first;
+	for (uint32_t i = 0; i < n; i++) {
+		f[i] = (struct res_frame){ .function = from[i].function, .dso = from[i].dso,
+					   .flags = from[i].flags };
 		memcpy(&f[i].ip, ips + i * sizeof(uint64_t), sizeof(uint64_t));
+	}
 	return n;
 }
 
@@ -222,7 +225,7 @@ int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_
 		*fs = (struct file_stack){ .first = fs->first, .n = fs->n, .nframes = fs->nframes,
 					   .known = true, .account = ev.account, .stack = ev.stack };
 	}
-	const struct res_frame *leaf = s->file_frames + fs->first;
+	const struct file_frame *leaf = s->file_frames + fs->first;
 	ev.function = leaf->function;
 	ev.dso = leaf->dso;
 	ev.flags = leaf->flags;

@@ -118,7 +118,8 @@ static int on_stack(struct rec_source *s, const uint8_t *d, uint32_t len,
 		goto bad;
 	/* as a sample's: the frames past RES_MAX_FRAMES are not named */
 	uint32_t n = h.nframes < RES_MAX_FRAMES ? h.nframes : RES_MAX_FRAMES;
-	if (s->nfile_frames + n > REC_MAX_STACK_FRAMES)
+	s->stack_budget += n ? n : 1;	/* stacks without frames count too */
+	if (s->stack_budget > REC_MAX_STACK_FRAMES)
 		return rec_source_fail(err, rec_reader__offset(s->rd),
 				       "more stacks than a reader holds (docs/robustness.md)");
 	if (grow_array((void **)&s->fstacks, &s->fstacks_cap, s->nfstacks,
@@ -126,12 +127,12 @@ static int on_stack(struct rec_source *s, const uint8_t *d, uint32_t len,
 	    grow_array((void **)&s->file_frames, &s->file_frames_cap, s->nfile_frames + n,
 		       sizeof(*s->file_frames), 4096))
 		return -ENOMEM;
-	struct res_frame *f = s->file_frames + s->nfile_frames;
+	struct file_frame *f = s->file_frames + s->nfile_frames;
 	for (uint32_t i = 0; i < n; i++) {
 		memcpy(&rf, d + sizeof(h) + i * sizeof(rf), sizeof(rf));
-		f[i] = (struct res_frame){ .function = name_of(s, rf.function),
-					   .dso = name_of(s, rf.dso),
-					   .flags = (uint8_t)(rf.flags & 3) };
+		f[i] = (struct file_frame){ .function = name_of(s, rf.function),
+					    .dso = name_of(s, rf.dso),
+					    .flags = (uint8_t)(rf.flags & 3) };
 	}
 	s->fstacks[s->nfstacks++] = (struct file_stack){ .first = s->nfile_frames, .n = n,
 						       .nframes = h.nframes };

@@ -23,8 +23,13 @@ struct stored_sym {
 	uint64_t start, end;
 };
 
-/* A REC_STACK: its frames are frames[first, first + n) of the source's
- * file_frames (names mapped, no address). What every sample on it shares
+/* A frame of a REC_STACK, its names mapped to the names table's ids. */
+struct file_frame {
+	uint32_t function, dso;
+	uint8_t flags;
+};
+
+/* A REC_STACK: its frames are file_frames[first, first + n). What every sample on it shares
  * is worked out at its first sample, when the accounts do not read
  * addresses (resolver__reads_addresses). */
 struct file_stack {
@@ -45,8 +50,9 @@ struct rec_source {
 	uint32_t *name_map;		/* NAME id -> names id */
 	struct file_stack *fstacks;	/* REC_STACK id -> its frames */
 	uint32_t nfstacks, fstacks_cap;
-	struct res_frame *file_frames;
+	struct file_frame *file_frames;
 	uint32_t nfile_frames, file_frames_cap;
+	uint64_t stack_budget;		/* against REC_MAX_STACK_FRAMES */
 	uint32_t nmap, map_cap;
 	uint64_t name_bytes;
 	struct account_rules stored_rules;

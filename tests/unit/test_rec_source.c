@@ -6,6 +6,7 @@
  * and no round marks) is read in memory that does not grow with it; a
  * pid given again is a row of each process that had it.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@
 #include "core/accounts.h"
 #include "core/table.h"
 #include "format/recording.h"
+#include "replay/rec_source.h"
 
 #define MS 1000000ULL
 #define START (10000 * MS)
@@ -436,6 +438,44 @@ static void stacks_named_once(void **state)
 	close(fd[1]);
 }
 
+/* Stacks a reader does not hold: one out of order and a sample naming a
+ * stack not defined are counted as bad records, the report goes on;
+ * more stacks than REC_MAX_STACK_FRAMES allows end it, naming where. */
+static void stacks_refused(void **state)
+{
+	(void)state;
+	struct rec_writer *w;
+	int fd = new_file(&w);
+	struct rec_stack st = { 5, 0 };
+	assert_int_equal(rec_writer__add(w, REC_STACK, &st, sizeof(st), NULL, 0), 0);
+	struct rec_stack_sample h = { .pid = 10, .tid = 10, .cpu = 0, .stack = 0,
+				      .time_ns = START + MS, .period = MS };
+	assert_int_equal(rec_writer__add(w, REC_STACK_SAMPLE, &h, sizeof(h), NULL, 0), 0);
+	finish(w, START + 20 * MS);
+	struct analysis a;
+	struct analysis_opts o = { .method = METHOD_PRECEDING };
+	size_t bad;
+	assert_int_equal(row_keys__parse(&o.keys, "thread", &bad), 0);
+	struct rec_error e = { 0 };
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(pipeline__report_file(&a, fd, &o, &e), 0);
+	assert_int_equal(rec_source__bad_records(a.src), 2);
+	assert_int_equal(a.table->nrows, 0);
+	analysis__release(&a);
+	close(fd);
+
+	fd = new_file(&w);
+	for (uint32_t i = 0; i <= REC_MAX_STACK_FRAMES; i++) {
+		st.id = i;
+		assert_int_equal(rec_writer__add(w, REC_STACK, &st, sizeof(st), NULL, 0), 0);
+	}
+	finish(w, START + 20 * MS);
+	assert_int_equal(analyse(fd, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "more stacks than a reader holds"));
+	assert_true(e.offset > 0);
+	close(fd);
+}
+
 static long max_rss_kb(void)
 {
 	struct rusage ru;
@@ -490,6 +530,7 @@ int main(void)
 		cmocka_unit_test(amplification_bounded),
 		cmocka_unit_test(pid_given_again),
 		cmocka_unit_test(stacks_named_once),
+		cmocka_unit_test(stacks_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
