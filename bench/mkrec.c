@@ -1,5 +1,5 @@
 /*
- * bench/mkrec: writes a synthetic recording (version 2, as the recorder
+ * bench/mkrec: writes a synthetic recording (version 3, as the recorder
  * writes them) of N cpu-clock samples, for timing `report` on recordings
  * of known size without recording for hours.
  *
@@ -98,7 +98,10 @@ int main(int argc, char **argv)
 			struct rec_sample_head h = { .pid = 1000 + th / 4 * 4, .tid = 1000 + th,
 						     .cpu = c, .nframes = depth,
 						     .time_ns = t + MS / 2, .period = MS };
-			add(REC_SAMPLE, &h, sizeof(h), f, depth * sizeof(*f));
+			if (rec_writer__sample(w, &h, f)) {	/* as the recorder writes it */
+				perror("mkrec: write");
+				exit(1);
+			}
 		}
 		if ((t - T0) / MS % 10 != 9)
 			continue;

@@ -117,6 +117,7 @@ struct analysis {
 	uint32_t control_id;
 	bool control_known, control_is;
 	bool have_stacks;
+	bool no_steal;		/* pipeline_opts' */
 	/* one thread's functions, for their inclusive time (see on_stack) */
 	struct incl_entry *incl;
 	uint32_t nincl, incl_cap;

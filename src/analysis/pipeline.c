@@ -33,6 +33,7 @@ int pipeline__init(struct pipeline *p, struct source *src, const struct pipeline
 			return err;
 		p->a->cg = src->ops->cgstats ? src->ops->cgstats(src) : NULL;
 		p->a->have_stacks = src->callchain;
+		p->a->no_steal = o->no_steal;
 	}
 	/* each consumer a sink of its own: the table here, the collector
 	 * once it is set up */
@@ -130,7 +131,8 @@ int pipeline__report_file(struct analysis *a, int fd, const struct analysis_opts
 	struct rec_source *src = rec_source__open(fd, &so, err);
 	if (!src)
 		return -errno;
-	struct pipeline_opts po = { .analysis = a, .analysis_opts = o };
+	struct pipeline_opts po = { .analysis = a, .analysis_opts = o,
+				    .no_steal = !rec_source__meta(src)->steal_known };
 	struct pipeline p;
 	int r = pipeline__run(&p, rec_source__source(src, err), &po);
 	a->src = src;		/* analysis__init cleared a: kept from here */

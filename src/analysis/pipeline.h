@@ -42,6 +42,9 @@ struct pipeline_opts {
 	 * duration from there, without the whole recording's per-CPU figures
 	 * and sample counts; 0: the source from its start */
 	uint64_t start_ns;
+	/* the source says it measures no steal, and cannot come to (a
+	 * file's META): its stacks are handed on without steal values */
+	bool no_steal;
 };
 
 struct pipeline {

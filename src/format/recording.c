@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "../core/grow.h"
+#include "../core/strtab.h"
 #include "../core/banned.h"
 
 #define BLOCK_MAGIC 0x314b4c42u	/* "BLK1" little-endian */
@@ -35,6 +36,10 @@ struct rec_writer {
 	uint8_t *raw, *z;
 	size_t raw_len, raw_cap, z_cap;
 	uint64_t bytes, items;
+	struct strtab stacks;	/* each REC_STACK written: its frames' names */
+	struct rec_stack_frame *key;	/* a sample's, to look up */
+	uint32_t key_cap;
+	uint64_t *ips;
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -59,6 +64,7 @@ struct rec_writer *rec_writer__new(int fd)
 	if (!w)
 		return NULL;
 	w->fd = fd;
+	strtab__init(&w->stacks);
 	w->cctx = ZSTD_createCCtx();
 	if (!w->cctx) {
 		rec_writer__free(w);
@@ -127,6 +133,58 @@ int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 	return 0;
 }
 
+/* The file's id of the stack in w->key[0..n), written as REC_STACK first
+ * when new; HINDEX_NONE when the stacks written already take their bound
+ * (errno 0) or on failure (errno set). */
+static uint32_t stack_of(struct rec_writer *w, uint32_t n)
+{
+	size_t len = n * sizeof(*w->key);
+	uint32_t count = w->stacks.count;
+	errno = 0;
+	if (w->stacks.len + len + 1 > REC_WRITER_STACK_BYTES)
+		return strtab__find(&w->stacks, (const char *)w->key, len);
+	uint32_t id = strtab__intern(&w->stacks, (const char *)w->key, len);
+	if (id == HINDEX_NONE || w->stacks.count == count)
+		return id;
+	struct rec_stack st = { id, n };
+	int err = rec_writer__add(w, REC_STACK, &st, sizeof(st), w->key, len);
+	if (err) {
+		errno = -err;
+		return HINDEX_NONE;
+	}
+	return id;
+}
+
+int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
+		       const struct rec_frame *f)
+{
+	uint32_t n = h->nframes;
+	if (!n)
+		return rec_writer__add(w, REC_SAMPLE, h, sizeof(*h), NULL, 0);
+	if (n > w->key_cap) {
+		struct rec_stack_frame *k = realloc(w->key, n * sizeof(*k));
+		uint64_t *ips = realloc(w->ips, n * sizeof(*ips));
+		if (k)
+			w->key = k;
+		if (ips)
+			w->ips = ips;
+		if (!k || !ips)
+			return -ENOMEM;
+		w->key_cap = n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		w->key[i] = (struct rec_stack_frame){ f[i].function, f[i].dso, f[i].flags };
+		w->ips[i] = f[i].ip;
+	}
+	uint32_t id = stack_of(w, n);
+	if (id == HINDEX_NONE && errno)
+		return -errno;
+	if (id == HINDEX_NONE)	/* past the bound: the frames inline */
+		return rec_writer__add(w, REC_SAMPLE, h, sizeof(*h), f, n * sizeof(*f));
+	struct rec_stack_sample s = { h->pid, h->tid, h->cpu, id, h->time_ns, h->period };
+	return rec_writer__add(w, REC_STACK_SAMPLE, &s, sizeof(s), w->ips, n * sizeof(*w->ips));
+}
+
 int rec_writer__finish(struct rec_writer *w)
 {
 	uint64_t n = w->items;
@@ -149,6 +207,9 @@ void rec_writer__free(struct rec_writer *w)
 	if (!w)
 		return;
 	ZSTD_freeCCtx(w->cctx);
+	strtab__release(&w->stacks);
+	free(w->key);
+	free(w->ips);
 	free(w->raw);
 	free(w->z);
 	free(w);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define REC_MAGIC "CPULREC"	/* 8 bytes with its NUL */
-#define REC_VERSION 2	/* what the recorder writes; readers take 1 and 2 */
+#define REC_VERSION 3	/* what the recorder writes; readers take 1 to 3 */
 
 enum rec_item {
 	REC_META = 1,		/* text: key=value lines */
@@ -50,6 +50,11 @@ enum rec_item {
 				 * rec_wait_task: run queue waits so far */
 	REC_CLOCK = 23,		/* struct rec_clock: a thread's figures read
 				 * from the kernel's own clocks (BPF) */
+	/* Version 3: a sample names its call stack, defined once: */
+	REC_STACK = 24,		/* struct rec_stack, then nframes x struct
+				 * rec_stack_frame, the leaf first */
+	REC_STACK_SAMPLE = 25,	/* struct rec_stack_sample, then the stack's
+				 * nframes x u64 address */
 };
 
 /* A frame of a REC_SAMPLE: names are REC_NAME ids (REC_NO_NAME: none). */
@@ -69,6 +74,24 @@ struct rec_frame {
 
 struct rec_sample_head {
 	uint32_t pid, tid, cpu, nframes;
+	uint64_t time_ns, period;
+};
+
+/* REC_STACK: the names of a call stack, given ids 0, 1, 2... in order.
+ * A sample's stack is written once, before the first sample on it; the
+ * samples then carry its id and their own addresses (a compile loop's
+ * samples share a stack by name nine times in ten, by address barely). */
+struct rec_stack {
+	uint32_t id, nframes;
+};
+
+struct rec_stack_frame {
+	uint32_t function, dso;	/* NAME ids */
+	uint32_t flags;		/* REC_FRAME_KERNEL, REC_FRAME_EXECUTABLE */
+};
+
+struct rec_stack_sample {
+	uint32_t pid, tid, cpu, stack;
 	uint64_t time_ns, period;
 };
 
@@ -158,6 +181,16 @@ struct rec_writer *rec_writer__new(int fd);
 /* Adds an item whose payload is a[0..alen) then b[0..blen). 0 or -errno. */
 int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 		    size_t alen, const void *b, size_t blen);
+/*
+ * Adds a sample of h->nframes frames f: as REC_STACK_SAMPLE, with its
+ * stack as REC_STACK before it when new; as REC_SAMPLE (its frames
+ * inline) when it has none, or once the stacks written take
+ * REC_WRITER_STACK_BYTES (the writer's memory stays bounded). 0 or
+ * -errno.
+ */
+#define REC_WRITER_STACK_BYTES (16u << 20)
+int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
+		       const struct rec_frame *f);
 /* Writes END and the last block. 0 or -errno. */
 int rec_writer__finish(struct rec_writer *w);
 /* Flushes the current block (for a recorder that may be killed). */
@@ -185,7 +218,7 @@ int rec_reader__next(struct rec_reader *r, uint32_t *type,
 		     const uint8_t **data, uint32_t *len, struct rec_error *err);
 void rec_reader__free(struct rec_reader *r);
 
-/* The file's format version (1 or 2). */
+/* The file's format version (1 to 3). */
 uint32_t rec_reader__version(const struct rec_reader *r);
 /* The offset of the block the last item came from, for messages. */
 uint64_t rec_reader__offset(const struct rec_reader *r);

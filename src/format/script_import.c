@@ -751,6 +751,8 @@ void script_parser__free(struct script_parser *im)
 static int add_to_writer(void *ctx, uint32_t type, const void *a, size_t alen,
 			 const void *b, size_t blen)
 {
+	if (type == REC_SAMPLE && alen == sizeof(struct rec_sample_head))
+		return rec_writer__sample(ctx, a, b);	/* its stack named once */
 	return rec_writer__add(ctx, type, a, alen, b, blen);
 }
 

@@ -1,6 +1,6 @@
 /*
  * recorder_events: each record drained from a ring, decoded once and
- * resolved once, written as a version 2 item and fed to the engine when
+ * resolved once, written as a version 3 item and fed to the engine when
  * one is attached. Names (functions, files, comms) go out as NAME items
  * before the first item that refers to them.
  */
@@ -92,7 +92,7 @@ static int on_sample(struct recorder *r, uint32_t cpu, const struct perf_ev *p)
 				     .period = p->period };
 	int err = res.nframes ? recorder_names_out(r, top) : 0;
 	if (!err)
-		err = add(r, REC_SAMPLE, &h, sizeof(h), frames, res.nframes * sizeof(*frames));
+		err = r->w ? rec_writer__sample(r->w, &h, frames) : 0;
 	if (err || !r->engine)
 		return err;
 	struct eng_event ev = { .kind = EK_SAMPLE, .time = p->time, .cpu = cpu,

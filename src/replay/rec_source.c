@@ -184,6 +184,8 @@ void rec_source__free(struct rec_source *s)
 	strtab__release(&s->syms_names);
 	free(s->syms);
 	free(s->name_map);
+	free(s->fstacks);
+	free(s->file_frames);
 	free(s->cpus);
 	free(s->steal0);
 	free(s->steal1);

@@ -40,6 +40,10 @@ struct rec_source_opts {
 #define REC_MAX_NAMES (1u << 24)	/* distinct names */
 #define REC_MAX_NAME_BYTES (1u << 30)	/* their bytes in all */
 #define REC_MAX_FRAMES 4096		/* frames of one sample */
+/* frames of every REC_STACK, one at least each (at most 72 MB held):
+ * beyond the most a writer writes (REC_WRITER_STACK_BYTES, 12 bytes a
+ * frame and one a stack) */
+#define REC_MAX_STACK_FRAMES (1u << 21)
 /* events waiting for a round mark: past this, each CPU's stream (in time
  * order in the file) is taken as read up to its latest event, and then the
  * oldest are processed (what comes later and older is counted late): about

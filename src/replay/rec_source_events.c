@@ -143,33 +143,96 @@ static uint32_t stack_id(struct rec_source *s, const struct res_frame *f, uint32
 	return strtab__intern(&s->stacks, (const char *)key, 3 * n * sizeof(*key));
 }
 
+/* The function, file, account and (with stacks) stack of a sample whose
+ * frames are f[0, n), n >= 1, into ev. */
+static int name_sample(struct rec_source *s, const struct res_frame *f, uint32_t n,
+		       struct eng_event *ev)
+{
+	static __thread uint32_t acc[RES_MAX_FRAMES];
+	int err = rec_source_resolver(s);
+	if (err)
+		return err;
+	uint32_t frames = s->o.stacks ? n : 1;
+	for (uint32_t i = 0; i < frames; i++) {
+		acc[i] = resolver__account(s->res, f[i].dso, f[i].function, f[i].ip,
+					   f[i].flags);
+		if (acc[i] == UINT32_MAX)
+			return -ENOMEM;
+	}
+	ev->function = f[0].function;
+	ev->dso = f[0].dso;
+	ev->account = acc[0];
+	ev->flags = f[0].flags;
+	ev->ip = f[0].ip;
+	if (s->o.stacks && (ev->stack = stack_id(s, f, n, acc)) == HINDEX_NONE)
+		return -ENOMEM;
+	return 0;
+}
+
 /* A named sample (resolved here or by the recorder) into the engine. */
 int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
 		  uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time)
 {
-	static __thread uint32_t acc[RES_MAX_FRAMES];
 	struct eng_event ev = { .kind = EK_SAMPLE, .time = time, .cpu = cpu, .pid = pid,
 				.tid = tid, .stack = ENGINE_NONE };
 	s->samples++;
 	rec_source_seen(s, cpu, time);
 	if (tid && n) {
-		int err = rec_source_resolver(s);
+		int err = name_sample(s, f, n, &ev);
 		if (err)
 			return err;
-		uint32_t frames = s->o.stacks ? n : 1;
-		for (uint32_t i = 0; i < frames; i++) {
-			acc[i] = resolver__account(s->res, f[i].dso, f[i].function, f[i].ip,
-						   f[i].flags);
-			if (acc[i] == UINT32_MAX)
-				return -ENOMEM;
-		}
-		ev.function = f[0].function;
-		ev.dso = f[0].dso;
-		ev.account = acc[0];
-		ev.flags = f[0].flags;
-		ev.ip = f[0].ip;
-		if (s->o.stacks && (ev.stack = stack_id(s, f, n, acc)) == HINDEX_NONE)
-			return -ENOMEM;
 	}
+	return rec_source_push(s, e, &ev);
+}
+
+/* A stack's frames with a sample's addresses: want of them at most. */
+static uint32_t stack_frames(const struct rec_source *s, const struct file_stack *fs,
+			     const uint8_t *ips, uint32_t want, struct res_frame *f)
+{
+	uint32_t n = fs->n < want ? fs->n : want;
+	const struct file_frame *from = s->file_frames + fs->first;
+	for (uint32_t i = 0; i < n; i++) {
+		f[i] = (struct res_frame){ .function = from[i].function, .dso = from[i].dso,
+					   .flags = from[i].flags };
+		memcpy(&f[i].ip, ips + i * sizeof(uint64_t), sizeof(uint64_t));
+	}
+	return n;
+}
+
+/* What its samples share is named at a stack's first: a compile loop's
+ * samples share a stack nine times in ten, and naming (each frame's
+ * account, the stack's id) was most of a sample's reading. Where an
+ * account reads the address, each sample is named as it comes. */
+int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_stack *fs,
+			    const uint8_t *ips, const struct rec_stack_sample *h)
+{
+	static __thread struct res_frame f[RES_MAX_FRAMES];
+	int err = h->tid && fs->n ? rec_source_resolver(s) : 0;
+	if (err)
+		return err;
+	if (!h->tid || !fs->n || resolver__reads_addresses(s->res)) {
+		uint32_t n = stack_frames(s, fs, ips, s->o.stacks ? RES_MAX_FRAMES : 1, f);
+		if (!n)	/* no frame: a function not known */
+			f[n++] = (struct res_frame){ .function = s->unknown, .dso = s->unknown };
+		return rec_source_sample(s, e, f, n, h->pid, h->tid, h->cpu, h->time_ns);
+	}
+	struct eng_event ev = { .kind = EK_SAMPLE, .time = h->time_ns, .cpu = h->cpu,
+				.pid = h->pid, .tid = h->tid, .stack = ENGINE_NONE };
+	if (!fs->known) {
+		uint32_t n = stack_frames(s, fs, ips, RES_MAX_FRAMES, f);
+		if ((err = name_sample(s, f, n, &ev)))
+			return err;
+		*fs = (struct file_stack){ .first = fs->first, .n = fs->n, .nframes = fs->nframes,
+					   .known = true, .account = ev.account, .stack = ev.stack };
+	}
+	const struct file_frame *leaf = s->file_frames + fs->first;
+	ev.function = leaf->function;
+	ev.dso = leaf->dso;
+	ev.flags = leaf->flags;
+	ev.account = fs->account;
+	ev.stack = s->o.stacks ? fs->stack : ENGINE_NONE;
+	memcpy(&ev.ip, ips, sizeof(ev.ip));
+	s->samples++;
+	rec_source_seen(s, h->cpu, h->time_ns);
 	return rec_source_push(s, e, &ev);
 }

@@ -101,6 +101,68 @@ bad:
 	return 0;
 }
 
+/* STACK: u32 id, u32 nframes, then each frame's function and file NAME
+ * ids and flags. Ids come in order 0, 1, 2... */
+static int on_stack(struct rec_source *s, const uint8_t *d, uint32_t len,
+		    struct rec_error *err)
+{
+	struct rec_stack h;
+	struct rec_stack_frame rf;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, d, sizeof(h));
+	if (h.nframes > REC_MAX_FRAMES)
+		return rec_source_fail(err, rec_reader__offset(s->rd),
+				       "a stack with more frames than a reader holds");
+	if (h.id != s->nfstacks || len != sizeof(h) + h.nframes * sizeof(rf))
+		goto bad;
+	/* as a sample's: the frames past RES_MAX_FRAMES are not named */
+	uint32_t n = h.nframes < RES_MAX_FRAMES ? h.nframes : RES_MAX_FRAMES;
+	s->stack_budget += n ? n : 1;	/* stacks without frames count too */
+	if (s->stack_budget > REC_MAX_STACK_FRAMES)
+		return rec_source_fail(err, rec_reader__offset(s->rd),
+				       "more stacks than a reader holds (docs/robustness.md)");
+	if (grow_array((void **)&s->fstacks, &s->fstacks_cap, s->nfstacks,
+		       sizeof(*s->fstacks), 1024) ||
+	    grow_array((void **)&s->file_frames, &s->file_frames_cap, s->nfile_frames + n,
+		       sizeof(*s->file_frames), 4096))
+		return -ENOMEM;
+	struct file_frame *f = s->file_frames + s->nfile_frames;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&rf, d + sizeof(h) + i * sizeof(rf), sizeof(rf));
+		f[i] = (struct file_frame){ .function = name_of(s, rf.function),
+					    .dso = name_of(s, rf.dso),
+					    .flags = (uint8_t)(rf.flags & 3) };
+	}
+	s->fstacks[s->nfstacks++] = (struct file_stack){ .first = s->nfile_frames, .n = n,
+						       .nframes = h.nframes };
+	s->nfile_frames += n;
+	return 0;
+bad:
+	s->bad_records++;
+	return 0;
+}
+
+/* STACK_SAMPLE: a head naming a STACK, then an address for each of its
+ * frames. */
+static int on_stack_sample(struct rec_source *s, struct engine *e, const uint8_t *d,
+			   uint32_t len)
+{
+	struct rec_stack_sample h;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, d, sizeof(h));
+	if (h.cpu >= s->meta.ncpus || h.stack >= s->nfstacks)
+		goto bad;
+	struct file_stack *fs = &s->fstacks[h.stack];
+	if (len != sizeof(h) + (uint64_t)fs->nframes * sizeof(uint64_t))
+		goto bad;
+	return rec_source_stack_sample(s, e, fs, d + sizeof(h), &h);
+bad:
+	s->bad_records++;
+	return 0;
+}
+
 static int on_sched(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
 {
 	struct rec_sched r;
@@ -402,6 +464,10 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 		return on_name(s, d, len, err);
 	case REC_SAMPLE:
 		return on_sample(s, e, d, len, err);
+	case REC_STACK:
+		return on_stack(s, d, len, err);
+	case REC_STACK_SAMPLE:
+		return on_stack_sample(s, e, d, len);
 	case REC_SCHED:
 		return on_sched(s, e, d, len);
 	case REC_TASKEV:

@@ -23,6 +23,23 @@ struct stored_sym {
 	uint64_t start, end;
 };
 
+/* A frame of a REC_STACK, its names mapped to the names table's ids. */
+struct file_frame {
+	uint32_t function, dso;
+	uint8_t flags;
+};
+
+/* A REC_STACK: its frames are file_frames[first, first + n). What every sample on it shares
+ * is worked out at its first sample, when the accounts do not read
+ * addresses (resolver__reads_addresses). */
+struct file_stack {
+	uint32_t first, n;	/* n: the frames named, RES_MAX_FRAMES at most */
+	uint32_t nframes;	/* as in the file: its samples' addresses */
+	bool known;		/* account and stack below are set */
+	uint32_t account;	/* the leaf's */
+	uint32_t stack;		/* with stacks: its id in the stacks table */
+};
+
 struct rec_source {
 	int fd;
 	struct rec_source_opts o;
@@ -31,6 +48,11 @@ struct rec_source {
 	struct strtab names, stacks;
 	uint32_t unknown, no_dso_account;
 	uint32_t *name_map;		/* NAME id -> names id */
+	struct file_stack *fstacks;	/* REC_STACK id -> its frames */
+	uint32_t nfstacks, fstacks_cap;
+	struct file_frame *file_frames;
+	uint32_t nfile_frames, file_frames_cap;
+	uint64_t stack_budget;		/* against REC_MAX_STACK_FRAMES */
 	uint32_t nmap, map_cap;
 	uint64_t name_bytes;
 	struct account_rules stored_rules;
@@ -76,6 +98,9 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t);
 int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
 		      uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time);
+/* A REC_STACK_SAMPLE: the sample h on stack fs, with fs->n addresses ips. */
+int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_stack *fs,
+			    const uint8_t *ips, const struct rec_stack_sample *h);
 
 /* Sets err and returns -EINVAL. */
 int rec_source_fail(struct rec_error *err, uint64_t offset, const char *msg);

@@ -141,6 +141,8 @@ struct labels {
 	const char *str[LABELS];
 	int64_t num[LABELS];
 	size_t n;
+	/* strings_of: the string ids of key and str (-1: none) */
+	int64_t key_id[LABELS], str_id[LABELS];
 };
 
 static void label(struct labels *l, const char *key, const char *s, int64_t num)
@@ -275,12 +277,16 @@ static int locs_room(struct builder *b, size_t n)
 	return 0;
 }
 
-/* The string ids of a sample's labels, in the order sample() takes them. */
-static int strings_of(struct builder *b, const struct labels *l)
+/* The string ids of a sample's labels, each looked up once (a dozen a
+ * sample, a tenth of a profile's making when looked up twice). */
+static int strings_of(struct builder *b, struct labels *l)
 {
-	for (size_t k = 0; k < l->n; k++)
-		if (str(b, l->key[k]) < 0 || (l->str[k] && str(b, l->str[k]) < 0))
+	for (size_t k = 0; k < l->n; k++) {
+		l->key_id[k] = str(b, l->key[k]);
+		l->str_id[k] = l->str[k] ? str(b, l->str[k]) : -1;
+		if (l->key_id[k] < 0 || (l->str[k] && l->str_id[k] < 0))
 			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -391,7 +397,8 @@ static int cpu_value_only(struct builder *b)
 	return err;
 }
 
-/* A sample of nloc locations (b->locs), packed after the ones before. */
+/* A sample of nloc locations (b->locs) and labels l (their strings_of
+ * found), packed after the ones before. */
 static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
 		  const struct labels *l)
 {
@@ -407,13 +414,11 @@ static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
 	for (size_t k = 0; k < l->n; k++) {
 		perftools__profiles__label__init(&labels[k]);
 		label_ptrs[k] = &labels[k];
-		labels[k].key = str(b, l->key[k]);
+		labels[k].key = l->key_id[k];
 		if (l->str[k])
-			labels[k].str = str(b, l->str[k]);
+			labels[k].str = l->str_id[k];
 		else
 			labels[k].num = l->num[k];
-		if (labels[k].key < 0 || labels[k].str < 0)
-			return -ENOMEM;
 	}
 	s.n_label = l->n;
 	s.label = label_ptrs;
@@ -428,7 +433,7 @@ static int from_rows(struct builder *b, const struct table *t)
 		int64_t loc = location(b, r->function ? r->function : "[unknown]",
 				       r->dso ? r->dso : "[unknown]");
 		row_labels(t->attrs, &t->keys, r, &l);
-		if (loc < 0 || locs_room(b, 1))
+		if (loc < 0 || locs_room(b, 1) || strings_of(b, &l))
 			return -ENOMEM;
 		b->locs[0] = (uint64_t)loc;
 		int err = sample(b, 1, r->cpu_ns, r->steal_ns, &l);
@@ -695,7 +700,8 @@ static int stream_stack(void *ctx, const struct report_stack *rs, const struct r
 			const struct row *w)
 {
 	struct builder *b = ctx;
-	b->streamed = b->steal_known = true;
+	b->streamed = true;
+	b->steal_known = !rs->no_steal;
 	return stack_sample(b, rs, st, w);
 }
 
@@ -704,8 +710,14 @@ static int write_pprof(FILE *out, const struct table *t, const struct report_ext
 	struct builder *b = x && x->stream ? x->stream : builder_new();
 	if (!b)
 		return -ENOMEM;
-	int err = b->streamed && x && !x->steal_known ? cpu_value_only(b) : 0;
-	b->steal_known = !x || x->steal_known;
+	/* streamed with steal values, none measured: packed again without
+	 * (a source that said so at its start had them left out: a third of
+	 * a profile's making, for a recording without steal) */
+	bool known = !x || x->steal_known;
+	int err = b->streamed && b->steal_known && !known ? cpu_value_only(b) : 0;
+	if (b->streamed && !b->steal_known && known)
+		err = -EINVAL;	/* a file's META said otherwise: cannot be */
+	b->steal_known = known;
 	if (!(x && x->stream))
 		err = x && x->stacks ? from_stacks(b, t, x) : from_rows(b, t);
 	if (!err)

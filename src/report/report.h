@@ -120,6 +120,9 @@ struct report_extras {
  * names and the stacks' frames (report_extras' names and stack_frames). */
 struct report_stack {
 	bool attrs;
+	/* the source measures no steal, and says so for good (a file): the
+	 * writer needs no steal values (pipeline_opts' no_steal) */
+	bool no_steal;
 	const struct strtab *names, *frames;
 };
 

@@ -319,6 +319,11 @@ static uint32_t account_match(struct resolver *r, uint32_t dso, uint32_t functio
 	return strtab__intern(r->names, acc, strlen(acc));
 }
 
+bool resolver__reads_addresses(const struct resolver *r)
+{
+	return r->rules_have_ranges;
+}
+
 uint32_t resolver__account(struct resolver *r, uint32_t dso, uint32_t function,
 			   uint64_t ip, uint8_t flags)
 {

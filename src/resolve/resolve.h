@@ -94,5 +94,8 @@ int resolver__sample(struct resolver *r, const struct perf_ev *s, bool name,
  * by the rules; ENGINE_NONE... : UINT32_MAX when memory runs out. */
 uint32_t resolver__account(struct resolver *r, uint32_t dso, uint32_t function,
 			   uint64_t ip, uint8_t flags);
+/* Whether an account can depend on the address (a rule names a range):
+ * if not, one frame's account holds for every address in its function. */
+bool resolver__reads_addresses(const struct resolver *r);
 
 #endif

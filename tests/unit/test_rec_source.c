@@ -6,6 +6,7 @@
  * and no round marks) is read in memory that does not grow with it; a
  * pid given again is a row of each process that had it.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,8 +20,10 @@
 #include <cmocka.h>
 
 #include "analysis/pipeline.h"
+#include "core/accounts.h"
 #include "core/table.h"
 #include "format/recording.h"
+#include "replay/rec_source.h"
 
 #define MS 1000000ULL
 #define START (10000 * MS)
@@ -307,6 +310,172 @@ static void pid_given_again(void **state)
 	close(fd);
 }
 
+/* The samples of stacks_named_once: leaf, mid and main of prog, leaf at
+ * four addresses (two of them in the range rule's), then mid and main,
+ * then a sample without frames. */
+static void stacked_samples(struct rec_writer *w, bool v3)
+{
+	const char *names[] = { "leaf", "mid", "main", "prog" };
+	for (uint32_t i = 0; i < 4; i++) {
+		uint32_t pre[2] = { i, 0 };
+		assert_int_equal(rec_writer__add(w, REC_NAME, pre, sizeof(pre), names[i],
+						 strlen(names[i])), 0);
+	}
+	uint32_t pre[2] = { 10, 10 };
+	assert_int_equal(rec_writer__add(w, REC_TASK, pre, sizeof(pre), "t", 1), 0);
+	sched(w, REC_SCHED_SWITCH, START + 1 * MS, 0, 10, 0);
+	const uint64_t leaf_ip[] = { 0x1000, 0x1010, 0x2000, 0x1020, 0, 0, 0 };
+	for (uint32_t k = 0; k < 7; k++) {
+		struct rec_frame f[3] = {
+			{ .ip = leaf_ip[k], .function = 0, .dso = 3, .flags = REC_FRAME_EXECUTABLE },
+			{ .ip = 0x3000, .function = 1, .dso = 3, .flags = REC_FRAME_EXECUTABLE },
+			{ .ip = 0x4000, .function = 2, .dso = 3, .flags = REC_FRAME_EXECUTABLE },
+		};
+		uint32_t n = k < 4 ? 3 : k < 6 ? 2 : 0;
+		struct rec_sample_head h = { .pid = 10, .tid = 10, .cpu = 0, .nframes = n,
+					     .time_ns = START + (2 + k) * MS, .period = MS };
+		const struct rec_frame *from = k < 4 ? f : f + 1;
+		if (v3)
+			assert_int_equal(rec_writer__sample(w, &h, from), 0);
+		else
+			assert_int_equal(rec_writer__add(w, REC_SAMPLE, &h, sizeof(h), from,
+							 n * sizeof(*f)), 0);
+	}
+	sched(w, REC_SCHED_RUNTIME, START + 10 * MS, 10, 0, 9 * MS);
+	sched(w, REC_SCHED_SWITCH, START + 10 * MS, 10, 0, 0);
+	finish(w, START + 20 * MS);
+}
+
+/* The types of fd's items as letters: N name, T
+ * task, S sample, K stack, a digit: a stack sample (its stack's id), c
+ * sched, M meta. */
+static void item_kinds(int fd, char *out, size_t cap)
+{
+	struct rec_error e;
+	lseek(fd, 0, SEEK_SET);
+	struct rec_reader *r = rec_reader__new(fd, &e);
+	assert_non_null(r);
+	uint32_t type, len;
+	const uint8_t *d;
+	size_t n = 0;
+	while (rec_reader__next(r, &type, &d, &len, &e) == 1 && n + 1 < cap) {
+		struct rec_stack_sample h;
+		switch (type) {
+		case REC_NAME: out[n++] = 'N'; break;
+		case REC_TASK: out[n++] = 'T'; break;
+		case REC_SAMPLE: out[n++] = 'S'; break;
+		case REC_STACK: out[n++] = 'K'; break;
+		case REC_SCHED: out[n++] = 'c'; break;
+		case REC_META: out[n++] = 'M'; break;
+		case REC_STACK_SAMPLE:	/* the stack it names */
+			memcpy(&h, d, sizeof(h));
+			out[n++] = (char)('0' + h.stack);
+			break;
+		default: out[n++] = '?';
+		}
+	}
+	out[n] = '\0';
+	rec_reader__free(r);
+}
+
+/*
+ * Version 3 writes a sample's stack once (STACK) and each sample naming
+ * it with its own addresses: read back, it reports as the same samples
+ * written with their frames inline (version 2's SAMPLE) do, row for row,
+ * also where an account rule reads the address (each sample is then
+ * named as it comes, not by its stack's first).
+ */
+static void stacks_named_once(void **state)
+{
+	(void)state;
+	struct rec_writer *w;
+	int fd[2];
+	for (int v = 0; v < 2; v++) {
+		fd[v] = new_file(&w);
+		stacked_samples(w, v == 1);
+	}
+	char kinds[64];
+	item_kinds(fd[1], kinds, sizeof(kinds));
+	/* names, the task, a switch, stack 0 and its four samples, stack 1
+	 * and its two, the frameless sample inline, ... */
+	assert_string_equal(kinds, "MNNNNTcK0000K11SccM");
+	const char *rules[] = { NULL, "hot range 1000-1fff\n" };
+	for (size_t k = 0; k < 2; k++) {
+		struct account_rules ar;
+		size_t line;
+		char msg[96];
+		if (rules[k])
+			assert_int_equal(account_rules__parse(&ar, rules[k], strlen(rules[k]), &line,
+							      msg, sizeof(msg)), 0);
+		struct analysis a[2];
+		for (int v = 0; v < 2; v++) {
+			struct analysis_opts o = { .method = METHOD_PRECEDING, .stacks = true,
+						   .rules = rules[k] ? &ar : NULL };
+			size_t bad;
+			assert_int_equal(row_keys__parse(&o.keys, "thread,function,account", &bad), 0);
+			struct rec_error e = { 0 };
+			lseek(fd[v], 0, SEEK_SET);
+			assert_int_equal(pipeline__report_file(&a[v], fd[v], &o, &e), 0);
+		}
+		const struct table *t0 = a[0].table, *t1 = a[1].table;
+		assert_int_equal(t0->nrows, t1->nrows);
+		assert_true(t0->nrows >= (rules[k] ? 4u : 3u));	/* leaf splits by account */
+		for (size_t r = 0; r < t0->nrows; r++) {
+			const struct table_row *x = &t0->rows[r], *y = &t1->rows[r];
+			assert_string_equal(x->function, y->function);
+			assert_string_equal(x->account, y->account);
+			assert_int_equal(x->samples, y->samples);
+			assert_int_equal(x->cpu_ns, y->cpu_ns);
+			assert_int_equal(x->inclusive_ns, y->inclusive_ns);
+		}
+		assert_int_equal(a[0].stacks.n, a[1].stacks.n);
+		for (int v = 0; v < 2; v++)
+			analysis__release(&a[v]);
+		if (rules[k])
+			account_rules__release(&ar);
+	}
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/* Stacks a reader does not hold: one out of order and a sample naming a
+ * stack not defined are counted as bad records, the report goes on;
+ * more stacks than REC_MAX_STACK_FRAMES allows end it, naming where. */
+static void stacks_refused(void **state)
+{
+	(void)state;
+	struct rec_writer *w;
+	int fd = new_file(&w);
+	struct rec_stack st = { 5, 0 };
+	assert_int_equal(rec_writer__add(w, REC_STACK, &st, sizeof(st), NULL, 0), 0);
+	struct rec_stack_sample h = { .pid = 10, .tid = 10, .cpu = 0, .stack = 0,
+				      .time_ns = START + MS, .period = MS };
+	assert_int_equal(rec_writer__add(w, REC_STACK_SAMPLE, &h, sizeof(h), NULL, 0), 0);
+	finish(w, START + 20 * MS);
+	struct analysis a;
+	struct analysis_opts o = { .method = METHOD_PRECEDING };
+	size_t bad;
+	assert_int_equal(row_keys__parse(&o.keys, "thread", &bad), 0);
+	struct rec_error e = { 0 };
+	lseek(fd, 0, SEEK_SET);
+	assert_int_equal(pipeline__report_file(&a, fd, &o, &e), 0);
+	assert_int_equal(rec_source__bad_records(a.src), 2);
+	assert_int_equal(a.table->nrows, 0);
+	analysis__release(&a);
+	close(fd);
+
+	fd = new_file(&w);
+	for (uint32_t i = 0; i <= REC_MAX_STACK_FRAMES; i++) {
+		st.id = i;
+		assert_int_equal(rec_writer__add(w, REC_STACK, &st, sizeof(st), NULL, 0), 0);
+	}
+	finish(w, START + 20 * MS);
+	assert_int_equal(analyse(fd, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "more stacks than a reader holds"));
+	assert_true(e.offset > 0);
+	close(fd);
+}
+
 static long max_rss_kb(void)
 {
 	struct rusage ru;
@@ -360,6 +529,8 @@ int main(void)
 		cmocka_unit_test(bpf_clocks_read),
 		cmocka_unit_test(amplification_bounded),
 		cmocka_unit_test(pid_given_again),
+		cmocka_unit_test(stacks_named_once),
+		cmocka_unit_test(stacks_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

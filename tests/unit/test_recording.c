@@ -181,6 +181,55 @@ static void largest_item(void **state)
 	close(fd);
 }
 
+/* The type of the last item of fd before END. */
+static uint32_t last_type(int fd)
+{
+	struct rec_error e;
+	lseek(fd, 0, SEEK_SET);
+	struct rec_reader *r = rec_reader__new(fd, &e);
+	assert_non_null(r);
+	uint32_t type, len, last = 0;
+	const uint8_t *d;
+	while (rec_reader__next(r, &type, &d, &len, &e) == 1)
+		last = type;
+	rec_reader__free(r);
+	return last;
+}
+
+/* One sample of a one-frame stack, function fn, then the file ended. */
+static uint32_t after_sample(struct rec_writer *w, int fd, uint32_t fn)
+{
+	struct rec_sample_head h = { .pid = 1, .tid = 1, .nframes = 1, .time_ns = 1 };
+	struct rec_frame f = { .ip = 0x10, .function = fn };
+	assert_int_equal(rec_writer__sample(w, &h, &f), 0);
+	assert_int_equal(rec_writer__flush(w), 0);
+	return last_type(fd);
+}
+
+/*
+ * A writer's memory of the stacks it wrote is bounded: once they take
+ * REC_WRITER_STACK_BYTES, a sample on a new stack has its frames inline
+ * (SAMPLE), one on a stack written before still names it.
+ */
+static void stacks_bounded(void **state)
+{
+	(void)state;
+	int fd = memfd_create("rec", 0);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_non_null(w);
+	struct rec_sample_head h = { .pid = 1, .tid = 1, .nframes = 1, .time_ns = 1 };
+	struct rec_frame f = { .ip = 0x10 };
+	/* a frame's names (12 bytes) and a NUL each */
+	uint32_t fit = REC_WRITER_STACK_BYTES / 13;
+	for (f.function = 0; f.function < fit - 1; f.function++)
+		assert_int_equal(rec_writer__sample(w, &h, &f), 0);
+	assert_int_equal(after_sample(w, fd, fit - 1), REC_STACK_SAMPLE);	/* the last to fit */
+	assert_int_equal(after_sample(w, fd, fit), REC_SAMPLE);
+	assert_int_equal(after_sample(w, fd, 7), REC_STACK_SAMPLE);
+	rec_writer__free(w);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +239,7 @@ int main(void)
 		cmocka_unit_test(cut_short),
 		cmocka_unit_test(damaged_block),
 		cmocka_unit_test(not_a_recording),
+		cmocka_unit_test(stacks_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
