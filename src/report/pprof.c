@@ -53,8 +53,18 @@ struct run {
  * bytes: an unpacked sample with its labels took a kilobyte, its bytes
  * a tenth of it. pack() writes the fields before and after them.
  */
+/* The string a label had last, and its id: a thread's stacks come one
+ * after another with the same command line, comm and pid, and hashing a
+ * long command line again for each was 5 % of a profile's making. */
+struct label_memo {
+	char *s;
+	size_t len, cap;
+	int64_t id;
+};
+
 struct builder {
 	struct strtab strings;		/* the profile's string table */
+	struct label_memo memo[2 * LABELS];	/* each label's key and str */
 	struct strtab mapping_keys;	/* file string -> mapping index */
 	struct strtab function_keys;	/* (name, file) strings -> function index */
 	Mapping **mappings;
@@ -277,13 +287,28 @@ static int locs_room(struct builder *b, size_t n)
 	return 0;
 }
 
+/* str of s, found as label k had it last (m). */
+static int64_t str_memo(struct builder *b, struct label_memo *m, const char *s)
+{
+	size_t n = strlen(s);
+	if (m->s && m->len == n && !memcmp(m->s, s, n))
+		return m->id;
+	int64_t id = str(b, s);
+	if (id < 0 || grow_bytes(&m->s, &m->cap, n + 1, 64))
+		return -1;
+	memcpy(m->s, s, n + 1);
+	m->len = n;
+	m->id = id;
+	return id;
+}
+
 /* The string ids of a sample's labels, each looked up once (a dozen a
  * sample, a tenth of a profile's making when looked up twice). */
 static int strings_of(struct builder *b, struct labels *l)
 {
 	for (size_t k = 0; k < l->n; k++) {
-		l->key_id[k] = str(b, l->key[k]);
-		l->str_id[k] = l->str[k] ? str(b, l->str[k]) : -1;
+		l->key_id[k] = str_memo(b, &b->memo[2 * k], l->key[k]);
+		l->str_id[k] = l->str[k] ? str_memo(b, &b->memo[2 * k + 1], l->str[k]) : -1;
 		if (l->key_id[k] < 0 || (l->str[k] && l->str_id[k] < 0))
 			return -ENOMEM;
 	}
@@ -660,6 +685,8 @@ static void builder_free(void *ctx)
 	for (uint32_t i = 0; i < b->nfunctions; i++)
 		free(b->functions[i]);	/* the part starts with its function */
 	free(b->samples);
+	for (size_t i = 0; i < 2 * LABELS; i++)
+		free(b->memo[i].s);
 	for (uint32_t i = 0; i < b->nruns; i++)
 		free(b->runs[i].z);
 	free(b->runs);
