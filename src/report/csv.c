@@ -4,7 +4,6 @@
  * command and thread's comm where the rows have them (docs/analyze.md,
  * docs/formats.md). A value not known is an empty field, never 0. Totals
  * are not rows: they are in text and JSON. */
-#include <inttypes.h>
 #include <stdbool.h>
 
 #include "report.h"
@@ -25,7 +24,14 @@ static void num_field(FILE *out, bool *first, bool known, int64_t v)
 		putc(',', out);
 	*first = false;
 	if (known)
-		fprintf(out, "%" PRId64, v);
+		report_put_i64(out, v);
+}
+
+/* A figure always known, after its comma. */
+static void u64_field(FILE *out, uint64_t v)
+{
+	putc(',', out);
+	report_put_u64(out, v);
 }
 
 struct fields {
@@ -88,22 +94,24 @@ static int write_csv(FILE *out, const struct table *t, const struct report_extra
 		const struct table_row *r = &t->rows[i];
 		bool first = false;
 		keys(out, t, x, r);
-		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, r->samples, r->steal_samples,
-			r->cpu_ns);
+		u64_field(out, r->samples);
+		u64_field(out, r->steal_samples);
+		u64_field(out, r->cpu_ns);
 		num_field(out, &first, known, (int64_t)r->steal_ns);
 		num_field(out, &first, known, (int64_t)r->apparent_ns);
-		fprintf(out, ",%" PRIu64, r->corrected_ns);
+		u64_field(out, r->corrected_ns);
 		if (t->inclusive)
-			fprintf(out, ",%" PRIu64, r->inclusive_ns);
+			u64_field(out, r->inclusive_ns);
 		if (t->cgroup_figures || t->denied_figures) {
 			num_field(out, &first, r->throttled_known, (int64_t)r->throttled_ns);
 			num_field(out, &first, r->wait_known, (int64_t)r->wait_ns);
 		}
 		if (t->denied_figures)
 			num_field(out, &first, r->denied_known, (int64_t)r->denied_ns);
-		if (x)
-			fprintf(out, ",%" PRIu64 ",%" PRIu64, r->cpu_ns - r->control_ns,
-				r->control_ns);
+		if (x) {
+			u64_field(out, r->cpu_ns - r->control_ns);
+			u64_field(out, r->control_ns);
+		}
 		if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
 			text_field(out, &first, r->command);
 		if (t->attrs && row_keys__has(&t->keys, RF_THREAD) &&

@@ -7,7 +7,6 @@
  * instead, exactly as the reference collapser does.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,8 +224,12 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 		err = make_line(&line, &cap, x, strtab__str(&f->progs, l->prog), l->stack);
 		if (!err) {
 			/* names are the processes' own: no control characters */
+			char num[REPORT_NUM_MAX + 2];
 			text_put(out, line, 0, 0);
-			fprintf(out, " %" PRIu64 "\n", samples);
+			num[0] = ' ';
+			size_t len = 1 + report_fmt_u64(num + 1, samples);
+			num[len++] = '\n';
+			fwrite(num, 1, len, out);
 		}
 		i = j;
 	}

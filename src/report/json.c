@@ -12,9 +12,21 @@
 static void put_known(FILE *out, bool known, uint64_t v)
 {
 	if (known)
-		fprintf(out, "%" PRIu64, v);
+		report_put_u64(out, v);
 	else
 		fputs("null", out);
+}
+
+/* A bucket's figures, comma-separated (a recording's minutes make
+ * thousands of numbers: no printf each). */
+static void put_buckets(FILE *out, const struct report_series *s, const uint64_t *v,
+			uint32_t cpu)
+{
+	for (uint32_t b = 0; b < s->nbuckets; b++) {
+		if (b)
+			putc(',', out);
+		report_put_u64(out, v[b * s->ncpus + cpu]);
+	}
 }
 
 /* CPU and steal per CPU over time: one array per CPU, a number a bucket. */
@@ -29,16 +41,14 @@ static void write_series(FILE *out, const struct report_extras *x)
 		s->start_ns, s->bucket_ns);
 	for (uint32_t c = 0; c < s->ncpus; c++) {
 		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"cpu_ns\":[", c ? "," : "", c);
-		for (uint32_t b = 0; b < s->nbuckets; b++)
-			fprintf(out, "%s%" PRIu64, b ? "," : "", s->run_ns[b * s->ncpus + c]);
+		put_buckets(out, s, s->run_ns, c);
 		fputs("],\"steal_ns\":", out);
 		if (!x->steal_known) {
 			fputs("null}", out);
 			continue;
 		}
 		putc('[', out);
-		for (uint32_t b = 0; b < s->nbuckets; b++)
-			fprintf(out, "%s%" PRIu64, b ? "," : "", s->steal_ns[b * s->ncpus + c]);
+		put_buckets(out, s, s->steal_ns, c);
 		fputs("]}", out);
 	}
 	fputs("]},", out);

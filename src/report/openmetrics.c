@@ -11,7 +11,6 @@
  * is not UTF-8 becomes U+FFFD, and backslash, quote and newline are
  * escaped.
  */
-#include <inttypes.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -21,8 +20,8 @@
 
 static void put_num_label(FILE *out, bool *first, const char *name, int64_t v)
 {
-	char num[24];
-	snprintf(num, sizeof(num), "%" PRId64, v);
+	char num[REPORT_NUM_MAX];
+	report_fmt_i64(num, v);
 	om_put_label(out, first, name, num);
 }
 
@@ -67,6 +66,23 @@ static void put_labels(FILE *out, const struct table *t, const struct table_row 
 	putc('}', out);
 }
 
+/* " S.NNNNNNNNN\n", ns in seconds to the nanosecond, as printf's
+ * " %" PRIu64 ".%09" PRIu64 "\n" writes it: a sample a row, no printf. */
+static void put_seconds(FILE *out, uint64_t ns)
+{
+	char buf[REPORT_NUM_MAX + 12];
+	size_t n = 1 + report_fmt_u64(buf + 1, ns / NSEC_PER_SEC);
+	uint64_t frac = ns % NSEC_PER_SEC;
+	buf[0] = ' ';
+	buf[n] = '.';
+	for (size_t k = 9; k >= 1; k--) {
+		buf[n + k] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	buf[n + 10] = '\n';
+	fwrite(buf, 1, n + 11, out);
+}
+
 static void family(FILE *out, const struct table *t, const struct report_extras *x,
 		   const char *name, const char *help, bool steal)
 {
@@ -76,8 +92,7 @@ static void family(FILE *out, const struct table *t, const struct report_extras 
 		uint64_t ns = steal ? r->steal_ns : r->cpu_ns;
 		fputs(name, out);
 		put_labels(out, t, r, x);
-		fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n", ns / NSEC_PER_SEC,
-			ns % NSEC_PER_SEC);
+		put_seconds(out, ns);
 	}
 }
 

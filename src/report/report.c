@@ -1,4 +1,4 @@
-/* report: the table of writers, and the escaping they share. */
+/* report: the table of writers, and the escaping and numbers they share. */
 #include "report.h"
 
 #include <inttypes.h>
@@ -76,6 +76,45 @@ static void put_run(FILE *out, const unsigned char *p, size_t from, size_t to)
 		fwrite(p + from, 1, to - from, out);
 }
 
+/* v's digits (after a minus sign when minus) into buf, as report_fmt_u64. */
+static size_t fmt_digits(char *buf, uint64_t v, bool minus)
+{
+	char tmp[REPORT_NUM_MAX], *p = tmp + sizeof(tmp);
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (minus)
+		*--p = '-';
+	size_t len = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return len;
+}
+
+size_t report_fmt_u64(char *buf, uint64_t v)
+{
+	return fmt_digits(buf, v, false);
+}
+
+size_t report_fmt_i64(char *buf, int64_t v)
+{
+	/* the magnitude in unsigned arithmetic: -INT64_MIN does not fit */
+	return v < 0 ? fmt_digits(buf, 0 - (uint64_t)v, true) : fmt_digits(buf, (uint64_t)v, false);
+}
+
+void report_put_u64(FILE *out, uint64_t v)
+{
+	char buf[REPORT_NUM_MAX];
+	fwrite(buf, 1, report_fmt_u64(buf, v), out);
+}
+
+void report_put_i64(FILE *out, int64_t v)
+{
+	char buf[REPORT_NUM_MAX];
+	fwrite(buf, 1, report_fmt_i64(buf, v), out);
+}
+
 void json_put_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -93,13 +132,18 @@ void json_put_string(FILE *out, const char *s)
 			continue;
 		}
 		put_run(out, p, run, i);
-		if (!len)
+		run = i + 1;
+		if (!len) {
 			fputs("\\ufffd", out);	/* not UTF-8: replaced */
-		else if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else
-			fprintf(out, "\\u%04x", c);
-		run = ++i;
+		} else if (c == '"' || c == '\\') {
+			putc('\\', out);	/* the character follows with the run */
+			run = i;
+		} else {	/* C0 or DEL, as printf's "\\u%04x" */
+			char u[] = { '\\', 'u', '0', '0', "0123456789abcdef"[c >> 4],
+				     "0123456789abcdef"[c & 0xf] };
+			fwrite(u, 1, sizeof(u), out);
+		}
+		i++;
 	}
 	put_run(out, p, run, n);
 	putc('"', out);
@@ -113,10 +157,34 @@ void json_put_string_or_null(FILE *out, const char *s)
 		fputs("null", out);
 }
 
+/* ,"key": (no comma when *first) and then the n bytes of v: one fwrite
+ * where they fit (keys are the writers' own short names). */
+static void put_member(FILE *out, bool *first, const char *key, const char *v, size_t n)
+{
+	char buf[128];
+	size_t k = strlen(key), len = 0;
+	if (k + n + 4 > sizeof(buf)) {
+		fputs(*first ? "\"" : ",\"", out);
+		fputs(key, out);
+		fputs("\":", out);
+		fwrite(v, 1, n, out);
+	} else {
+		if (!*first)
+			buf[len++] = ',';
+		buf[len++] = '"';
+		memcpy(buf + len, key, k);
+		len += k;
+		buf[len++] = '"';
+		buf[len++] = ':';
+		memcpy(buf + len, v, n);
+		fwrite(buf, 1, len + n, out);
+	}
+	*first = false;
+}
+
 void json_put_member(FILE *out, bool *first, const char *key)
 {
-	fprintf(out, "%s\"%s\":", *first ? "" : ",", key);
-	*first = false;
+	put_member(out, first, key, "", 0);
 }
 
 void json_put_str_member(FILE *out, bool *first, const char *key, const char *v)
@@ -127,11 +195,11 @@ void json_put_str_member(FILE *out, bool *first, const char *key, const char *v)
 
 void json_put_num_member(FILE *out, bool *first, const char *key, bool known, int64_t v)
 {
-	json_put_member(out, first, key);
+	char num[REPORT_NUM_MAX];
 	if (known)
-		fprintf(out, "%" PRId64, v);
+		put_member(out, first, key, num, report_fmt_i64(num, v));
 	else
-		fputs("null", out);
+		put_member(out, first, key, "null", 4);
 }
 
 void csv_put_field(FILE *out, const char *s)
@@ -143,46 +211,63 @@ void csv_put_field(FILE *out, const char *s)
 		putc('"', out);
 	if (formula)
 		putc('\'', out);
+	/* written a run at a time: an fwrite a character was a sixth of a
+	 * CSV report's instructions (command lines are long) */
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
+	size_t n = strlen(s), run = 0;	/* p[run, i) waits to be written */
 	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq(p + i, n - i);
-		if (!len) {	/* not UTF-8: replaced, as in JSON */
-			fputs("\xef\xbf\xbd", out);
+		if (p[i] < 0x80) {
+			if (p[i] == '"') {	/* doubled: this one, then the run's */
+				put_run(out, p, run, i + 1);
+				run = i;
+			}
 			i++;
 			continue;
 		}
-		if (p[i] == '"')
-			putc('"', out);
-		fwrite(p + i, 1, len, out);
+		size_t len = utf8_seq(p + i, n - i);
+		if (!len) {	/* not UTF-8: replaced, as in JSON */
+			put_run(out, p, run, i);
+			fputs("\xef\xbf\xbd", out);
+			run = ++i;
+			continue;
+		}
 		i += len;
 	}
+	put_run(out, p, run, n);
 	if (quote)
 		putc('"', out);
 }
 
 void om_put_label(FILE *out, bool *first, const char *name, const char *v)
 {
-	fprintf(out, "%s%s=\"", *first ? "" : ",", name);
+	if (!*first)
+		putc(',', out);
 	*first = false;
+	fputs(name, out);
+	fputs("=\"", out);
+	/* a run at a time, as csv_put_field */
 	const unsigned char *p = (const unsigned char *)(v ? v : "");
-	size_t n = strlen((const char *)p);
+	size_t n = strlen((const char *)p), run = 0;	/* p[run, i) waits */
 	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq(p + i, n - i);
+		size_t len = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
+		if (len && p[i] != '\\' && p[i] != '"' && p[i] != '\n') {
+			i += len;
+			continue;
+		}
+		put_run(out, p, run, i);
 		if (!len) {
 			fputs("\xef\xbf\xbd", out);
-			i++;
-		} else if (p[i] == '\\' || p[i] == '"') {
-			fprintf(out, "\\%c", p[i]);
-			i++;
+			run = i + 1;
 		} else if (p[i] == '\n') {
 			fputs("\\n", out);
-			i++;
+			run = i + 1;
 		} else {
-			fwrite(p + i, 1, len, out);
-			i += len;
+			putc('\\', out);	/* the character follows with the run */
+			run = i;
 		}
+		i++;
 	}
+	put_run(out, p, run, n);
 	putc('"', out);
 }
 

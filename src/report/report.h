@@ -185,6 +185,19 @@ void report_folds__release(struct report_folds *f);
 int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 		      uint64_t samples);
 
+/*
+ * Integers in decimal, exactly as printf's "%" PRIu64 and "%" PRId64
+ * write them, without a printf: a printf for each number and member name
+ * was a tenth of a JSON report's instructions (issue 27). report_fmt_*
+ * write v into buf (REPORT_NUM_MAX bytes or more), NUL-terminated, and
+ * return its length; report_put_* write it to out.
+ */
+#define REPORT_NUM_MAX 21	/* "-9223372036854775808", "18446744073709551615" */
+size_t report_fmt_u64(char *buf, uint64_t v);
+size_t report_fmt_i64(char *buf, int64_t v);
+void report_put_u64(FILE *out, uint64_t v);
+void report_put_i64(FILE *out, int64_t v);
+
 /* Writes s as a JSON string, quotes included: control characters
  * escaped, bytes that are not UTF-8 replaced by U+FFFD. */
 void json_put_string(FILE *out, const char *s);

@@ -19,11 +19,51 @@
 #include "../core/units.h"
 #include "../core/banned.h"
 
-/* ns as seconds with three decimals, rounded to the nearest millisecond. */
+/* ns as seconds with three decimals, rounded to the nearest millisecond:
+ * "%" PRIu64 ".%03" PRIu64 written by hand where buf has room (each
+ * row has several, and a report by function thousands of rows). */
 static const char *secs(char *buf, size_t size, uint64_t ns)
 {
 	uint64_t ms = ns / 1000000 + (ns % 1000000 >= 500000);
-	snprintf(buf, size, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
+	if (size < REPORT_NUM_MAX + 4) {
+		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
+		return buf;
+	}
+	size_t n = report_fmt_u64(buf, ms / 1000);
+	unsigned f = (unsigned)(ms % 1000);
+	buf[n] = '.';
+	buf[n + 1] = (char)('0' + f / 100);
+	buf[n + 2] = (char)('0' + f / 10 % 10);
+	buf[n + 3] = (char)('0' + f % 10);
+	buf[n + 4] = '\0';
+	return buf;
+}
+
+/* s right-aligned in w columns, as printf's "%*s" writes it (one fwrite
+ * where it fits). Returns the bytes written. */
+static int put_right(FILE *out, const char *s, int w)
+{
+	char buf[80];
+	size_t len = strlen(s), pad = w > 0 && (size_t)w > len ? (size_t)w - len : 0;
+	if (w < 0 || pad + len > sizeof(buf))
+		return fprintf(out, "%*s", w, s);
+	memset(buf, ' ', pad);
+	memcpy(buf + pad, s, len);
+	fwrite(buf, 1, pad + len, out);
+	return (int)(pad + len);
+}
+
+/* A figure's column: " %*s". */
+static int col(FILE *out, const char *s, int w)
+{
+	putc(' ', out);
+	return 1 + put_right(out, s, w);
+}
+
+/* v in decimal into buf (REPORT_NUM_MAX bytes). */
+static const char *num(char *buf, uint64_t v)
+{
+	report_fmt_u64(buf, v);
 	return buf;
 }
 
@@ -153,17 +193,20 @@ static void short_key(void *ctx, enum row_field f, bool with)
 	int64_t v = r ? e->number(r) : 0;
 	if (r && e->type == KEY_START) {	/* seconds into the recording */
 		uint64_t o = c->t->origin_ns, ns = (uint64_t)v;
-		c->n += fprintf(c->out, "%*s ", w, v < 0 ? "-" :
-				secs(buf, sizeof(buf), ns > o ? ns - o : 0));
+		c->n += put_right(c->out, v < 0 ? "-" :
+				  secs(buf, sizeof(buf), ns > o ? ns - o : 0), w) + 1;
+		putc(' ', c->out);
 		return;
 	}
 	if (r && e->type == KEY_TASK)
 		v = table_id((uint32_t)v);
-	if (!r || v < 0)
-		c->n += fprintf(c->out, "%*s ", w, !r ? e->header : v == -1 &&
-				e->type == KEY_TASK ? "-1" : "?");
-	else
-		c->n += fprintf(c->out, "%*" PRId64 " ", w, v);
+	const char *s = !r ? e->header : v == -1 && e->type == KEY_TASK ? "-1" : "?";
+	if (r && v >= 0) {
+		report_fmt_i64(buf, v);
+		s = buf;
+	}
+	c->n += put_right(c->out, s, w) + 1;
+	putc(' ', c->out);
 }
 
 /* The short key columns, in the order given. */
@@ -198,35 +241,37 @@ static int denied(FILE *out, const struct layout *l, const struct table_row *r)
 	char a[32];
 	int n = 0;
 	if (l->wait)
-		n += fprintf(out, " %12s", r->wait_known ? secs(a, sizeof(a), r->wait_ns) : "unknown");
+		n += col(out, r->wait_known ? secs(a, sizeof(a), r->wait_ns) : "unknown", 12);
 	if (l->throttled)
-		n += fprintf(out, " %12s", r->throttled_known ?
-			     secs(a, sizeof(a), r->throttled_ns) : "unknown");
+		n += col(out, r->throttled_known ? secs(a, sizeof(a), r->throttled_ns) : "unknown",
+			 12);
 	if (l->wait)
-		n += fprintf(out, " %12s", r->denied_known ?
-			     secs(a, sizeof(a), r->denied_ns) : "unknown");
+		n += col(out, r->denied_known ? secs(a, sizeof(a), r->denied_ns) : "unknown", 12);
 	return n;
 }
 
 static int figures(FILE *out, const struct table *t, const struct layout *l,
 		   const struct table_row *r, bool known)
 {
-	char a[32], b[32], c[32];
+	char a[32];
 	int n;
+	/* a column at a time: printf only for the percentages (doubles) */
+	n = put_right(out, known ? secs(a, sizeof(a), r->apparent_ns) : "unknown", 12);
+	n += col(out, known ? secs(a, sizeof(a), r->steal_ns) : "unknown", 12);
+	n += col(out, secs(a, sizeof(a), r->cpu_ns), 12);
 	if (known)
-		n = fprintf(out, "%12s %12s %12s %5.1f%% %10" PRIu64 " %13" PRIu64,
-			    secs(a, sizeof(a), r->apparent_ns), secs(b, sizeof(b), r->steal_ns),
-			    secs(c, sizeof(c), r->cpu_ns), pct(r->steal_ns, r->apparent_ns),
-			    r->samples, r->steal_samples);
+		n += fprintf(out, " %5.1f%%", pct(r->steal_ns, r->apparent_ns));
 	else
-		n = fprintf(out, "%12s %12s %12s %6s %10" PRIu64 " %13s", "unknown",
-			    "unknown", secs(c, sizeof(c), r->cpu_ns), "?", r->samples, "-");
-	n += fprintf(out, " %14s", share(a, sizeof(a), r->samples, t->totals.samples));
-	if (l->fig3)
-		n += fprintf(out, " %12s %13s", secs(a, sizeof(a), r->cpu_ns - r->control_ns),
-			     secs(b, sizeof(b), r->control_ns));
+		n += col(out, "?", 6);
+	n += col(out, num(a, r->samples), 10);
+	n += col(out, known ? num(a, r->steal_samples) : "-", 13);
+	n += col(out, share(a, sizeof(a), r->samples, t->totals.samples), 14);
+	if (l->fig3) {
+		n += col(out, secs(a, sizeof(a), r->cpu_ns - r->control_ns), 12);
+		n += col(out, secs(a, sizeof(a), r->control_ns), 13);
+	}
 	if (t->inclusive)
-		n += fprintf(out, " %12s", secs(a, sizeof(a), r->inclusive_ns));
+		n += col(out, secs(a, sizeof(a), r->inclusive_ns), 12);
 	return n + denied(out, l, r);
 }
 
