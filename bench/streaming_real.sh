@@ -12,6 +12,12 @@
 #   perf8.txt             eight copies of it, each moved in time past the
 #                         one before (a recording eight times as long)
 #   imp1.rec, imp8.rec    cpuledger import perf-script of each
+#   tp1.rec               cpuledger record -a -g --source perf for MINUTES
+#                         minutes (after the others, under its own compile
+#                         loop): the scheduler's tracepoints, a switch and
+#                         a runtime event for each stint, where the live
+#                         ones above have the BPF collector's clocks (this
+#                         machine's default); reported at 1x only
 # Each is reported pinned to one core, best of 3, with --format json
 # (stacks not resolved), json --by comm (rows that do not grow with the
 # tasks a compile loop makes), folded and pprof (stacks resolved): wall
@@ -20,7 +26,9 @@
 #
 # usage: bench/streaming_real.sh [MINUTES]   (default 1; RECDIR=DIR keeps
 #        the recordings there and uses those it finds; CPULEDGER=BINARY
-#        reports with another build, an older one to compare)
+#        reports with another build, an older one to compare; recordings
+#        of an older version are made this version's, for the same data
+#        in both, by build/bench/restack IN OUT)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIN=${1:-1}
@@ -71,7 +79,23 @@ record() {
 	kill "${pids[0]}" 2>/dev/null || true
 }
 
+# the tracepoints' recording, under a compile loop of its own
+record_tp() {
+	[ -d "$TMP/load" ] || git clone -q . "$TMP/load"
+	( while :; do
+		make -s -C "$TMP/load" -j2 BUILD="$TMP/tree" all >/dev/null 2>&1
+		rm -rf "$TMP/tree"
+	done ) &
+	local load=$!
+	pids+=("$load")
+	sleep 5
+	"$CL" record -a -g --source perf --duration $((MIN * 60)) -o "$DIR/tp1.rec" \
+		2>"$TMP/tp.err" || { echo "record failed: $(cat "$TMP/tp.err")" >&2; exit 1; }
+	kill "$load" 2>/dev/null || true
+}
+
 if [ ! -f "$DIR/live8.rec" ] || [ ! -f "$DIR/perf1.txt" ]; then record; fi
+[ -f "$DIR/tp1.rec" ] || record_tp
 [ -f "$DIR/perf8.txt" ] || lengthen "$DIR/perf1.txt" 8 >"$DIR/perf8.txt"
 for x in 1 8; do
 	[ -f "$DIR/imp$x.rec" ] || "$CL" import perf-script "$DIR/perf$x.txt" \
@@ -79,12 +103,13 @@ for x in 1 8; do
 done
 
 echo "bench/streaming_real: reports of real recordings (a compile loop, $MIN min at 1x), one core ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
-printf "%-40s %10s %8s %8s %12s %11s\n" "" "samples" "wall s" "CPU s" "samples/CPU s" "peak RSS"
+printf "%-48s %10s %8s %8s %12s %11s\n" "" "samples" "wall s" "CPU s" "samples/CPU s" "peak RSS"
 declare -A rss
-for what in live imp; do
+for what in live tp imp; do
 	for fmt in json "json --by comm" folded pprof; do
 		for x in 1 8; do
 			rec="$DIR/$what$x.rec"
+			[ -f "$rec" ] || continue	# tp: 1x only
 			n=$("$CL" report -i "$rec" --format json | grep -o '"clock_samples":[0-9]*' | cut -d: -f2)
 			best="" cpu="" kbs=()
 			for _ in 1 2 3; do
@@ -99,8 +124,12 @@ for what in live imp; do
 			done
 			kb=$(printf "%s\n" "${kbs[@]}" | sort -n | sed -n 2p)
 			rss[$what,$fmt,$x]=$kb
-			name=$([ $what = live ] && echo "record -a -g" || echo "perf script import")
-			printf "%-40s %10d %8.2f %8.2f %12.0f %8.1f MB\n" "$name, $fmt, ${x}x" "$n" \
+			case $what in
+			live) name="record -a -g" ;;
+			tp) name="record -a -g --source perf" ;;
+			*) name="perf script import" ;;
+			esac
+			printf "%-48s %10d %8.2f %8.2f %12.0f %8.1f MB\n" "$name, $fmt, ${x}x" "$n" \
 				"$best" "$cpu" "$(echo "$n / ($cpu + 0.001)" | bc -l)" \
 				"$(echo "$kb / 1024" | bc -l)"
 		done

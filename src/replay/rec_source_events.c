@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
 #include "../core/banned.h"
 
 /* The rules: the ones given, else those stored (ACCOUNTS, right after
@@ -185,7 +186,32 @@ int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_f
 	return rec_source_push(s, e, &ev);
 }
 
-/* A stack's frames with a sample's addresses: want of them at most. */
+int rec_source_stack(struct rec_source *s, struct file_stack *fs, const struct res_frame *f,
+		     uint32_t n)
+{
+	int err = rec_source_resolver(s);
+	if (err || !n)
+		return err;
+	if (!resolver__reads_addresses(s->res)) {
+		struct eng_event ev = { .stack = ENGINE_NONE };
+		if ((err = name_sample(s, f, n, &ev)))
+			return err;
+		*fs = (struct file_stack){ .n = fs->n, .nframes = fs->nframes, .named = true,
+					   .flags = ev.flags, .function = ev.function,
+					   .dso = ev.dso, .account = ev.account, .stack = ev.stack };
+		return 0;
+	}
+	if (grow_array((void **)&s->file_frames, &s->file_frames_cap, s->nfile_frames + n,
+		       sizeof(*s->file_frames), 4096))
+		return -ENOMEM;
+	fs->first = s->nfile_frames;
+	for (uint32_t i = 0; i < n; i++)
+		s->file_frames[s->nfile_frames++] = (struct file_frame){
+			.function = f[i].function, .dso = f[i].dso, .flags = f[i].flags };
+	return 0;
+}
+
+/* A kept stack's frames with a sample's addresses: want of them at most. */
 static uint32_t stack_frames(const struct rec_source *s, const struct file_stack *fs,
 			     const uint8_t *ips, uint32_t want, struct res_frame *f)
 {
@@ -199,38 +225,25 @@ static uint32_t stack_frames(const struct rec_source *s, const struct file_stack
 	return n;
 }
 
-/* What its samples share is named at a stack's first: a compile loop's
- * samples share a stack nine times in ten, and naming (each frame's
- * account, the stack's id) was most of a sample's reading. Where an
- * account reads the address, each sample is named as it comes. */
+/* A sample on a stack named as it was read needs only its own address:
+ * naming each sample's frames (each one's account, the stack's id) was
+ * most of its reading, and a compile loop's samples share a stack by
+ * name nine times in ten. */
 int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_stack *fs,
 			    const uint8_t *ips, const struct rec_stack_sample *h)
 {
 	static __thread struct res_frame f[RES_MAX_FRAMES];
-	int err = h->tid && fs->n ? rec_source_resolver(s) : 0;
-	if (err)
-		return err;
-	if (!h->tid || !fs->n || resolver__reads_addresses(s->res)) {
-		uint32_t n = stack_frames(s, fs, ips, s->o.stacks ? RES_MAX_FRAMES : 1, f);
-		if (!n)	/* no frame: a function not known */
+	if (!h->tid || !fs->named) {	/* the idle task's is not named */
+		uint32_t n = h->tid ? stack_frames(s, fs, ips, s->o.stacks ? RES_MAX_FRAMES : 1,
+						   f) : 0;
+		if (h->tid && !n)	/* no frame: a function not known */
 			f[n++] = (struct res_frame){ .function = s->unknown, .dso = s->unknown };
 		return rec_source_sample(s, e, f, n, h->pid, h->tid, h->cpu, h->time_ns);
 	}
 	struct eng_event ev = { .kind = EK_SAMPLE, .time = h->time_ns, .cpu = h->cpu,
-				.pid = h->pid, .tid = h->tid, .stack = ENGINE_NONE };
-	if (!fs->known) {
-		uint32_t n = stack_frames(s, fs, ips, RES_MAX_FRAMES, f);
-		if ((err = name_sample(s, f, n, &ev)))
-			return err;
-		*fs = (struct file_stack){ .first = fs->first, .n = fs->n, .nframes = fs->nframes,
-					   .known = true, .account = ev.account, .stack = ev.stack };
-	}
-	const struct file_frame *leaf = s->file_frames + fs->first;
-	ev.function = leaf->function;
-	ev.dso = leaf->dso;
-	ev.flags = leaf->flags;
-	ev.account = fs->account;
-	ev.stack = s->o.stacks ? fs->stack : ENGINE_NONE;
+				.pid = h->pid, .tid = h->tid, .function = fs->function,
+				.dso = fs->dso, .account = fs->account, .flags = fs->flags,
+				.stack = s->o.stacks ? fs->stack : ENGINE_NONE };
 	memcpy(&ev.ip, ips, sizeof(ev.ip));
 	s->samples++;
 	rec_source_seen(s, h->cpu, h->time_ns);

@@ -123,20 +123,20 @@ static int on_stack(struct rec_source *s, const uint8_t *d, uint32_t len,
 		return rec_source_fail(err, rec_reader__offset(s->rd),
 				       "more stacks than a reader holds (docs/robustness.md)");
 	if (grow_array((void **)&s->fstacks, &s->fstacks_cap, s->nfstacks,
-		       sizeof(*s->fstacks), 1024) ||
-	    grow_array((void **)&s->file_frames, &s->file_frames_cap, s->nfile_frames + n,
-		       sizeof(*s->file_frames), 4096))
+		       sizeof(*s->fstacks), 1024))
 		return -ENOMEM;
-	struct file_frame *f = s->file_frames + s->nfile_frames;
+	static __thread struct res_frame f[RES_MAX_FRAMES];
 	for (uint32_t i = 0; i < n; i++) {
 		memcpy(&rf, d + sizeof(h) + i * sizeof(rf), sizeof(rf));
-		f[i] = (struct file_frame){ .function = name_of(s, rf.function),
-					    .dso = name_of(s, rf.dso),
-					    .flags = (uint8_t)(rf.flags & 3) };
+		f[i] = (struct res_frame){ .function = name_of(s, rf.function),
+					   .dso = name_of(s, rf.dso),
+					   .flags = (uint8_t)(rf.flags & 3) };
 	}
-	s->fstacks[s->nfstacks++] = (struct file_stack){ .first = s->nfile_frames, .n = n,
-						       .nframes = h.nframes };
-	s->nfile_frames += n;
+	struct file_stack *fs = &s->fstacks[s->nfstacks++];
+	*fs = (struct file_stack){ .n = n, .nframes = h.nframes };
+	int e = rec_source_stack(s, fs, f, n);
+	if (e)
+		return e;
 	return 0;
 bad:
 	s->bad_records++;

@@ -29,15 +29,18 @@ struct file_frame {
 	uint8_t flags;
 };
 
-/* A REC_STACK: its frames are file_frames[first, first + n). What every sample on it shares
- * is worked out at its first sample, when the accounts do not read
- * addresses (resolver__reads_addresses). */
+/* A REC_STACK. Named as it is read (its leaf, the leaf's account, its
+ * stack id) where accounts do not read addresses: its samples then need
+ * nothing else of it. Where they do, its frames are kept, in
+ * file_frames[first, first + n), and each sample is named as it comes. */
 struct file_stack {
-	uint32_t first, n;	/* n: the frames named, RES_MAX_FRAMES at most */
+	uint32_t n;		/* the frames named, RES_MAX_FRAMES at most */
 	uint32_t nframes;	/* as in the file: its samples' addresses */
-	bool known;		/* account and stack below are set */
-	uint32_t account;	/* the leaf's */
+	bool named;		/* the fields below are set; else first is */
+	uint8_t flags;
+	uint32_t function, dso, account;	/* its leaf's */
 	uint32_t stack;		/* with stacks: its id in the stacks table */
+	uint32_t first;
 };
 
 struct rec_source {
@@ -98,7 +101,11 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t);
 int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
 		      uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time);
-/* A REC_STACK_SAMPLE: the sample h on stack fs, with fs->n addresses ips. */
+/* A REC_STACK's frames f[0, n) (their names mapped, no address) into fs. */
+int rec_source_stack(struct rec_source *s, struct file_stack *fs, const struct res_frame *f,
+		     uint32_t n);
+/* A REC_STACK_SAMPLE: the sample h on stack fs, with fs->nframes
+ * addresses ips. */
 int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_stack *fs,
 			    const uint8_t *ips, const struct rec_stack_sample *h);
 
