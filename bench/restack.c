@@ -2,7 +2,9 @@
  * bench/restack: copies a recording, each sample written as the recorder
  * writes it now (version 3: its stack named once, the sample naming it),
  * so that reports of one recording in both versions can be timed and
- * compared byte for byte (bench/streaming_real.sh).
+ * compared byte for byte (bench/streaming_real.sh). The blocks end where
+ * the input's did (a recorder flushes at its rounds): a reader's buffers
+ * are those of the block sizes it meets.
  *
  * usage: restack IN OUT
  */
@@ -49,9 +51,16 @@ int main(int argc, char **argv)
 	uint32_t type, len;
 	const uint8_t *d;
 	int got;
+	uint64_t block = 0;
 	while ((got = rec_reader__next(r, &type, &d, &len, &e)) == 1) {
-		int err = type == REC_SAMPLE ? sample(w, d, len) :
-			  rec_writer__add(w, type, d, len, NULL, 0);
+		int err = 0;
+		if (rec_reader__offset(r) != block) {
+			err = rec_writer__flush(w);
+			block = rec_reader__offset(r);
+		}
+		if (!err)
+			err = type == REC_SAMPLE ? sample(w, d, len) :
+			      rec_writer__add(w, type, d, len, NULL, 0);
 		if (err) {
 			fprintf(stderr, "restack: %s: cannot copy an item of type %u\n", argv[1], type);
 			return 1;
