@@ -522,7 +522,8 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 static int from_stacks(struct builder *b, const struct table *t,
 		       const struct report_extras *x)
 {
-	struct report_stack rs = { t->attrs, x->names, x->stack_frames };
+	struct report_stack rs = { .attrs = t->attrs, .names = x->names,
+				   .frames = x->stack_frames };
 	for (uint32_t i = 0; i < x->stacks->n; i++) {
 		int err = stack_sample(b, &rs, x->stacks, &x->stacks->v[i]);
 		if (err)

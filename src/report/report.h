@@ -120,10 +120,10 @@ struct report_extras {
  * names and the stacks' frames (report_extras' names and stack_frames). */
 struct report_stack {
 	bool attrs;
+	const struct strtab *names, *frames;
 	/* the source measures no steal, and says so for good (a file): the
 	 * writer needs no steal values (pipeline_opts' no_steal) */
 	bool no_steal;
-	const struct strtab *names, *frames;
 };
 
 struct report_writer {
