@@ -133,26 +133,23 @@ int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 	return 0;
 }
 
-/* The file's id of the stack in w->key[0..n), written as REC_STACK first
- * when new; HINDEX_NONE when the stacks written already take their bound
- * (errno 0) or on failure (errno set). */
-static uint32_t stack_of(struct rec_writer *w, uint32_t n)
+/* *id: the file's id of the stack in w->key[0..n), written as REC_STACK
+ * first when new; HINDEX_NONE when it is new and the stacks written
+ * already take their bound. 0 or -errno. */
+static int stack_of(struct rec_writer *w, uint32_t n, uint32_t *id)
 {
 	size_t len = n * sizeof(*w->key);
 	uint32_t count = w->stacks.count;
-	errno = 0;
-	if (w->stacks.len + len + 1 > REC_WRITER_STACK_BYTES)
-		return strtab__find(&w->stacks, (const char *)w->key, len);
-	uint32_t id = strtab__intern(&w->stacks, (const char *)w->key, len);
-	if (id == HINDEX_NONE || w->stacks.count == count)
-		return id;
-	struct rec_stack st = { id, n };
-	int err = rec_writer__add(w, REC_STACK, &st, sizeof(st), w->key, len);
-	if (err) {
-		errno = -err;
-		return HINDEX_NONE;
+	if (w->stacks.len + len + 1 > REC_WRITER_STACK_BYTES) {
+		*id = strtab__find(&w->stacks, (const char *)w->key, len);
+		return 0;
 	}
-	return id;
+	*id = strtab__intern(&w->stacks, (const char *)w->key, len);
+	if (*id == HINDEX_NONE)
+		return -errno;
+	struct rec_stack st = { *id, n };
+	return w->stacks.count == count ? 0 :
+	       rec_writer__add(w, REC_STACK, &st, sizeof(st), w->key, len);
 }
 
 int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
@@ -176,9 +173,10 @@ int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
 		w->key[i] = (struct rec_stack_frame){ f[i].function, f[i].dso, f[i].flags };
 		w->ips[i] = f[i].ip;
 	}
-	uint32_t id = stack_of(w, n);
-	if (id == HINDEX_NONE && errno)
-		return -errno;
+	uint32_t id;
+	int err = stack_of(w, n, &id);
+	if (err)
+		return err;
 	if (id == HINDEX_NONE)	/* past the bound: the frames inline */
 		return rec_writer__add(w, REC_SAMPLE, h, sizeof(*h), f, n * sizeof(*f));
 	struct rec_stack_sample s = { h->pid, h->tid, h->cpu, id, h->time_ns, h->period };

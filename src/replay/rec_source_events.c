@@ -233,10 +233,11 @@ int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_
 			    const uint8_t *ips, const struct rec_stack_sample *h)
 {
 	static __thread struct res_frame f[RES_MAX_FRAMES];
-	if (!h->tid || !fs->named) {	/* the idle task's is not named */
-		uint32_t n = h->tid ? stack_frames(s, fs, ips, s->o.stacks ? RES_MAX_FRAMES : 1,
-						   f) : 0;
-		if (h->tid && !n)	/* no frame: a function not known */
+	if (!h->tid)	/* the idle task's samples are not named */
+		return rec_source_sample(s, e, f, 0, h->pid, h->tid, h->cpu, h->time_ns);
+	if (!fs->named) {
+		uint32_t n = stack_frames(s, fs, ips, s->o.stacks ? RES_MAX_FRAMES : 1, f);
+		if (!n)	/* no frame: a function not known */
 			f[n++] = (struct res_frame){ .function = s->unknown, .dso = s->unknown };
 		return rec_source_sample(s, e, f, n, h->pid, h->tid, h->cpu, h->time_ns);
 	}

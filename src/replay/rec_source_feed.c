@@ -69,6 +69,15 @@ static int on_accounts(struct rec_source *s, const uint8_t *d, uint32_t len,
 	return e;
 }
 
+/* A frame as a file names it (NAME ids, the file's flags), as the names
+ * table's ids. */
+static struct res_frame named_frame(const struct rec_source *s, uint64_t ip,
+				    uint32_t function, uint32_t dso, uint32_t flags)
+{
+	return (struct res_frame){ .ip = ip, .function = name_of(s, function),
+				   .dso = name_of(s, dso), .flags = (uint8_t)(flags & 3) };
+}
+
 /* SAMPLE: a head, then nframes frames with NAME ids, the sample's first. */
 static int on_sample(struct rec_source *s, struct engine *e, const uint8_t *d,
 		     uint32_t len, struct rec_error *err)
@@ -89,9 +98,7 @@ static int on_sample(struct rec_source *s, struct engine *e, const uint8_t *d,
 	uint32_t n = 0, want = s->o.stacks ? RES_MAX_FRAMES : 1;
 	for (uint32_t i = 0; i < h.nframes && n < want; i++) {
 		memcpy(&rf, d + sizeof(h) + i * sizeof(rf), sizeof(rf));
-		f[n++] = (struct res_frame){ .ip = rf.ip, .function = name_of(s, rf.function),
-					     .dso = name_of(s, rf.dso),
-					     .flags = (uint8_t)(rf.flags & 3) };
+		f[n++] = named_frame(s, rf.ip, rf.function, rf.dso, rf.flags);
 	}
 	if (!n)	/* no frame: a function not known */
 		f[n++] = (struct res_frame){ .function = s->unknown, .dso = s->unknown };
@@ -128,16 +135,11 @@ static int on_stack(struct rec_source *s, const uint8_t *d, uint32_t len,
 	static __thread struct res_frame f[RES_MAX_FRAMES];
 	for (uint32_t i = 0; i < n; i++) {
 		memcpy(&rf, d + sizeof(h) + i * sizeof(rf), sizeof(rf));
-		f[i] = (struct res_frame){ .function = name_of(s, rf.function),
-					   .dso = name_of(s, rf.dso),
-					   .flags = (uint8_t)(rf.flags & 3) };
+		f[i] = named_frame(s, 0, rf.function, rf.dso, rf.flags);
 	}
 	struct file_stack *fs = &s->fstacks[s->nfstacks++];
 	*fs = (struct file_stack){ .n = n, .nframes = h.nframes };
-	int e = rec_source_stack(s, fs, f, n);
-	if (e)
-		return e;
-	return 0;
+	return rec_source_stack(s, fs, f, n);
 bad:
 	s->bad_records++;
 	return 0;

@@ -62,15 +62,25 @@ static void finish(struct rec_writer *w, uint64_t end)
 	rec_writer__free(w);
 }
 
+/* fd reported by keys into a (released by the caller); 0 or the error,
+ * said in e and printed. */
+static int report_by(int fd, const char *keys, struct analysis *a, struct rec_error *e)
+{
+	struct analysis_opts o = { .method = METHOD_PRECEDING };
+	size_t bad;
+	assert_int_equal(row_keys__parse(&o.keys, keys, &bad), 0);
+	lseek(fd, 0, SEEK_SET);
+	memset(e, 0, sizeof(*e));
+	int err = pipeline__report_file(a, fd, &o, e);
+	if (err)
+		print_message("%s\n", e->msg);
+	return err;
+}
+
 static int analyse(int fd, struct rec_error *e)
 {
 	struct analysis a;
-	struct analysis_opts o = { .method = METHOD_PRECEDING };
-	size_t bad;
-	assert_int_equal(row_keys__parse(&o.keys, "thread", &bad), 0);
-	lseek(fd, 0, SEEK_SET);
-	memset(e, 0, sizeof(*e));
-	int err = pipeline__report_file(&a, fd, &o, e);
+	int err = report_by(fd, "thread", &a, e);
 	analysis__release(&a);
 	return err;
 }
@@ -174,15 +184,8 @@ static void bpf_clocks_read(void **state)
 	for (int i = 0; i < 2; i++) {
 		int fd = bpf_file(steals[i]);
 		struct analysis a;
-		struct analysis_opts o = { .method = METHOD_PRECEDING };
-		size_t bad;
-		assert_int_equal(row_keys__parse(&o.keys, "thread", &bad), 0);
-		struct rec_error e = { 0 };
-		lseek(fd, 0, SEEK_SET);
-		int err = pipeline__report_file(&a, fd, &o, &e);
-		if (err)
-			print_message("%s\n", e.msg);
-		assert_int_equal(err, 0);
+		struct rec_error e;
+		assert_int_equal(report_by(fd, "thread", &a, &e), 0);
 		assert_int_equal(a.table->nrows, 2);
 		for (size_t r = 0; r < a.table->nrows; r++) {
 			const struct table_row *row = &a.table->rows[r];
@@ -276,15 +279,8 @@ static void pid_given_again(void **state)
 	const char *keys[] = { "process", "thread", "process,comm" };
 	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
 		struct analysis a;
-		struct analysis_opts o = { .method = METHOD_PRECEDING };
-		size_t bad;
-		assert_int_equal(row_keys__parse(&o.keys, keys[k], &bad), 0);
-		struct rec_error e = { 0 };
-		lseek(fd, 0, SEEK_SET);
-		int err = pipeline__report_file(&a, fd, &o, &e);
-		if (err)
-			print_message("%s\n", e.msg);
-		assert_int_equal(err, 0);
+		struct rec_error e;
+		assert_int_equal(report_by(fd, keys[k], &a, &e), 0);
 		const struct table *t = a.table;
 		assert_int_equal(t->nrows, 4);
 		assert_true(t->reused);
@@ -453,12 +449,8 @@ static void stacks_refused(void **state)
 	assert_int_equal(rec_writer__add(w, REC_STACK_SAMPLE, &h, sizeof(h), NULL, 0), 0);
 	finish(w, START + 20 * MS);
 	struct analysis a;
-	struct analysis_opts o = { .method = METHOD_PRECEDING };
-	size_t bad;
-	assert_int_equal(row_keys__parse(&o.keys, "thread", &bad), 0);
-	struct rec_error e = { 0 };
-	lseek(fd, 0, SEEK_SET);
-	assert_int_equal(pipeline__report_file(&a, fd, &o, &e), 0);
+	struct rec_error e;
+	assert_int_equal(report_by(fd, "thread", &a, &e), 0);
 	assert_int_equal(rec_source__bad_records(a.src), 2);
 	assert_int_equal(a.table->nrows, 0);
 	analysis__release(&a);
