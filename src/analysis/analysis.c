@@ -118,7 +118,7 @@ static struct row_key key_of(const struct analysis *a, const struct analysis_thr
 
 /* The thread's part of the keys of r (a->rows or a->stacks), interned
  * once; NULL: out of memory. */
-static const struct row_base *base_of(struct analysis *a, struct rows *r)
+static struct row_base *base_of(struct analysis *a, struct rows *r)
 {
 	struct analysis_thread *w = &a->cur;
 	bool rows = r == &a->rows;
@@ -329,7 +329,7 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 		const struct incl_entry *en = &a->incl[i];
 		if (!en->incl_samples || !wanted(a, name(a, en->dso)))
 			continue;
-		const struct row_base *b = base_of(a, &a->rows);
+		struct row_base *b = base_of(a, &a->rows);
 		if (!b)
 			return -ENOMEM;
 		uint64_t leftover = en->self_ns - share_u64(t->cpu_ns, en->self_samples, t->samples);
@@ -395,7 +395,7 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 		en->self_ns += f->run_ns;
 		en->self_samples += f->samples;
 	}
-	const struct row_base *b = base_of(a, &a->rows);
+	struct row_base *b = base_of(a, &a->rows);
 	if (!b)
 		return -ENOMEM;
 	struct row_key k = w->key;
@@ -454,7 +454,7 @@ static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *
 		return err;
 	if (a->o.fold_stacks)
 		return report_folds__add(&a->folds, a->cur.prog, stack, f->samples);
-	const struct row_base *b = base_of(a, &a->stacks);
+	struct row_base *b = base_of(a, &a->stacks);
 	if (!b)
 		return -ENOMEM;
 	struct row_key k = a->cur.key;

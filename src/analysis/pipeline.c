@@ -127,7 +127,7 @@ int pipeline__report_file(struct analysis *a, int fd, const struct analysis_opts
 	/* call stacks cost a lookup a sample: only when something uses them */
 	struct rec_source_opts so = { .rules = o->rules, .salvage = o->salvage,
 				      .stacks = o->stacks || row_keys__has(&o->keys, RF_FUNCTION),
-				      .raw_names = o->raw_names };
+				      .raw_names = o->raw_names, .waits_once = true };
 	struct rec_source *src = rec_source__open(fd, &so, err);
 	if (!src)
 		return -errno;

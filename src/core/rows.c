@@ -167,27 +167,44 @@ static bool key_eq(const void *ctx, uint32_t id)
 	       !memcmp(a->derived, b->derived, sizeof(a->derived));
 }
 
-/* An attribute kept while every contribution agrees on it. */
-static void note_attr(uint32_t *slot, bool first, uint32_t id)
-{
-	if (first)
-		*slot = id;
-	else if (*slot != id)
-		*slot = ROW_NONE;
-}
-
 int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *a,
 	       struct row_base *b)
 {
 	b->attrs = a != NULL;
 	b->cgroup = a && a->cgroup;
-	b->attr_command = b->attr_comm = b->attr_cgroup = ROW_NONE;
-	if (!base_key(r, k, &b->w) ||
-	    (a && (!intern(r, RS_COMMAND, a->command, &b->attr_command) ||
-		   !intern(r, RS_COMM, a->comm, &b->attr_comm))) ||
-	    (b->cgroup && !intern(r, RS_CGROUP, a->cgroup, &b->attr_cgroup)))
-		return -ENOMEM;
-	return 0;
+	b->attr[RA_COMMAND] = a ? a->command : NULL;
+	b->attr[RA_COMM] = a ? a->comm : NULL;
+	b->attr[RA_CGROUP] = a ? a->cgroup : NULL;
+	for (int i = 0; i < RA_N; i++)
+		b->attr_id[i] = ROW_UNSET;
+	return base_key(r, k, &b->w) ? 0 : -ENOMEM;
+}
+
+/* Notes b's attribute i on a row whose slot says what its contributions
+ * so far agree on (first: none came yet): the slot is kept while every
+ * one agrees, else ROW_NONE. b's string is interned only for a row that
+ * takes it first; another compares it with the row's. False when memory
+ * runs out. */
+static bool note_attr(struct rows *r, struct row_base *b, int i, uint32_t *slot, bool first)
+{
+	static const int field[RA_N] = { RS_COMMAND, RS_COMM, RS_CGROUP };
+	uint32_t *id = &b->attr_id[i];
+	if (first) {
+		if (*id == ROW_UNSET && !intern(r, field[i], b->attr[i], id)) {
+			*id = ROW_UNSET;
+			return false;
+		}
+		*slot = *id;
+		return true;
+	}
+	if (*slot == ROW_NONE || *slot == *id)
+		return true;	/* mixed (or none) already, or the same id */
+	/* ids are unique per string: the row's equal to b's is b's id */
+	if (*id == ROW_UNSET && b->attr[i] && !strcmp(strtab__str(&r->strings, *slot), b->attr[i]))
+		*id = *slot;
+	else
+		*slot = ROW_NONE;
+	return true;
 }
 
 /* The row of key w, created on first sight: its id, or HINDEX_NONE. */
@@ -209,7 +226,7 @@ static uint32_t row_of(struct rows *r, const struct row *w)
 	return id;
 }
 
-int rows__add_to(struct rows *r, const struct row_base *b, const struct row_key *k,
+int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 		 const struct row_figures *f)
 {
 	struct row w = b->w;
@@ -220,12 +237,14 @@ int rows__add_to(struct rows *r, const struct row_base *b, const struct row_key 
 		return -ENOMEM;
 	struct row *row = &r->v[id];
 	if (b->attrs) {
-		note_attr(&row->attr_command, !row->attr_seen, b->attr_command);
-		note_attr(&row->attr_comm, !row->attr_seen, b->attr_comm);
+		if (!note_attr(r, b, RA_COMMAND, &row->attr_command, !row->attr_seen) ||
+		    !note_attr(r, b, RA_COMM, &row->attr_comm, !row->attr_seen))
+			return -ENOMEM;
 		row->attr_seen = true;
 	}
 	if (b->cgroup) {
-		note_attr(&row->attr_cgroup, !row->cgroup_seen, b->attr_cgroup);
+		if (!note_attr(r, b, RA_CGROUP, &row->attr_cgroup, !row->cgroup_seen))
+			return -ENOMEM;
 		row->cgroup_seen = true;
 	}
 	row->f.samples += f->samples;

@@ -127,13 +127,23 @@ struct rows {
 	uint32_t last;
 };
 
+/* A row's attributes, in row_base's attr[]. */
+enum { RA_COMMAND, RA_COMM, RA_CGROUP, RA_N };
+#define ROW_UNSET (UINT32_MAX - 1)	/* an attribute not interned yet */
+
 /* A task's part of a key (every field but dso, function, account, cpu
  * and stack, derived keys included) and its attributes, as the rows'
  * ids: interned once for the many rows__add_to of a thread's programs,
  * where each rows__add interns them again. */
 struct row_base {
 	struct row w;		/* the task's fields; the others cleared */
-	uint32_t attr_command, attr_comm, attr_cgroup;	/* ROW_NONE: NULL */
+	/* the attributes as given (NULL: none), interned only for a row
+	 * that has none yet: a row whose contributions disagree keeps no
+	 * string, and a compile loop's thousands of command lines summed
+	 * into a few rows (--by comm) were most of the memory a long
+	 * recording's report took */
+	const char *attr[RA_N];
+	uint32_t attr_id[RA_N];	/* its id once interned, else ROW_UNSET */
 	bool attrs, cgroup;	/* attributes given; a cgroup among them */
 };
 
@@ -146,12 +156,13 @@ int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a
 	      const struct row_figures *f);
 
 /* k's task fields and a (may be NULL) as b, for rows__add_to until r is
- * released: 0 or -ENOMEM. */
+ * released or a's strings are freed, whichever comes first: 0 or
+ * -ENOMEM. */
 int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *a,
 	       struct row_base *b);
 /* As rows__add of b's key with k's dso, function, account, cpu and stack
  * (its other fields are not read). 0 or -ENOMEM. */
-int rows__add_to(struct rows *r, const struct row_base *b, const struct row_key *k,
+int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 		 const struct row_figures *f);
 
 /* The string of a row's id, or NULL for ROW_NONE. */

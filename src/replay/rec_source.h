@@ -34,6 +34,11 @@ struct rec_source_opts {
 	bool stacks;		/* call stacks as ids in the stacks table */
 	bool salvage;		/* a damaged file ends at its damage */
 	bool raw_names;		/* functions as stored: not demangled */
+	/* a thread's wait is asked for once, when the engine hands the
+	 * thread out (report; ledger add asks after the end): a thread gone
+	 * has its wait forgotten then, so that memory follows the live
+	 * threads, not every thread the recording saw */
+	bool waits_once;
 };
 
 /* Limits on what a file can make a reader hold (docs/robustness.md). */

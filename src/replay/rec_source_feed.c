@@ -206,7 +206,9 @@ static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, ui
 		cgstats__waits_taken(&s->cg, 0);
 		cgstats__waits_taken(&s->cg, 1);
 	}
-	if (cgstats__wait_grow(&s->cg, r.pid, r.tid, r.wait_ns))
+	if (cgstats__wait_grow(&s->cg, r.pid, r.tid, r.wait_ns) ||
+	    (s->o.waits_once && (r.flags & REC_CLOCK_FINAL) &&
+	     cgstats__wait_final(&s->cg, r.pid, r.tid)))
 		return -ENOMEM;
 	struct eng_event ev = { .kind = EK_CLOCK, .time = r.time_ns, .pid = r.pid,
 				.tid = r.tid, .value = r.cpu_ns, .steal = r.steal_ns,
@@ -534,10 +536,26 @@ static void count_events(struct rec_source *s)
 			s->events[s->nevents++] = own[i];
 }
 
+/* The engine has handed a thread out to every sink (o.waits_once): a
+ * gone one's wait is forgotten at the next item (cgstats__wait_sweep). */
+static int on_handed(void *ctx, const struct engine *e, const struct eng_thread *t)
+{
+	struct rec_source *s = ctx;
+	const struct eng_proc *p = engine__proc(e, t->proc);
+	return p ? cgstats__wait_handed(&s->cg, p->pid, t->tid) : 0;
+}
+
 int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *err)
 {
 	int r = 0;
 	s->err = err;
+	if (s->o.waits_once && !s->waits_sink) {
+		/* the last sink: every other one has asked when it is called */
+		struct engine_sink sink = { .ctx = s, .thread_gone = on_handed };
+		if ((r = engine__add_sink(e, &sink)))
+			return r;
+		s->waits_sink = true;
+	}
 	for (uint32_t i = 0; i < s->meta.nscope && s->meta.scope != SCOPE_ALL && !r; i++)
 		r = engine__scope(e, s->meta.scope_pids[i]);
 	while (!r) {
@@ -547,6 +565,8 @@ int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *e
 		if (r <= 0)
 			break;
 		r = on_item(s, e, type, d, len, err);
+		if (s->cg.nhanded)
+			cgstats__wait_sweep(&s->cg, NULL, NULL);
 	}
 	if (r)
 		return r;

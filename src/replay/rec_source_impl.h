@@ -83,6 +83,7 @@ struct rec_source {
 	bool damaged;
 	struct rec_error damage;
 	struct cgstats cg;		/* CGSTAT and WAIT items */
+	bool waits_sink;		/* o.waits_once: its engine sink added */
 	struct source source;		/* rec_source__source */
 	struct rec_error *source_err;	/* where its feed says why */
 };

@@ -5,7 +5,9 @@
  * only by the commands that take it; what a bill shows for a key is
  * among the keys the ledger keeps; the lists for help wrap where asked
  * and a table's rows come out in the order of their key's values (a
- * thread's pid first, a function's file after it).
+ * thread's pid first, a function's file after it); a row keeps a
+ * command line while its contributions agree on it, and keeps no string
+ * for those that do not.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -169,6 +172,54 @@ static void program_derived(void **state)
 	rows__release(&r);
 }
 
+/* A row's command line and comm are shown while its contributions agree
+ * on them: many command lines summed into one comm's row leave it none,
+ * and only the first is kept as a string (a compile loop's thousands of
+ * command lines were most of a --by comm report's memory). */
+static void attrs_while_agreed(void **state)
+{
+	(void)state;
+	struct row_keys keys;
+	size_t bad;
+	assert_int_equal(row_keys__parse(&keys, "comm", &bad), 0);
+	struct rows r;
+	rows__init(&r, &keys);
+	struct row_figures f = { .samples = 1 };
+	struct row_key k = { .comm = "cc1", .pid = 1 };
+	struct row_attrs same = { .command = "cc1 -O2 a.c", .comm = "cc1" };
+	/* a copy: agreement is by the string, not the pointer */
+	char again[] = "cc1 -O2 a.c";
+	struct row_attrs same2 = { .command = again, .comm = "cc1" };
+	assert_int_equal(rows__add(&r, &k, &same, &f), 0);
+	assert_int_equal(rows__add(&r, &k, &same2, &f), 0);
+	assert_int_equal(r.n, 1);
+	assert_string_equal(rows__str(&r, r.v[0].attr_command), "cc1 -O2 a.c");
+	assert_string_equal(rows__str(&r, r.v[0].attr_comm), "cc1");
+	uint32_t strings = r.strings.count;
+	char cmd[64];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(cmd, sizeof(cmd), "cc1 -O2 file%d.c", i);
+		struct row_attrs other = { .command = cmd, .comm = "cc1" };
+		k.pid = 2 + (uint32_t)i;
+		assert_int_equal(rows__add(&r, &k, &other, &f), 0);
+	}
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.v[0].f.samples, 1002);
+	assert_null(rows__str(&r, r.v[0].attr_command));	/* mixed */
+	assert_string_equal(rows__str(&r, r.v[0].attr_comm), "cc1");	/* agreed */
+	assert_int_equal(r.strings.count, strings);	/* none of them kept */
+	/* one without a command mixes a row that had one */
+	struct row_key k2 = { .comm = "sh", .pid = 9 };
+	struct row_attrs sh = { .command = "sh -c x", .comm = "sh" };
+	struct row_attrs none = { .comm = "sh" };
+	assert_int_equal(rows__add(&r, &k2, &sh, &f), 0);
+	assert_int_equal(rows__add(&r, &k2, &none, &f), 0);
+	assert_int_equal(r.n, 2);
+	assert_null(rows__str(&r, r.v[1].attr_command));
+	assert_string_equal(rows__str(&r, r.v[1].attr_comm), "sh");
+	rows__release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +228,7 @@ int main(void)
 		cmocka_unit_test(names_wrap),
 		cmocka_unit_test(rows_in_key_order),
 		cmocka_unit_test(program_derived),
+		cmocka_unit_test(attrs_while_agreed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

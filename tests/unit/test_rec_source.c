@@ -213,6 +213,45 @@ static void bpf_clocks_read(void **state)
 	close(fd);
 }
 
+/* A report asks a thread's wait once, when it is handed out: the waits
+ * of threads gone are forgotten then, so that a reader's memory follows
+ * the live threads (a compile loop's thousands of processes), and each
+ * gone thread's wait is still its clocks' sum. */
+static void gone_waits_forgotten(void **state)
+{
+	(void)state;
+	enum { THREADS = 3000 };
+	char path[] = "/tmp/test_rec_source.XXXXXX", meta[400];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_non_null(w);
+	int n = snprintf(meta, sizeof(meta), meta_bpf, "kvm-steal-clock");
+	assert_int_equal(rec_writer__add(w, REC_META, meta, (size_t)n, NULL, 0), 0);
+	uint64_t t = START;
+	for (uint32_t i = 0; i < THREADS; i++) {
+		uint32_t tid = 100 + i;
+		clock(w, t += 10000, tid, 1 * MS, 0, false);
+		clock(w, t += 10000, tid, 2 * MS, 0, true);
+		assert_int_equal(rec_writer__add(w, REC_ROUND, &t, sizeof(t), NULL, 0), 0);
+	}
+	finish(w, t + MS);
+	struct analysis a;
+	struct rec_error e;
+	assert_int_equal(report_by(fd, "thread", &a, &e), 0);
+	assert_int_equal(a.table->nrows, THREADS);
+	for (size_t r = 0; r < a.table->nrows; r++) {
+		assert_true(a.table->rows[r].wait_known);
+		assert_int_equal(a.table->rows[r].wait_ns, 30000);	/* 3 ms / 100 */
+	}
+	const struct cgstats *cg = rec_source__cgstats(a.src);
+	print_message("waits kept at the end: %u of %u threads\n", cg->nwaits, THREADS);
+	assert_true(cg->nwaits < THREADS / 100);
+	analysis__release(&a);
+	close(fd);
+}
+
 /* An event after the recording's end is refused at the end. */
 static void after_the_end_refused(void **state)
 {
@@ -519,6 +558,7 @@ int main(void)
 		cmocka_unit_test(nameless_task_read),
 		cmocka_unit_test(after_the_end_refused),
 		cmocka_unit_test(bpf_clocks_read),
+		cmocka_unit_test(gone_waits_forgotten),
 		cmocka_unit_test(amplification_bounded),
 		cmocka_unit_test(pid_given_again),
 		cmocka_unit_test(stacks_named_once),
