@@ -177,6 +177,7 @@ int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *
 	b->attr[RA_CGROUP] = a ? a->cgroup : NULL;
 	for (int i = 0; i < RA_N; i++)
 		b->attr_id[i] = ROW_UNSET;
+	b->row = 0;
 	return base_key(r, k, &b->w) ? 0 : -ENOMEM;
 }
 
@@ -207,6 +208,18 @@ static bool note_attr(struct rows *r, struct row_base *b, int i, uint32_t *slot,
 	return true;
 }
 
+static void add_figures(struct row_figures *to, const struct row_figures *f)
+{
+	to->samples += f->samples;
+	to->steal_samples += f->steal_samples;
+	to->cpu_ns += f->cpu_ns;
+	to->steal_ns += f->steal_ns;
+	to->control_ns += f->control_ns;
+	to->inclusive_ns += f->inclusive_ns;
+	to->wait_ns += f->wait_ns;
+	to->wait_threads += f->wait_threads;
+}
+
 /* The row of key w, created on first sight: its id, or HINDEX_NONE. */
 static uint32_t row_of(struct rows *r, const struct row *w)
 {
@@ -226,9 +239,19 @@ static uint32_t row_of(struct rows *r, const struct row *w)
 	return id;
 }
 
+/* The fields of a key a program gives (program_key's). */
+#define PROGRAM_FIELDS (RF_BIT(RF_CPU) | RF_BIT(RF_STACK) | RF_BIT(RF_DSO) | \
+			RF_BIT(RF_FUNCTION) | RF_BIT(RF_ACCOUNT))
+
 int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 		 const struct row_figures *f)
 {
+	if (b->row) {
+		/* the row this base made before, its attributes noted: the
+		 * same attributes again change none */
+		add_figures(&r->v[b->row - 1].f, f);
+		return 0;
+	}
 	struct row w = b->w;
 	if (!program_key(r, k, &w))
 		return -ENOMEM;
@@ -247,14 +270,12 @@ int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 			return -ENOMEM;
 		row->cgroup_seen = true;
 	}
-	row->f.samples += f->samples;
-	row->f.steal_samples += f->steal_samples;
-	row->f.cpu_ns += f->cpu_ns;
-	row->f.steal_ns += f->steal_ns;
-	row->f.control_ns += f->control_ns;
-	row->f.inclusive_ns += f->inclusive_ns;
-	row->f.wait_ns += f->wait_ns;
-	row->f.wait_threads += f->wait_threads;
+	add_figures(&row->f, f);
+	/* a key without a program's fields is the base's alone: its row is
+	 * the same for the rest of the thread's programs (by thread, comm,
+	 * command...: a compile's thread has twenty) */
+	if (!(r->keys.mask & PROGRAM_FIELDS))
+		b->row = id + 1;
 	return 0;
 }
 

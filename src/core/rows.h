@@ -144,6 +144,9 @@ struct row_base {
 	 * recording's report took */
 	const char *attr[RA_N];
 	uint32_t attr_id[RA_N];	/* its id once interned, else ROW_UNSET */
+	/* keys without a program's fields: the row it added to, as id + 1
+	 * (0: none yet) */
+	uint32_t row;
 	bool attrs, cgroup;	/* attributes given; a cgroup among them */
 };
 

@@ -220,6 +220,52 @@ static void attrs_while_agreed(void **state)
 	rows__release(&r);
 }
 
+/* A thread's programs, added through one base: one row when the key has
+ * no program's field (the base's row found once), a row each when it
+ * has (comm,function). */
+static void base_rows(void **state)
+{
+	(void)state;
+	const char *lists[] = { "comm", "comm,function" };
+	for (int l = 0; l < 2; l++) {
+		struct row_keys keys;
+		size_t bad;
+		assert_int_equal(row_keys__parse(&keys, lists[l], &bad), 0);
+		struct rows r;
+		rows__init(&r, &keys);
+		struct row_key k = { .comm = "cc1", .pid = 1, .dso = "cc1" };
+		struct row_attrs at = { .command = "cc1 a.c", .comm = "cc1" };
+		struct row_base b;
+		assert_int_equal(rows__base(&r, &k, &at, &b), 0);
+		const char *fns[] = { "parse", "lex", "parse", "emit" };
+		for (int i = 0; i < 4; i++) {
+			struct row_figures f = { .samples = 1u << i, .cpu_ns = 10 };
+			k.function = fns[i];
+			assert_int_equal(rows__add_to(&r, &b, &k, &f), 0);
+		}
+		/* another thread's, into the first row: its command differs */
+		struct row_key k2 = { .comm = "cc1", .pid = 2, .dso = "cc1", .function = "parse" };
+		struct row_attrs at2 = { .command = "cc1 b.c", .comm = "cc1" };
+		struct row_figures f2 = { .samples = 16, .cpu_ns = 10 };
+		assert_int_equal(rows__add(&r, &k2, &at2, &f2), 0);
+		if (l == 0) {
+			assert_int_equal(r.n, 1);
+			assert_int_equal(r.v[0].f.samples, 31);
+			assert_int_equal(r.v[0].f.cpu_ns, 50);
+		} else {
+			assert_int_equal(r.n, 3);	/* parse, lex, emit */
+			assert_string_equal(rows__str(&r, r.v[0].function), "parse");
+			assert_int_equal(r.v[0].f.samples, 1 + 4 + 16);
+			assert_int_equal(r.v[1].f.samples, 2);
+			assert_int_equal(r.v[2].f.samples, 8);
+			/* the rows thread 2 did not add to keep thread 1's command */
+			assert_string_equal(rows__str(&r, r.v[1].attr_command), "cc1 a.c");
+		}
+		assert_null(rows__str(&r, r.v[0].attr_command));	/* mixed */
+		rows__release(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +275,7 @@ int main(void)
 		cmocka_unit_test(rows_in_key_order),
 		cmocka_unit_test(program_derived),
 		cmocka_unit_test(attrs_while_agreed),
+		cmocka_unit_test(base_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
