@@ -255,10 +255,22 @@ static char *clean_text(const char *text, size_t n, bool cut)
 	char *c = malloc(n + 8);
 	if (!c)
 		return NULL;
-	memcpy(c, text, n);
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)c[i] < 0x20 || c[i] == 0x7f)
-			c[i] = '?';
+	/* control characters are rare: sixteen bytes at a time are checked
+	 * (a loop the compiler makes vector code of) and copied, and from
+	 * the first sixteen holding one, byte by byte (a compile loop's
+	 * command lines, byte by byte, were 2 % of a report's time) */
+	const unsigned char *t = (const unsigned char *)text;
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		unsigned bad = 0;
+		for (int j = 0; j < 16; j++)
+			bad |= (t[i + j] < 0x20) | (t[i + j] == 0x7f);
+		if (bad)
+			break;
+		memcpy(c + i, t + i, 16);
+	}
+	for (; i < n; i++)
+		c[i] = (char)(t[i] < 0x20 || t[i] == 0x7f ? '?' : t[i]);
 	memcpy(c + n, cut ? " [...]" : "", cut ? 7 : 1);
 	return c;
 }

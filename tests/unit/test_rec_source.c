@@ -140,6 +140,54 @@ static void nameless_task_read(void **state)
 	close(fd);
 }
 
+/* A command line's control characters (and DEL) are read as '?',
+ * wherever they lie: in the first sixteen bytes, at either end of a
+ * later sixteen, past the last whole sixteen; the bytes around them as
+ * they were. */
+static void command_cleaned(void **state)
+{
+	(void)state;
+	struct { size_t at, len; char c; } cases[] = {
+		{ 0, 15, '\x1b' }, { 14, 15, '\x7f' }, { 15, 16, '\x7f' }, { 16, 17, '\x7f' },
+		{ 0, 40, '\x7f' }, { 20, 40, '\x7f' }, { 31, 40, '\x01' }, { 32, 40, '\x7f' },
+		{ 47, 64, '\x7f' }, { 48, 64, '\x1f' }, { 63, 64, '\x7f' }, { 60, 61, '\n' },
+		{ 99, 64, 0 },	/* none */
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		size_t n = cases[c].len;
+		char cmd[64], want[65];
+		for (size_t i = 0; i < n; i++)
+			cmd[i] = want[i] = (char)(' ' + 1 + i % 94);	/* printable */
+		want[n] = '\0';
+		if (cases[c].at < n) {
+			cmd[cases[c].at] = cases[c].c;
+			want[cases[c].at] = '?';
+		}
+		struct rec_writer *w;
+		int fd = new_file(&w);
+		struct rec_proc p = { .time_ns = START, .pid = 10, .uid = 0, .command_len = (uint32_t)n,
+				      .exe_len = 4 };
+		char text[80];
+		memcpy(text, cmd, n);
+		memcpy(text + n, "/x\x01y", 4);
+		assert_int_equal(rec_writer__add(w, REC_PROC, &p, sizeof(p), text, n + 4), 0);
+		sched(w, REC_SCHED_SWITCH, START + 1 * MS, 0, 10, 0);
+		sched(w, REC_SCHED_RUNTIME, START + 10 * MS, 10, 0, 9 * MS);
+		sched(w, REC_SCHED_SWITCH, START + 20 * MS, 10, 0, 0);
+		finish(w, START + 30 * MS);
+		struct analysis a;
+		struct rec_error e;
+		assert_int_equal(report_by(fd, "command,executable", &a, &e), 0);
+		assert_int_equal(a.table->nrows, 1);
+		assert_non_null(a.table->rows[0].command);
+		assert_non_null(a.table->rows[0].executable);
+		assert_string_equal(a.table->rows[0].command, want);
+		assert_string_equal(a.table->rows[0].executable, "/x?y");
+		analysis__release(&a);
+		close(fd);
+	}
+}
+
 /* A recording whose source is the BPF collector: its threads' CPU time,
  * steal and wait are the REC_CLOCK items' sums (a thread's last with its
  * final flag, its wait known though it is gone before the end's waits
@@ -557,6 +605,7 @@ int main(void)
 		cmocka_unit_test(impossible_values_refused),
 		cmocka_unit_test(nameless_task_read),
 		cmocka_unit_test(after_the_end_refused),
+		cmocka_unit_test(command_cleaned),
 		cmocka_unit_test(bpf_clocks_read),
 		cmocka_unit_test(gone_waits_forgotten),
 		cmocka_unit_test(amplification_bounded),
