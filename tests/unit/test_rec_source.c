@@ -156,8 +156,10 @@ static void command_cleaned(void **state)
 	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
 		size_t n = cases[c].len;
 		char cmd[64], want[65];
+		/* printable, and bytes past 0x7f (UTF-8's) that are not controls */
 		for (size_t i = 0; i < n; i++)
-			cmd[i] = want[i] = (char)(' ' + 1 + i % 94);	/* printable */
+			cmd[i] = want[i] = (char)(i % 7 == 3 ? 0xc3 : i % 7 == 4 ? 0xa9 :
+						  ' ' + 1 + i % 94);
 		want[n] = '\0';
 		if (cases[c].at < n) {
 			cmd[cases[c].at] = cases[c].c;
