@@ -202,9 +202,7 @@ static struct analysis_sum *sum_of(struct analysis_sums *t, uint32_t name)
  * is the thread's as a whole (not a function, account or CPU of it). */
 static bool wait_rows(const struct analysis *a)
 {
-	uint32_t parts = RF_BIT(RF_DSO) | RF_BIT(RF_FUNCTION) | RF_BIT(RF_ACCOUNT) |
-			 RF_BIT(RF_CPU) | RF_BIT(RF_STACK);
-	return !(a->o.keys.mask & parts);
+	return !(a->o.keys.mask & ROW_PROGRAM_FIELDS);
 }
 
 /* A thread's wait over the recording, into its cgroup and its row. */

@@ -239,10 +239,6 @@ static uint32_t row_of(struct rows *r, const struct row *w)
 	return id;
 }
 
-/* The fields of a key a program gives (program_key's). */
-#define PROGRAM_FIELDS (RF_BIT(RF_CPU) | RF_BIT(RF_STACK) | RF_BIT(RF_DSO) | \
-			RF_BIT(RF_FUNCTION) | RF_BIT(RF_ACCOUNT))
-
 int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 		 const struct row_figures *f)
 {
@@ -274,7 +270,7 @@ int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 	/* a key without a program's fields is the base's alone: its row is
 	 * the same for the rest of the thread's programs (by thread, comm,
 	 * command...: a compile's thread has twenty) */
-	if (!(r->keys.mask & PROGRAM_FIELDS))
+	if (!(r->keys.mask & ROW_PROGRAM_FIELDS))
 		b->row = id + 1;
 	return 0;
 }

@@ -127,14 +127,19 @@ struct rows {
 	uint32_t last;
 };
 
+/* The fields of a key that a thread's program gives (rows__add_to's k):
+ * a key without them is the thread's as a whole. */
+#define ROW_PROGRAM_FIELDS (RF_BIT(RF_CPU) | RF_BIT(RF_STACK) | RF_BIT(RF_DSO) | \
+			    RF_BIT(RF_FUNCTION) | RF_BIT(RF_ACCOUNT))
+
 /* A row's attributes, in row_base's attr[]. */
 enum { RA_COMMAND, RA_COMM, RA_CGROUP, RA_N };
 #define ROW_UNSET (UINT32_MAX - 1)	/* an attribute not interned yet */
 
 /* A task's part of a key (every field but dso, function, account, cpu
- * and stack, derived keys included) and its attributes, as the rows'
- * ids: interned once for the many rows__add_to of a thread's programs,
- * where each rows__add interns them again. */
+ * and stack, derived keys included) as the rows' ids, and its
+ * attributes: made once for the many rows__add_to of a thread's
+ * programs, where each rows__add makes it again. */
 struct row_base {
 	struct row w;		/* the task's fields; the others cleared */
 	/* the attributes as given (NULL: none), interned only for a row

@@ -248,6 +248,11 @@ static int on_lostwin(struct rec_source *s, struct engine *e, const uint8_t *d, 
 	return rec_source_push(s, e, &ev);
 }
 
+static inline unsigned is_control(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
 /* A copy of text (n bytes) with control characters made '?': text from
  * the recorded machine goes into reports. cut marks it as cut short. */
 static char *clean_text(const char *text, size_t n, bool cut)
@@ -264,13 +269,13 @@ static char *clean_text(const char *text, size_t n, bool cut)
 	for (; i + 16 <= n; i += 16) {
 		unsigned bad = 0;
 		for (int j = 0; j < 16; j++)
-			bad |= (t[i + j] < 0x20) | (t[i + j] == 0x7f);
+			bad |= is_control(t[i + j]);
 		if (bad)
 			break;
 		memcpy(c + i, t + i, 16);
 	}
 	for (; i < n; i++)
-		c[i] = (char)(t[i] < 0x20 || t[i] == 0x7f ? '?' : t[i]);
+		c[i] = (char)(is_control(t[i]) ? '?' : t[i]);
 	memcpy(c + n, cut ? " [...]" : "", cut ? 7 : 1);
 	return c;
 }

@@ -210,16 +210,25 @@ static void clock(struct rec_writer *w, uint64_t t, uint32_t tid, uint64_t cpu, 
 	assert_int_equal(rec_writer__add(w, REC_CLOCK, &c, sizeof(c), NULL, 0), 0);
 }
 
-static int bpf_file(const char *steal)
+/* A new recording whose source is bpf with steal as said, its META
+ * written: its fd, and its writer in *w. */
+static int new_bpf_file(const char *steal, struct rec_writer **w)
 {
 	char path[] = "/tmp/test_rec_source.XXXXXX", meta[400];
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	unlink(path);
-	struct rec_writer *w = rec_writer__new(fd);
-	assert_non_null(w);
+	*w = rec_writer__new(fd);
+	assert_non_null(*w);
 	int n = snprintf(meta, sizeof(meta), meta_bpf, steal);
-	assert_int_equal(rec_writer__add(w, REC_META, meta, (size_t)n, NULL, 0), 0);
+	assert_int_equal(rec_writer__add(*w, REC_META, meta, (size_t)n, NULL, 0), 0);
+	return fd;
+}
+
+static int bpf_file(const char *steal)
+{
+	struct rec_writer *w;
+	int fd = new_bpf_file(steal, &w);
 	clock(w, START + 250 * MS, 10, 200 * MS, 30 * MS, false);
 	clock(w, START + 250 * MS, 11, 5 * MS, 0, false);
 	clock(w, START + 500 * MS, 10, 100 * MS, 20 * MS, true);
@@ -271,14 +280,8 @@ static void gone_waits_forgotten(void **state)
 {
 	(void)state;
 	enum { THREADS = 3000 };
-	char path[] = "/tmp/test_rec_source.XXXXXX", meta[400];
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	struct rec_writer *w = rec_writer__new(fd);
-	assert_non_null(w);
-	int n = snprintf(meta, sizeof(meta), meta_bpf, "kvm-steal-clock");
-	assert_int_equal(rec_writer__add(w, REC_META, meta, (size_t)n, NULL, 0), 0);
+	struct rec_writer *w;
+	int fd = new_bpf_file("kvm-steal-clock", &w);
 	uint64_t t = START;
 	for (uint32_t i = 0; i < THREADS; i++) {
 		uint32_t tid = 100 + i;
