@@ -13,9 +13,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <microhttpd.h>
 
+#include "mhd.h"
 #include "../core/banned.h"
+
+/* libmicrohttpd, once the first server starts (mhd.h) */
+static const struct mhd_api *mhd;
 
 /* A client and its connections now. */
 struct client {
@@ -227,7 +230,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		return;
 	}
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	char *key = malloc(64);
 	if (!ci || !key) {
 		free(key);
@@ -251,16 +254,16 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
 			     char *body, size_t len, bool owned)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(
+	struct MHD_Response *r = mhd->create_response_from_buffer(
 		len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		if (owned)
 			free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", type);
-	enum MHD_Result ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	mhd->add_response_header(r, "Content-Type", type);
+	enum MHD_Result ret = mhd->queue_response(c, status, r);
+	mhd->destroy_response(r);
 	return ret;
 }
 
@@ -271,7 +274,7 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned status, const cha
 
 static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *c)
 {
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	const char *accept = mhd->lookup_connection_value(c, MHD_HEADER_KIND,
 							 MHD_HTTP_HEADER_ACCEPT);
 	bool om = accept && strstr(accept, "application/openmetrics-text");
 	char *body;
@@ -285,7 +288,7 @@ static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *c)
 static enum MHD_Result profile(struct http_server *s, struct MHD_Connection *c,
 			       const char *client)
 {
-	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "seconds");
+	const char *arg = mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "seconds");
 	unsigned long secs = 30;
 	if (arg) {
 		char *end;
@@ -318,7 +321,7 @@ static bool authorized(struct http_server *s, struct MHD_Connection *c, char **u
 	if (!s->c.web || !s->c.web->nusers)
 		return true;
 	char *password = NULL;
-	*user = MHD_basic_auth_get_username_password(c, &password);
+	*user = mhd->basic_auth_get_username_password(c, &password);
 	bool ok = false;
 	if (*user && password) {
 		pthread_mutex_lock(&s->auth_lock);
@@ -327,7 +330,7 @@ static bool authorized(struct http_server *s, struct MHD_Connection *c, char **u
 	}
 	if (password) {
 		explicit_bzero(password, strlen(password));
-		MHD_free(password);
+		mhd->free(password);
 	}
 	return ok;
 }
@@ -335,13 +338,13 @@ static bool authorized(struct http_server *s, struct MHD_Connection *c, char **u
 static enum MHD_Result unauthorized(struct MHD_Connection *c)
 {
 	static char msg[] = "unauthorized\n";
-	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(msg) - 1, msg,
+	struct MHD_Response *r = mhd->create_response_from_buffer(sizeof(msg) - 1, msg,
 								 MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
-	enum MHD_Result ret = MHD_queue_basic_auth_fail_response(c, "cpuledger", r);
-	MHD_destroy_response(r);
+	mhd->add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+	enum MHD_Result ret = mhd->queue_basic_auth_fail_response(c, "cpuledger", r);
+	mhd->destroy_response(r);
 	return ret;
 }
 
@@ -352,16 +355,16 @@ static enum MHD_Result route(struct http_server *s, struct MHD_Connection *c, co
 	char *user;
 	if (!authorized(s, c, &user)) {
 		if (user)
-			MHD_free(user);
+			mhd->free(user);
 		return unauthorized(c);
 	}
 	char client[80];
 	if (user) {	/* a user of the web config: one client wherever it is */
 		snprintf(client, sizeof(client), "user %s", user);
-		MHD_free(user);
+		mhd->free(user);
 	} else {
 		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+			mhd->get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		snprintf(client, sizeof(client), "%s",
 			 ci && ci->socket_context ? (const char *)ci->socket_context : "?");
 	}
@@ -407,7 +410,7 @@ static struct MHD_Daemon *start(struct http_server *s, const struct sockaddr_sto
 	bool https = s->c.web && s->c.web->cert;
 	if (https)
 		flags |= MHD_USE_TLS;
-	return MHD_start_daemon(flags, port, on_accept, s, on_request, s,
+	return mhd->start_daemon(flags, port, on_accept, s, on_request, s,
 				MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
 				MHD_OPTION_CONNECTION_TIMEOUT, s->c.idle_timeout,
@@ -427,7 +430,9 @@ struct http_server *http_server__start(const struct http_config *c,
 			 "[::1]:9465)", c->listen);
 		return NULL;
 	}
-	if (c->web && c->web->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+	if (!mhd && !(mhd = mhd__load(msg, size)))
+		return NULL;
+	if (c->web && c->web->cert && mhd->is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		snprintf(msg, size, "--web.config.file: this libmicrohttpd has no TLS");
 		return NULL;
 	}
@@ -459,7 +464,7 @@ void http_server__stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->d);
+	mhd->stop_daemon(s->d);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->auth_lock);
 	free(s);
