@@ -56,6 +56,10 @@ done
 
 mkdir "$TMP/x"
 dpkg-deb -x "$deb" "$TMP/x"
+# the agent loads libmicrohttpd (and its TLS libraries) itself: every
+# other command starts without them (src/agent/mhd.h)
+! objdump -p "$TMP/x/usr/bin/cpuledger" | grep -E 'NEEDED +lib(microhttpd|gnutls)' ||
+	fail "the binary links libmicrohttpd or GnuTLS: each command pays their start-up"
 "$TMP/x/usr/bin/cpuledger" --version | grep -qx "cpuledger $version (commit ${commit:0:12})" ||
 	fail "--version: $("$TMP/x/usr/bin/cpuledger" --version), want $version and ${commit:0:12}"
 unit=$TMP/x/${unitdir#./}cpuledger-agent.service
