@@ -110,10 +110,23 @@ static bool truthy(const char *s, size_t n)
 	return n && !(n == 1 && s[0] == '0');
 }
 
+/* An id at s[j]: digits, or "-1" (perf's id of a task it no longer
+ * knew: ":-1 10447/-1", a switch away from one that had exited) before a
+ * slash or a space, as perf_script.c reads it. Its end (j: none). */
+static size_t id_end(const char *s, size_t n, size_t j)
+{
+	if (j + 2 < n && s[j] == '-' && s[j + 1] == '1' &&
+	    (s[j + 2] == '/' || ps_is_space(s[j + 2])))
+		return j + 2;
+	while (j < n && isdigit((unsigned char)s[j]))
+		j++;
+	return j;
+}
+
 /*
  * The header of a sample: "comm pid[/tid] ... [period] event:". comm is
  * the shortest prefix (two characters at least, the first not a space)
- * followed by spaces, digits, optional slashes and digits, and a space.
+ * followed by spaces, an id, optional slashes and an id, and a space.
  */
 static bool parse_header(const char *s, size_t n, size_t *comm_len,
 			 const char **pid, size_t *pid_len,
@@ -128,16 +141,14 @@ static bool parse_header(const char *s, size_t n, size_t *comm_len,
 		while (j < n && ps_is_space(s[j]))
 			j++;
 		size_t d = j;
-		while (j < n && isdigit((unsigned char)s[j]))
-			j++;
+		j = id_end(s, n, j);
 		if (j == d)
 			continue;
 		size_t d_end = j;
 		while (j < n && s[j] == '/')
 			j++;
 		size_t t = j;
-		while (j < n && isdigit((unsigned char)s[j]))
-			j++;
+		j = id_end(s, n, j);
 		size_t t_end = j;
 		/* the tid group is optional: fall back to none when it is
 		 * not followed by a space but the pid is */

@@ -38,6 +38,16 @@ grep -q "noise.txt: perf says it lost 1 chunk(s)" "$TMP/noise.err" || fail "lost
 "$CL" report -i "perf-script:$data/perf-dd-stacks-01.txt" --format folded >/dev/null 2>"$TMP/dd.err"
 grep -q "dd-stacks-01.txt: 1 sample(s) not ended by a blank line" "$TMP/dd.err" ||
 	fail "unended sample not reported: $(cat "$TMP/dd.err")"
+# perf's id of a task it no longer knew, -1: a switch away from one that
+# had exited (right-aligned, as perf script wrote it on this project's
+# machine) is another event's header, skipped; a sample's tid -1 is its tid
+printf 'cc1 11979/11979 [000] 1.0: 3 cpu-clock:\n\tff f+0x1 (/usr/bin/cc1)\n\tfe g (/usr/bin/cc1)\n\n' >"$TMP/gone.txt"
+printf '             :-1 10447/-1    [001] 1.1:       sched:sched_switch: prev_comm=memfd:x prev_pid=11981 prev_prio=120 prev_state=X ==> next_comm=cc1 next_pid=11991 next_prio=120\n' >>"$TMP/gone.txt"
+printf 'cc1 10447/-1 [001] 1.2: 2 cpu-clock:\n\tff f (/usr/bin/cc1)\n\n' >>"$TMP/gone.txt"
+"$CL" report -i "perf-script:$TMP/gone.txt" --format folded --folded tid >"$TMP/gone.out" 2>"$TMP/gone.err" ||
+	fail "a task perf no longer knew: exit $?: $(cat "$TMP/gone.err")"
+[ "$(cat "$TMP/gone.out")" = "$(printf 'cc1-10447/-1;f 2\ncc1-11979/11979;g;f 3')" ] ||
+	fail "a task perf no longer knew: $(cat "$TMP/gone.out")"
 cp "$TMP/noise.txt" "$TMP/bad.txt"
 printf 'dd 7 [000] 1.1: 3 cpu-clock:\n\tff f (/bin/dd)\nthis line means nothing\n\n' >>"$TMP/bad.txt"
 run "$CL" report -i "perf-script:$TMP/bad.txt" --format folded -o "$TMP/bad.out"
