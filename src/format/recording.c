@@ -106,6 +106,34 @@ int rec_writer__flush(struct rec_writer *w)
 	return 0;
 }
 
+int rec_writer__append(struct rec_writer *w, int fd, uint64_t items)
+{
+	int err = rec_writer__flush(w);
+	if (err)
+		return err;
+	uint8_t *buf = malloc(BLOCK_RAW);
+	if (!buf)
+		return -ENOMEM;
+	off_t at = sizeof(struct file_header);
+	for (;;) {
+		ssize_t n = pread(fd, buf, BLOCK_RAW, at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		if ((err = write_all(w->fd, buf, (size_t)n)))
+			break;
+		at += n;
+		w->bytes += (uint64_t)n;
+	}
+	free(buf);
+	if (!err)
+		w->items += items;
+	return err;
+}
+
 int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 		    size_t alen, const void *b, size_t blen)
 {

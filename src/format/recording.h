@@ -195,6 +195,13 @@ int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
 int rec_writer__finish(struct rec_writer *w);
 /* Flushes the current block (for a recorder that may be killed). */
 int rec_writer__flush(struct rec_writer *w);
+/*
+ * After w's items so far, the blocks of the recording in fd as they are
+ * (another writer's, flushed, with no END: it holds items items): an
+ * import's items go behind the META that its end decides without being
+ * read and compressed again. 0 or -errno.
+ */
+int rec_writer__append(struct rec_writer *w, int fd, uint64_t items);
 uint64_t rec_writer__bytes(const struct rec_writer *w);	/* written so far */
 uint64_t rec_writer__items(const struct rec_writer *w);
 void rec_writer__free(struct rec_writer *w);

@@ -651,17 +651,16 @@ static int add_procstat(struct rec_writer *w, uint32_t phase, const char *text)
 	return rec_writer__add(w, REC_PROCSTAT, pre, sizeof(pre), text, strlen(text));
 }
 
-static int write_output(struct script_parser *im, const struct script_import_kernel *k,
-			int body_fd, int out_fd)
+/* The body's items into w: its blocks as they are, unless switches
+ * sampled by a period are to be left out (a reader's, item by item). */
+static int copy_body(struct script_parser *im, struct rec_writer *body, int body_fd,
+		     struct rec_writer *w)
 {
-	struct rec_writer *w = rec_writer__new(out_fd);
-	if (!w)
-		return -errno;
+	if (im->switch_period <= 1)
+		return rec_writer__append(w, body_fd, rec_writer__items(body));
 	struct rec_error rerr;
 	struct rec_reader *r = NULL;
-	int err = write_meta(im, k, add_to_writer, w);
-	if (!err && k)
-		err = add_procstat(w, 0, k->procstat[0]);
+	int err = rec_writer__finish(body);
 	if (!err && lseek(body_fd, 0, SEEK_SET) < 0)
 		err = -errno;
 	if (!err && !(r = rec_reader__new(body_fd, &rerr)))
@@ -671,9 +670,23 @@ static int write_output(struct script_parser *im, const struct script_import_ker
 		const uint8_t *d;
 		if (err || (err = rec_reader__next(r, &type, &d, &len, &rerr)) <= 0)
 			break;
-		err = type != REC_SCHED || im->switch_period <= 1 ?
-		      rec_writer__add(w, type, d, len, NULL, 0) : 0;
+		err = type != REC_SCHED ? rec_writer__add(w, type, d, len, NULL, 0) : 0;
 	}
+	rec_reader__free(r);
+	return err;
+}
+
+static int write_output(struct script_parser *im, const struct script_import_kernel *k,
+			struct rec_writer *body, int body_fd, int out_fd)
+{
+	struct rec_writer *w = rec_writer__new(out_fd);
+	if (!w)
+		return -errno;
+	int err = write_meta(im, k, add_to_writer, w);
+	if (!err && k)
+		err = add_procstat(w, 0, k->procstat[0]);
+	if (!err)
+		err = copy_body(im, body, body_fd, w);
 	if (!err && k)
 		err = add_procstat(w, 1, k->procstat[1]);
 	if (!err && im->st->lost_chunks) {
@@ -688,7 +701,6 @@ static int write_output(struct script_parser *im, const struct script_import_ker
 	}
 	if (!err)
 		err = rec_writer__finish(w);
-	rec_reader__free(r);
 	rec_writer__free(w);
 	return err;
 }
@@ -779,9 +791,9 @@ int script_import(int in_fd, int out_fd, import_progress_fn progress,
 	if (err == -EBADMSG)
 		*bad_line = st->lines;
 	if (!err)
-		err = rec_writer__finish(body);
+		err = rec_writer__flush(body);
 	if (!err)
-		err = write_output(im, k, fileno(tmp), out_fd);
+		err = write_output(im, k, body, fileno(tmp), out_fd);
 	script_parser__free(im);
 	rec_writer__free(body);
 	if (tmp)

@@ -112,6 +112,27 @@ done
 "$CL" report -i "perf-script:$FIX/perf-script-sched.txt" --format json | grep '"steal_source":"tracepoints"' >/dev/null ||
 	fail "sched fixture: steal not from tracepoints"
 
+# switches sampled one in four (-F +period shows it): the tracepoints are
+# left out of the recording, every clock sample kept (the import copies
+# its items one by one here, where it otherwise appends its blocks)
+sed 's/:\( \+\)sched:sched_switch:/:\1 4 sched:sched_switch:/' "$FIX/perf-script-sched.txt" >"$TMP/sampled.txt"
+"$CL" import perf-script "$TMP/sampled.txt" -o "$TMP/sampled.rec" 2>/dev/null || fail "sampled switches: import"
+for input in "$TMP/sampled.rec" "perf-script:$FIX/perf-script-sched.txt"; do
+	"$CL" report -i "$input" --format json >"$TMP/sampled.json" || fail "$input: report"
+	python3 - "$TMP/sampled.json" "$input" <<'PY' || fail "$input: sampled switches' recording"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["totals"]
+sampled = sys.argv[2].endswith(".rec")
+assert t["samples"] == 539 and sum(r["samples"] for r in d["rows"]) == 539, t
+if sampled:
+    assert "sampled 1 in 4" in d["steal_source"], d["steal_source"]
+    assert t["run_ns"] == 539 * 1000000 and t["steal_ns"] is None, t
+else:    # each switch: the tracepoints place the time
+    assert d["steal_source"] == "tracepoints" and t["run_ns"] != 539 * 1000000, t
+PY
+done
+
 # a line that is no perf script: FILE:LINE, exit 2, nothing written
 good=$DATA/perf-dd-stacks-01.txt
 [ -f "$good" ] || good=$FIX/perf-script-sched.txt
