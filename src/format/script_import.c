@@ -37,6 +37,7 @@ struct script_parser {
 	struct line_splitter lines;
 	struct ps_hints hints;		/* each event's header layout */
 	struct strtab names;		/* function and file names, REC_NAME ids */
+	uint32_t last_module;		/* the frame before's file, as id + 1 */
 	struct strtab tids;		/* threads seen: a TASK item each */
 	struct strtab comms;		/* their names */
 	uint32_t *comm_of;		/* tids id -> comms id, the last seen */
@@ -156,6 +157,23 @@ static int name_id(struct script_parser *im, const char *s, size_t n, uint32_t *
 		return 0;
 	uint32_t pre[2] = { *id, 0 };
 	return im->emit(im->emit_ctx, REC_NAME, pre, sizeof(pre), s, n);
+}
+
+/* name_id of a frame's file: the frame before's, most often (a stack's
+ * frames run in one file after another), found without hashing its
+ * path again. */
+static int module_id(struct script_parser *im, const char *s, size_t n, uint32_t *id)
+{
+	uint32_t last = im->last_module;
+	if (last && strtab__len(&im->names, last - 1) == n &&
+	    !memcmp(strtab__str(&im->names, last - 1), s, n)) {
+		*id = last - 1;
+		return 0;
+	}
+	int err = name_id(im, s, n, id);
+	if (!err)
+		im->last_module = *id + 1;
+	return err;
 }
 
 /* A TASK item the first time a thread is seen, naming it; its process
@@ -287,7 +305,7 @@ static int add_frame(struct script_parser *im, const char *s, size_t n)
 	int err = flen ? name_id(im, fp.func, flen, &f.function) :
 		name_id(im, "[unknown]", 9, &f.function);
 	if (!err)
-		err = name_id(im, fp.mod, fp.mlen, &f.dso);
+		err = module_id(im, fp.mod, fp.mlen, &f.dso);
 	if (err)
 		return err;
 	if (is_kernel(fp.mod, fp.mlen, f.ip))
