@@ -12,6 +12,9 @@
 #   perf8.txt             eight copies of it, each moved in time past the
 #                         one before (a recording eight times as long)
 #   imp1.rec, imp8.rec    cpuledger import perf-script of each
+# perf1.txt and perf8.txt are also reported as they are ("perf script
+# text": report -i perf-script:FILE imports into memory and reads that;
+# its folded is the reference collapser's fold of the text).
 #   tp1.rec               cpuledger record -a -g --source perf for MINUTES
 #                         minutes (after the others, under its own compile
 #                         loop): the scheduler's tracepoints, a switch and
@@ -105,11 +108,12 @@ done
 echo "bench/streaming_real: reports of real recordings (a compile loop, $MIN min at 1x), one core ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
 printf "%-48s %10s %8s %8s %12s %11s\n" "" "samples" "wall s" "CPU s" "samples/CPU s" "peak RSS"
 declare -A rss
-for what in live tp imp; do
+for what in live tp imp txt; do
 	for fmt in json "json --by comm" folded pprof; do
 		for x in 1 8; do
 			rec="$DIR/$what$x.rec"
-			[ -f "$rec" ] || continue	# tp: 1x only
+			[ "$what" != txt ] || rec="perf-script:$DIR/perf$x.txt"
+			[ -f "${rec#perf-script:}" ] || continue	# tp: 1x only
 			n=$("$CL" report -i "$rec" --format json | grep -o '"clock_samples":[0-9]*' | cut -d: -f2)
 			best="" cpu="" kbs=()
 			for _ in 1 2 3; do
@@ -127,7 +131,8 @@ for what in live tp imp; do
 			case $what in
 			live) name="record -a -g" ;;
 			tp) name="record -a -g --source perf" ;;
-			*) name="perf script import" ;;
+			imp) name="perf script import" ;;
+			*) name="perf script text" ;;
 			esac
 			printf "%-48s %10d %8.2f %8.2f %12.0f %8.1f MB\n" "$name, $fmt, ${x}x" "$n" \
 				"$best" "$cpu" "$(echo "$n / ($cpu + 0.001)" | bc -l)" \
@@ -135,7 +140,7 @@ for what in live tp imp; do
 		done
 	done
 done
-for what in live imp; do
+for what in live imp txt; do
 	for fmt in json "json --by comm" folded pprof; do
 		printf "peak RSS 8x / 1x, %s, %s: %.2f\n" "$what" "$fmt" \
 			"$(echo "${rss[$what,$fmt,8]} / ${rss[$what,$fmt,1]}" | bc -l)"
