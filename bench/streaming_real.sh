@@ -12,15 +12,15 @@
 #   perf8.txt             eight copies of it, each moved in time past the
 #                         one before (a recording eight times as long)
 #   imp1.rec, imp8.rec    cpuledger import perf-script of each
-# perf1.txt and perf8.txt are also reported as they are ("perf script
-# text": report -i perf-script:FILE imports into memory and reads that;
-# its folded is the reference collapser's fold of the text).
 #   tp1.rec               cpuledger record -a -g --source perf for MINUTES
 #                         minutes (after the others, under its own compile
 #                         loop): the scheduler's tracepoints, a switch and
 #                         a runtime event for each stint, where the live
 #                         ones above have the BPF collector's clocks (this
 #                         machine's default); reported at 1x only
+# perf1.txt and perf8.txt are also reported as they are ("perf script
+# text": report -i perf-script:FILE imports into memory and reads that;
+# its folded is the reference collapser's fold of the text).
 # Each is reported pinned to one core, best of 3, with --format json
 # (stacks not resolved), json --by comm (rows that do not grow with the
 # tasks a compile loop makes), folded and pprof (stacks resolved): wall
