@@ -23,6 +23,8 @@ int analysis__init(struct analysis *a, const struct analysis_opts *o,
 	a->unknown = unknown;
 	a->vm = vm;
 	rows__init(&a->rows, &o->keys);
+	if (o->row_store)
+		rows__store(&a->rows, o->row_store);
 	/* stacks by thread and account, labelled with the command */
 	struct row_keys sk = { .v = { RF_THREAD, RF_ACCOUNT, RF_STACK }, .n = 3,
 			       .mask = RF_BIT(RF_THREAD) | RF_BIT(RF_ACCOUNT) |
@@ -342,6 +344,11 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 	a->nincl = 0;
 	hindex__release(&a->incl_index);
 	hindex__init(&a->incl_index);
+	if (!err && a->rows.store && a->cur.wanted) {
+		/* its row is whole (rows__can_store): out of memory */
+		err = rows__retire(&a->rows, &a->cur.key);
+		a->cur.rows_based = false;
+	}
 	return err;
 }
 
@@ -506,18 +513,18 @@ static int build_events(struct analysis *a, const struct source_desc *s)
 	return 0;
 }
 
+static bool over_limit(const struct table_row *r, void *ctx)
+{
+	const struct analysis *a = ctx;
+	return 100.0 * (double)r->cpu_ns / (double)a->table->totals.run_ns >=
+	       a->o.percent_limit;
+}
+
 /* Rows under --percent-limit of the cpu time go. */
 static void percent_limit(struct analysis *a)
 {
-	struct table *t = a->table;
-	if (a->o.percent_limit <= 0 || !t->totals.run_ns)
-		return;
-	size_t n = 0;
-	for (size_t i = 0; i < t->nrows; i++)
-		if (100.0 * (double)t->rows[i].cpu_ns / (double)t->totals.run_ns >=
-		    a->o.percent_limit)
-			t->rows[n++] = t->rows[i];
-	t->nrows = n;
+	if (a->o.percent_limit > 0 && a->table->totals.run_ns)
+		table__keep(a->table, over_limit, a);
 }
 
 static int cmp_cgroup(const void *x, const void *y)
@@ -611,24 +618,30 @@ static int build_series(struct analysis *a, const struct engine *e)
  * rows of whole threads (wait_rows) that of the one cgroup their threads
  * were in, and the CPU they were denied: steal and run-queue wait (which
  * holds the time a quota kept them off: docs/cgroups.md). */
+static void row_throttled(void *ctx, struct table_row *r)
+{
+	const struct analysis *a = ctx;
+	const struct table *t = a->table;
+	const char *g = t->cgroup_figures ? r->cgroup : r->in_cgroup;
+	uint32_t id = g && a->cg ? strtab__find(a->names, g, strlen(g)) : HINDEX_NONE;
+	struct cg_counters ch;
+	if (id != HINDEX_NONE && cgstats__change(a->cg, id, &ch) && ch.throttled_known) {
+		r->throttled_known = true;
+		r->throttled_ns = ch.throttled_ns;
+		r->nr_throttled = ch.nr_throttled;
+	}
+	r->denied_known = t->denied_figures && a->rows_steal_known && r->wait_known;
+	r->denied_ns = r->denied_known ? r->steal_ns + r->wait_ns : 0;
+}
+
 static void row_throttling(struct analysis *a, bool steal_known)
 {
 	struct table *t = a->table;
 	t->cgroup_figures = row_keys__has(&a->o.keys, RF_CGROUP);
 	t->denied_figures = wait_rows(a);
-	for (size_t i = 0; (t->cgroup_figures || t->denied_figures) && i < t->nrows; i++) {
-		struct table_row *r = &t->rows[i];
-		const char *g = t->cgroup_figures ? r->cgroup : r->in_cgroup;
-		uint32_t id = g && a->cg ? strtab__find(a->names, g, strlen(g)) : HINDEX_NONE;
-		struct cg_counters ch;
-		if (id != HINDEX_NONE && cgstats__change(a->cg, id, &ch) && ch.throttled_known) {
-			r->throttled_known = true;
-			r->throttled_ns = ch.throttled_ns;
-			r->nr_throttled = ch.nr_throttled;
-		}
-		r->denied_known = t->denied_figures && steal_known && r->wait_known;
-		r->denied_ns = r->denied_known ? r->steal_ns + r->wait_ns : 0;
-	}
+	a->rows_steal_known = steal_known;
+	if (t->cgroup_figures || t->denied_figures)
+		table__finish_rows(t, row_throttled, a);
 }
 
 /* How steal was found, for the report's header (docs/record.md). */

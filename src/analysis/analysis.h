@@ -60,6 +60,10 @@ struct analysis_opts {
 	size_t npids, ntids;
 	double percent_limit;		/* rows under this share of cpu go */
 	struct sort_spec sort;
+	/* where rows of gone threads go, when rows are of whole threads
+	 * (rows__store): the caller's scratch, which must outlive the
+	 * table. NULL keeps them in memory */
+	const struct row_store *row_store;
 };
 
 /* Figures summed by a name (a cgroup, an account), whatever --by is. */
@@ -113,6 +117,7 @@ struct analysis {
 	uint32_t unknown, vm;
 	uint64_t programs;
 	struct analysis_thread cur;
+	bool rows_steal_known;	/* row_throttling's, for stored rows */
 	/* the account last asked whether it is a control program's */
 	uint32_t control_id;
 	bool control_known, control_is;

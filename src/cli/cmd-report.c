@@ -18,6 +18,7 @@
 #include "../format/fold.h"
 #include "../format/perf_script.h"
 #include "../format/script_import.h"
+#include "../output/scratch.h"
 #include "../report/report.h"
 #include "../core/banned.h"
 
@@ -327,6 +328,12 @@ static int write_report(const struct report_opts *o, struct analysis *a)
 	if (outfile__open(&out, o->output))
 		return EXIT_RUNTIME;
 	int err = o->writer->write(out.f, a->table, &a->x);
+	if (!err && table__error(a->table)) {
+		cli_error("cannot read back the rows kept in a temporary file: %s",
+			  strerror(-table__error(a->table)));
+		outfile__abort(&out);
+		return EXIT_RUNTIME;
+	}
 	if (err) {
 		cli_error("cannot write the report%s%s%s: %s", o->output ? " '" : "",
 			  o->output ? o->output : "", o->output ? "'" : "", strerror(-err));
@@ -353,6 +360,11 @@ static int report_recording(struct report_opts *o, int fd)
 	/* a writer that takes the stacks as the threads go holds them once */
 	o->a.stack_ctx = w->stream_new ? w->stream_new() : NULL;
 	o->a.stack_out = o->a.stack_ctx ? w->stream_stack : NULL;
+	/* rows of whole threads (a day of short processes has millions) wait
+	 * in a temporary file for the report, not in memory; where none can
+	 * be made, in memory */
+	struct scratch *sc = rows__can_store(&o->a.keys) ? scratch__open() : NULL;
+	o->a.row_store = sc ? scratch__store(sc) : NULL;
 	int err = w->stream_new && !o->a.stack_ctx ? -ENOMEM :
 		  pipeline__report_file(&a, fd, &o->a, &e);
 	int status = 0;
@@ -371,6 +383,7 @@ static int report_recording(struct report_opts *o, int fd)
 		analysis__release(&a);
 	if (w->stream_free)
 		w->stream_free(o->a.stack_ctx);
+	scratch__close(sc);
 	return status;
 }
 

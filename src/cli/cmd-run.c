@@ -91,7 +91,7 @@ static void print_threads(const struct table *t, bool known)
 	fprintf(stderr, "  busiest threads:\n  %8s %8s %10s %10s %10s  %s\n", "PID", "TID",
 		"CPU_S", "STEAL_S", "APPARENT_S", "COMMAND");
 	for (size_t i = 0; i < t->nrows && i < 5; i++) {
-		const struct table_row *w = &t->rows[i];
+		const struct table_row *w = table__row(t, i);
 		char st[32] = "unknown", ap[32] = "unknown";
 		if (known) {
 			snprintf(st, sizeof(st), "%.3f", s_(w->steal_ns));

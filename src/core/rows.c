@@ -60,6 +60,8 @@ void rows__release(struct rows *r)
 	strtab__release(&r->strings);
 	hindex__release(&r->index);
 	free(r->v);
+	free(r->refs);
+	free(r->rec);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -281,4 +283,272 @@ int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a
 	struct row_base b;
 	int err = rows__base(r, k, a, &b);
 	return err ? err : rows__add_to(r, &b, k, f);
+}
+
+/*
+ * Rows kept in a store. A stored row is its struct row, its attributes'
+ * ids replaced by their lengths (ROW_NONE: none), then their bytes: the
+ * store is this process's scratch, read back by this build alone.
+ */
+struct row_rec {
+	struct row w;
+	uint32_t len[RA_N];
+};
+
+bool rows__can_store(const struct row_keys *k)
+{
+	uint32_t task = RF_BIT(RF_PROCESS) | RF_BIT(RF_THREAD);
+	return (k->mask & RF_BIT(RF_THREAD)) && !(k->mask & ~task);
+}
+
+void rows__store(struct rows *r, const struct row_store *s)
+{
+	r->store = rows__can_store(&r->keys) ? s : NULL;
+}
+
+static uint32_t *attr_slot(struct row *w, int i)
+{
+	return i == RA_COMMAND ? &w->attr_command : i == RA_COMM ? &w->attr_comm :
+	       &w->attr_cgroup;
+}
+
+/* w's fields into rec, field by field: its padding stays the zeros it
+ * was given (a copy of the struct would write bytes never set). A field
+ * added to struct row is added here: */
+_Static_assert(sizeof(struct row) == 152 && sizeof(struct row_figures) == 64,
+	       "rec_of copies every field of struct row");
+static void rec_of(struct row_rec *rec, const struct row *w)
+{
+	memset(rec, 0, sizeof(*rec));
+	struct row *o = &rec->w;
+	o->vm = w->vm;
+	o->comm = w->comm;
+	o->command = w->command;
+	o->executable = w->executable;
+	o->dso = w->dso;
+	o->function = w->function;
+	o->account = w->account;
+	o->cgroup = w->cgroup;
+	o->pid = w->pid;
+	o->tid = w->tid;
+	o->start_ns = w->start_ns;
+	o->uid = w->uid;
+	o->cpu = w->cpu;
+	o->stack = w->stack;
+	memcpy(o->derived, w->derived, sizeof(o->derived));
+	o->attr_seen = w->attr_seen;
+	o->cgroup_seen = w->cgroup_seen;
+	o->f.samples = w->f.samples;
+	o->f.steal_samples = w->f.steal_samples;
+	o->f.cpu_ns = w->f.cpu_ns;
+	o->f.steal_ns = w->f.steal_ns;
+	o->f.control_ns = w->f.control_ns;
+	o->f.inclusive_ns = w->f.inclusive_ns;
+	o->f.wait_ns = w->f.wait_ns;
+	o->f.wait_threads = w->f.wait_threads;
+}
+
+/* w with attributes attr (NULL: none) into the store, as *ref. */
+static int put_row(struct rows *r, const struct row *w, const char *const attr[RA_N],
+		   struct row_ref *ref)
+{
+	struct row_rec rec;
+	rec_of(&rec, w);
+	size_t n = sizeof(rec);
+	for (int i = 0; i < RA_N; i++) {
+		rec.len[i] = attr[i] ? (uint32_t)strlen(attr[i]) : ROW_NONE;
+		*attr_slot(&rec.w, i) = ROW_NONE;
+		n += attr[i] ? rec.len[i] : 0;
+	}
+	if (grow_bytes(&r->rec, &r->rec_cap, n, 512))
+		return -ENOMEM;
+	char *buf = r->rec;
+	memcpy(buf, &rec, sizeof(rec));
+	size_t at = sizeof(rec);
+	for (int i = 0; i < RA_N; i++)
+		if (attr[i]) {
+			memcpy(buf + at, attr[i], rec.len[i]);
+			at += rec.len[i];
+		}
+	uint64_t off;
+	int err = r->store->put(r->store->ctx, buf, n, &off);
+	if (err)
+		return err;
+	*ref = (struct row_ref){ .off = off, .start_ns = w->start_ns, .pid = w->pid,
+				 .tid = w->tid, .len = (uint32_t)n,
+				 .samples = w->f.samples, .steal_samples = w->f.steal_samples,
+				 .cpu_ns = w->f.cpu_ns, .steal_ns = w->f.steal_ns };
+	return 0;
+}
+
+/* Row id of memory into the store, as a new ref. */
+static int store_row(struct rows *r, uint32_t id)
+{
+	const struct row *w = &r->v[id];
+	const char *attr[RA_N];
+	for (int i = 0; i < RA_N; i++)
+		attr[i] = rows__str(r, *attr_slot((struct row *)w, i));
+	if (grow_array((void **)&r->refs, &r->refs_cap, r->nrefs, sizeof(*r->refs), 256))
+		return -ENOMEM;
+	int err = put_row(r, w, attr, &r->refs[r->nrefs]);
+	if (!err)
+		r->nrefs++;
+	return err;
+}
+
+/* The strings of the rows in memory alone, the others' let go, and the
+ * index made again (a row's hash is of its strings' ids). */
+static int compact(struct rows *r)
+{
+	struct strtab s;
+	strtab__init(&s);
+	for (uint32_t i = 0; i < r->n; i++) {
+		struct row *w = &r->v[i];
+		uint32_t *ids[11 + ROW_DERIVED] = {
+			&w->vm, &w->comm, &w->command, &w->executable, &w->dso, &w->function,
+			&w->account, &w->cgroup, &w->attr_command, &w->attr_comm, &w->attr_cgroup,
+		};
+		for (int d = 0; d < ROW_DERIVED; d++)
+			ids[11 + d] = &w->derived[d];
+		for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+			if (*ids[k] == ROW_NONE)
+				continue;
+			uint32_t id = strtab__intern(&s, strtab__str(&r->strings, *ids[k]),
+						     strtab__len(&r->strings, *ids[k]));
+			if (id == HINDEX_NONE) {
+				strtab__release(&s);
+				return -ENOMEM;
+			}
+			*ids[k] = id;
+		}
+	}
+	strtab__release(&r->strings);
+	r->strings = s;
+	memset(r->recent, 0, sizeof(r->recent));
+	hindex__release(&r->index);
+	hindex__init(&r->index);
+	for (uint32_t i = 0; i < r->n; i++)
+		if (hindex__insert(&r->index, key_hash(&r->v[i]), i))
+			return -ENOMEM;
+	r->retired = 0;
+	return 0;
+}
+
+int rows__retire(struct rows *r, const struct row_key *k)
+{
+	if (!r->store)
+		return 0;
+	struct row w;
+	if (!base_key(r, k, &w))
+		return -ENOMEM;
+	struct key_ctx ctx = { r, &w };
+	uint64_t h = key_hash(&w);
+	uint32_t id = hindex__find(&r->index, h, key_eq, &ctx);
+	if (id == HINDEX_NONE)
+		return 0;
+	int err = store_row(r, id);
+	if (err)
+		return err;
+	/* the last row takes its place: ids are dense */
+	hindex__remove(&r->index, h, id);
+	uint32_t last = r->n - 1;
+	if (id != last) {
+		uint64_t hl = key_hash(&r->v[last]);
+		hindex__remove(&r->index, hl, last);
+		r->v[id] = r->v[last];
+		if (hindex__insert(&r->index, hl, id))
+			return -ENOMEM;
+	}
+	r->n--;
+	r->last = 0;
+	/* the gone rows' strings go once they are most of them */
+	if (++r->retired >= 256 && r->retired >= 2 * r->n)
+		return compact(r);
+	return 0;
+}
+
+int rows__retire_all(struct rows *r)
+{
+	int err = 0;
+	for (uint32_t i = 0; r->store && i < r->n && !err; i++)
+		err = store_row(r, i);
+	if (err)
+		return err;
+	hindex__release(&r->index);
+	hindex__init(&r->index);
+	r->n = 0;
+	r->last = 0;
+	return 0;
+}
+
+int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w,
+		  const char *attr[RA_N], char **buf, size_t *cap)
+{
+	struct row_rec rec;
+	size_t room = ref->len + RA_N;	/* and the strings' ends */
+	if (ref->len < sizeof(rec))
+		return -EIO;
+	if (room > *cap) {
+		char *p = realloc(*buf, room);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = room;
+	}
+	int err = r->store->get(r->store->ctx, ref->off, *buf, ref->len);
+	if (err)
+		return err;
+	memcpy(&rec, *buf, sizeof(rec));
+	*w = rec.w;
+	/* the strings move up by one each for their ends: from the last */
+	size_t at = ref->len, to = room;
+	for (int i = RA_N; i-- > 0;) {
+		if (rec.len[i] == ROW_NONE) {
+			attr[i] = NULL;
+			continue;
+		}
+		if (rec.len[i] > at - sizeof(rec))
+			return -EIO;
+		at -= rec.len[i];
+		to -= rec.len[i] + 1;
+		memmove(*buf + to, *buf + at, rec.len[i]);
+		(*buf)[to + rec.len[i]] = '\0';
+		attr[i] = *buf + to;
+	}
+	return 0;
+}
+
+/* An attribute of two rows' contributions as note_attr leaves it: the
+ * one seen alone, else kept where both name the same. */
+static const char *merged_attr(const char *a, bool a_seen, const char *b, bool b_seen)
+{
+	if (!a_seen || !b_seen)
+		return a_seen ? a : b;
+	return a && b && !strcmp(a, b) ? a : NULL;
+}
+
+int rows__ref_merge(struct rows *r, struct row_ref *into, const struct row_ref *from)
+{
+	struct row a, b;
+	const char *aa[RA_N], *ba[RA_N];
+	char *abuf = NULL, *bbuf = NULL;
+	size_t acap = 0, bcap = 0;
+	int err = rows__ref_get(r, into, &a, aa, &abuf, &acap);
+	if (!err)
+		err = rows__ref_get(r, from, &b, ba, &bbuf, &bcap);
+	if (!err) {
+		const char *m[RA_N];
+		for (int i = 0; i < RA_N; i++) {
+			bool cg = i == RA_CGROUP;
+			m[i] = merged_attr(aa[i], cg ? a.cgroup_seen : a.attr_seen,
+					   ba[i], cg ? b.cgroup_seen : b.attr_seen);
+		}
+		a.attr_seen |= b.attr_seen;
+		a.cgroup_seen |= b.cgroup_seen;
+		add_figures(&a.f, &b.f);
+		err = put_row(r, &a, m, into);
+	}
+	free(abuf);
+	free(bbuf);
+	return err;
 }

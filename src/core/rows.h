@@ -111,6 +111,30 @@ struct row {
 enum { RS_VM, RS_COMM, RS_COMMAND, RS_EXECUTABLE, RS_DSO, RS_FUNCTION, RS_ACCOUNT,
        RS_CGROUP, RS_DERIVED, RS_N = RS_DERIVED + ROW_DERIVED };
 
+/*
+ * Where rows of gone threads are kept out of memory (rows__store): the
+ * caller's scratch file, as the engine is free of I/O. A report by
+ * thread of a day of short processes has millions of rows, each with its
+ * command line: in memory they were most of what such a report took.
+ */
+struct row_store {
+	void *ctx;
+	/* appends n bytes, their offset in *off: 0 or -errno */
+	int (*put)(void *ctx, const void *buf, size_t n, uint64_t *off);
+	/* reads n bytes at off: 0 or -errno */
+	int (*get)(void *ctx, uint64_t off, void *buf, size_t n);
+};
+
+/* A stored row: where it is, and what sorting it needs. */
+struct row_ref {
+	uint64_t off;
+	uint64_t start_ns;
+	/* the row's sums; the table's arithmetic makes them its figures
+	 * (table.c: cpu_ns and steal_ns after the method) */
+	uint64_t samples, steal_samples, cpu_ns, steal_ns;
+	uint32_t pid, tid, len;
+};
+
 struct rows {
 	struct row_keys keys;
 	struct strtab strings;
@@ -125,6 +149,13 @@ struct rows {
 	 * mostly sum into one row (by thread, comm, command, ...), found so
 	 * without hashing */
 	uint32_t last;
+	/* rows__store: the rows retired to the store, and how many went
+	 * since the strings were last made only the live rows' */
+	const struct row_store *store;
+	struct row_ref *refs;
+	uint32_t nrefs, refs_cap, retired;
+	char *rec;		/* a row as stored, made here */
+	size_t rec_cap;
 };
 
 /* The fields of a key that a thread's program gives (rows__add_to's k):
@@ -172,6 +203,34 @@ int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *
  * (its other fields are not read). 0 or -ENOMEM. */
 int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 		 const struct row_figures *f);
+
+/* Whether rows of keys k can be kept in a store: rows of whole threads
+ * (the thread's, and its process's, ids), complete once it is gone. */
+bool rows__can_store(const struct row_keys *k);
+
+/* Rows of gone threads go to s from here on (rows__retire): memory then
+ * follows the threads alive, not those seen. */
+void rows__store(struct rows *r, const struct row_store *s);
+
+/* The row of k's thread, which is gone: into the store (a ref), out of
+ * memory. A thread seen again later makes a row again, which the table
+ * sums with this one (rows__ref_merge). 0, or -ENOMEM or the store's
+ * -errno. */
+int rows__retire(struct rows *r, const struct row_key *k);
+
+/* Every row still in memory into the store, as the table is made. */
+int rows__retire_all(struct rows *r);
+
+/* A stored row back: its fields in *w (string ids ROW_NONE), its
+ * attributes (NULL: none) pointing into *buf, which grows to hold them.
+ * 0, or -ENOMEM or the store's -errno. */
+int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w,
+		  const char *attr[RA_N], char **buf, size_t *cap);
+
+/* Two stored rows of one key summed, as if one row had had the
+ * contributions of both (attributes kept where they agree), stored anew
+ * as *into. 0, or -ENOMEM or the store's -errno. */
+int rows__ref_merge(struct rows *r, struct row_ref *into, const struct row_ref *from);
 
 /* The string of a row's id, or NULL for ROW_NONE. */
 static inline const char *rows__str(const struct rows *r, uint32_t id)

@@ -128,12 +128,36 @@ static int cmp_rows(const void *pa, const void *pb)
 	return cmp_key(a, b);
 }
 
+/* A stored row as much as sorting reads of it (its keys are numbers:
+ * rows__can_store), into a row whose other fields stay 0. */
+static void ref_row(struct table_row *o, const struct row_ref *f)
+{
+	o->pid = f->pid;
+	o->tid = f->tid;
+	o->start_ns = f->start_ns;
+	o->samples = f->samples;
+	o->steal_samples = f->steal_samples;
+	o->cpu_ns = f->cpu_ns;
+	o->steal_ns = f->steal_ns;
+	o->apparent_ns = f->cpu_ns + f->steal_ns;
+}
+
+static int cmp_refs(const void *pa, const void *pb)
+{
+	static struct table_row a, b;
+	ref_row(&a, pa);
+	ref_row(&b, pb);
+	return cmp_rows(&a, &b);
+}
+
 void table__sort(struct table *t, const struct sort_spec *s)
 {
 	static const struct sort_spec apparent = { { SORT_APPARENT }, 1 };
 	sorting = t;
 	sorting_by = s && s->n ? s : &apparent;
-	if (t->nrows)
+	if (t->nrows && t->refs)
+		qsort(t->refs, t->nrows, sizeof(*t->refs), cmp_refs);
+	else if (t->nrows)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
 }
 
@@ -199,6 +223,70 @@ static int rows_to_table(struct table *t, enum steal_method arith, uint64_t *att
 	return 0;
 }
 
+/* What table__row reads stored rows into. */
+struct table_reader {
+	struct table_row row;
+	char *buf;
+	size_t cap;
+	int error;
+	void (*finish)(void *ctx, struct table_row *r);
+	void *finish_ctx;
+};
+
+/* Stored rows by their task (pid, tid, start): the order rows of one
+ * key come together in, and mark_reused reads. */
+static int cmp_ref_task(const void *pa, const void *pb)
+{
+	const struct row_ref *a = pa, *b = pb;
+	int c = cmp_num(a->pid, b->pid);
+	c = c ? c : cmp_num(a->tid, b->tid);
+	return c ? c : cmp_num((int64_t)a->start_ns, (int64_t)b->start_ns);
+}
+
+/*
+ * The stored rows made the table's: the rows still in memory stored too,
+ * rows of one key (a thread seen again after it had gone) summed, and
+ * each ref's figures made the table's by the method, in place. Returns
+ * the steal the rows were given, or -errno.
+ */
+static int stored_to_table(struct table *t, enum steal_method arith, uint64_t *attributed)
+{
+	struct rows *r = &t->src;
+	int err = rows__retire_all(r);
+	if (err)
+		return err;
+	t->reader = calloc(1, sizeof(*t->reader));
+	if (!t->reader)
+		return -ENOMEM;
+	if (r->nrefs > 1)
+		qsort(r->refs, r->nrefs, sizeof(*r->refs), cmp_ref_task);
+	size_t n = 0;
+	for (size_t i = 0; i < r->nrefs; i++) {
+		if (n && !cmp_ref_task(&r->refs[n - 1], &r->refs[i])) {
+			if ((err = rows__ref_merge(r, &r->refs[n - 1], &r->refs[i])))
+				return err;
+			continue;
+		}
+		r->refs[n++] = r->refs[i];
+	}
+	*attributed = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct row_ref *f = &r->refs[i];
+		struct table_row o = { .samples = f->samples, .steal_samples = f->steal_samples,
+				       .cpu_ns = f->cpu_ns, .steal_ns = f->steal_ns };
+		apply_method(&o, arith);
+		f->cpu_ns = o.cpu_ns;
+		f->steal_ns = o.steal_ns;
+		*attributed += o.steal_ns;
+	}
+	t->refs = r->refs;
+	t->nrows = n;
+	r->refs = NULL;
+	r->nrefs = r->refs_cap = 0;
+	t->arith = arith;
+	return 0;
+}
+
 /* A row's task: its ids and its start (mark_reused sorts these, not the
  * rows, whose order the sort after keeps). */
 struct task_id {
@@ -224,26 +312,39 @@ static int cmp_task(const void *pa, const void *pb)
  * table is as it was: the rows are left in the order they came (their
  * tasks are sorted here, apart), for the sort after. 0 or -ENOMEM.
  */
+/* Whether a and b, in their tasks' order, are two tasks of one id
+ * (tasks that had exited show -1: not one task). */
+static bool id_again(const struct task_id *a, const struct task_id *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->start_ns != b->start_ns &&
+	       a->pid < TABLE_ID_EXITED && a->tid < TABLE_ID_EXITED;
+}
+
 static int mark_reused(struct table *t)
 {
 	struct row_keys *k = &t->keys;
 	enum row_field task = row_keys__has(k, RF_THREAD) ? RF_THREAD : RF_PROCESS;
 	if (!row_keys__has(k, task) || t->nrows < 2)
 		return 0;
-	struct task_id *v = malloc(t->nrows * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nrows; i++)
-		v[i] = (struct task_id){ t->rows[i].pid, t->rows[i].tid, t->rows[i].start_ns };
-	qsort(v, t->nrows, sizeof(*v), cmp_task);
-	for (size_t i = 1; i < t->nrows && !t->reused; i++) {
-		const struct task_id *a = &v[i - 1], *b = &v[i];
-		/* (tasks that had exited show -1: not one task) */
-		t->reused = a->pid == b->pid && a->tid == b->tid &&
-			    a->start_ns != b->start_ns && a->pid < TABLE_ID_EXITED &&
-			    a->tid < TABLE_ID_EXITED;
+	if (t->refs) {
+		/* stored_to_table left them in their tasks' order */
+		for (size_t i = 1; i < t->nrows && !t->reused; i++) {
+			const struct row_ref *a = &t->refs[i - 1], *b = &t->refs[i];
+			t->reused = id_again(&(struct task_id){ a->pid, a->tid, a->start_ns },
+					     &(struct task_id){ b->pid, b->tid, b->start_ns });
+		}
+	} else {
+		struct task_id *v = malloc(t->nrows * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nrows; i++)
+			v[i] = (struct task_id){ t->rows[i].pid, t->rows[i].tid,
+						 t->rows[i].start_ns };
+		qsort(v, t->nrows, sizeof(*v), cmp_task);
+		for (size_t i = 1; i < t->nrows && !t->reused; i++)
+			t->reused = id_again(&v[i - 1], &v[i]);
+		free(v);
 	}
-	free(v);
 	if (!t->reused)
 		return 0;
 	uint8_t at = 0;
@@ -277,10 +378,12 @@ struct table *table__from_rows(struct rows *r, const struct table_params *p)
 	/* only the strings are read from here on */
 	hindex__release(&t->src.index);
 	uint64_t attributed;
-	if (rows_to_table(t, p->measured_steal ? METHOD_PRECEDING : p->method, &attributed) ||
-	    mark_reused(t)) {
+	enum steal_method arith = p->measured_steal ? METHOD_PRECEDING : p->method;
+	int err = t->src.store ? stored_to_table(t, arith, &attributed) :
+				 rows_to_table(t, arith, &attributed);
+	if (err || (err = mark_reused(t))) {
 		table__free(t);
-		errno = ENOMEM;
+		errno = -err;
 		return NULL;
 	}
 	table__sort(t, NULL);
@@ -341,5 +444,67 @@ void table__free(struct table *t)
 		return;
 	rows__release(&t->src);
 	free(t->rows);
+	free(t->refs);
+	if (t->reader)
+		free(t->reader->buf);
+	free(t->reader);
 	free(t);
+}
+
+const struct table_row *table__row(const struct table *t, size_t i)
+{
+	if (!t->refs)
+		return &t->rows[i];
+	struct table_reader *rd = t->reader;
+	struct row w;
+	const char *attr[RA_N];
+	int err = rows__ref_get(&t->src, &t->refs[i], &w, attr, &rd->buf, &rd->cap);
+	if (err) {
+		rd->error = rd->error ? rd->error : err;
+		memset(&rd->row, 0, sizeof(rd->row));
+		return &rd->row;
+	}
+	/* its strings are its attributes (numbers key it: rows__can_store) */
+	rd->row = table_row(t, &w);
+	if (t->attrs) {
+		rd->row.command = attr[RA_COMMAND];
+		rd->row.comm = attr[RA_COMM];
+	}
+	rd->row.in_cgroup = attr[RA_CGROUP];
+	apply_method(&rd->row, t->arith);
+	if (rd->finish)
+		rd->finish(rd->finish_ctx, &rd->row);
+	return &rd->row;
+}
+
+int table__error(const struct table *t)
+{
+	return t->reader ? t->reader->error : 0;
+}
+
+void table__finish_rows(struct table *t, void (*fn)(void *ctx, struct table_row *r),
+			void *ctx)
+{
+	if (t->refs) {
+		t->reader->finish = fn;
+		t->reader->finish_ctx = ctx;
+		return;
+	}
+	for (size_t i = 0; i < t->nrows; i++)
+		fn(ctx, &t->rows[i]);
+}
+
+void table__keep(struct table *t, bool (*keep)(const struct table_row *r, void *ctx),
+		 void *ctx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nrows; i++) {
+		if (!keep(table__row(t, i), ctx))
+			continue;
+		if (t->refs)
+			t->refs[n++] = t->refs[i];
+		else
+			t->rows[n++] = t->rows[i];
+	}
+	t->nrows = n;
 }

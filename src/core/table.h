@@ -104,9 +104,16 @@ struct table {
 				 * shows a start: seconds since it */
 	uint64_t interval_ns;
 	struct table_totals totals;
-	struct table_row *rows;	/* largest apparent time first, or --sort */
+	struct table_row *rows;	/* largest apparent time first, or --sort;
+				 * NULL when they are stored: table__row
+				 * reads any row either way */
 	size_t nrows;
 	struct rows src;	/* owns the rows' strings */
+	/* rows in a store (rows__store): in the rows' order, each read back
+	 * by table__row, which leaves what it read in reader */
+	struct row_ref *refs;
+	struct table_reader *reader;
+	enum steal_method arith;	/* the arithmetic the rows get */
 };
 
 /* How a table is made from rows. */
@@ -139,6 +146,22 @@ struct table *table__new_keys(const struct attributor *a, const char *keys);
 void table__sort(struct table *t, const struct sort_spec *s);
 
 void table__free(struct table *t);
+
+/* Row i: in memory, or read back from the store into a row that the next
+ * call replaces. A row the store fails to give back is a row of zeros,
+ * and table__error says why. */
+const struct table_row *table__row(const struct table *t, size_t i);
+/* 0, or the -errno of the first row the store failed to give back. */
+int table__error(const struct table *t);
+
+/* fn applied to every row: now to rows in memory, as each is read back
+ * to stored ones (figures worked out from what outlives the rows, such
+ * as the cgroups' counters, which ctx must then outlive). */
+void table__finish_rows(struct table *t, void (*fn)(void *ctx, struct table_row *r),
+			void *ctx);
+/* Only the rows keep(r, ctx) says to, in their order. */
+void table__keep(struct table *t, bool (*keep)(const struct table_row *r, void *ctx),
+		 void *ctx);
 
 /* A row's share of the samples; its steal's share of its apparent time. */
 double table_row__steal_share(const struct table_row *r);

@@ -91,7 +91,7 @@ static int write_csv(FILE *out, const struct table *t, const struct report_extra
 	bool known = !x || x->steal_known;
 	header(out, t, x);
 	for (size_t i = 0; i < t->nrows; i++) {
-		const struct table_row *r = &t->rows[i];
+		const struct table_row *r = table__row(t, i);
 		bool first = false;
 		keys(out, t, x, r);
 		u64_field(out, r->samples);

@@ -229,7 +229,7 @@ static int write_json(FILE *out, const struct table *t, const struct report_extr
 	fputs("\"rows\":[", out);
 	for (size_t i = 0; i < t->nrows; i++) {
 		fputs(i ? ",\n" : "\n", out);
-		write_row(out, t, x, &t->rows[i], known);
+		write_row(out, t, x, table__row(t, i), known);
 	}
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;

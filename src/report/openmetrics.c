@@ -88,7 +88,7 @@ static void family(FILE *out, const struct table *t, const struct report_extras 
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
 	for (size_t i = 0; i < t->nrows; i++) {
-		const struct table_row *r = &t->rows[i];
+		const struct table_row *r = table__row(t, i);
 		uint64_t ns = steal ? r->steal_ns : r->cpu_ns;
 		fputs(name, out);
 		put_labels(out, t, r, x);

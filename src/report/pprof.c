@@ -454,7 +454,7 @@ static int from_rows(struct builder *b, const struct table *t)
 {
 	struct labels l;
 	for (size_t i = 0; i < t->nrows; i++) {
-		const struct table_row *r = &t->rows[i];
+		const struct table_row *r = table__row(t, i);
 		int64_t loc = location(b, r->function ? r->function : "[unknown]",
 				       r->dso ? r->dso : "[unknown]");
 		row_labels(t->attrs, &t->keys, r, &l);

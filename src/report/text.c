@@ -126,7 +126,7 @@ static void plan_key(void *ctx, enum row_field f, bool with)
 	}
 	int w = e->width ? e->width : (int)strlen(e->header);
 	for (size_t i = 0; !e->width && i < c->t->nrows; i++) {
-		const char *v = e->text(&c->t->rows[i]);
+		const char *v = e->text(table__row(c->t, i));
 		int n = v ? (int)strlen(v) : 1;
 		w = n > w ? n : w;
 	}
@@ -138,10 +138,6 @@ static void plan(struct layout *l, const struct table *t, const struct report_ex
 	memset(l, 0, sizeof(*l));
 	const struct row_keys *k = &t->keys;
 	l->fig3 = x && (row_keys__has(k, RF_PROCESS) || row_keys__has(k, RF_THREAD));
-	for (size_t i = 0; t->denied_figures && i < t->nrows; i++) {
-		l->wait |= t->rows[i].wait_known;
-		l->throttled |= t->rows[i].throttled_known && t->rows[i].throttled_ns;
-	}
 	struct planning p = { l, t };
 	/* a recording's function is named within its file */
 	report_keys(k, x ? REPORT_AFTER_ALWAYS : REPORT_AFTER_NONE, plan_key, &p);
@@ -152,14 +148,21 @@ static void plan(struct layout *l, const struct table *t, const struct report_ex
 	if (t->attrs)
 		add_col(l, RF_COMMAND);
 	/* all but the last padded to what they hold, up to 40 */
-	for (int c = 0; c < l->ncols; c++) {
-		int w = (int)strlen(key_entry(l->cols[c])->header);
-		for (size_t i = 0; i < t->nrows && c + 1 < l->ncols; i++) {
-			const char *v = long_value(&t->rows[i], l->cols[c]);
-			int n = v ? (int)strlen(v) : 9;
-			w = n > w ? (n < 40 ? n : 40) : w;
+	for (int c = 0; c < l->ncols; c++)
+		l->widths[c] = (int)strlen(key_entry(l->cols[c])->header);
+	/* one pass over the rows (stored ones are read back): the columns'
+	 * widths, and whether any row has a wait or throttling to show */
+	for (size_t i = 0; i < t->nrows && (l->ncols > 1 || t->denied_figures); i++) {
+		const struct table_row *r = table__row(t, i);
+		if (t->denied_figures) {
+			l->wait |= r->wait_known;
+			l->throttled |= r->throttled_known && r->throttled_ns;
 		}
-		l->widths[c] = w;
+		for (int c = 0; c + 1 < l->ncols; c++) {
+			const char *v = long_value(r, l->cols[c]);
+			int n = v ? (int)strlen(v) : 9, w = l->widths[c];
+			l->widths[c] = n > w ? (n < 40 ? n : 40) : w;
+		}
 	}
 }
 
@@ -387,9 +390,10 @@ static void write_rest(FILE *out, const struct table *t, size_t from, bool known
 {
 	uint64_t app = 0, steal = 0, cpu = 0;
 	for (size_t i = from; i < t->nrows; i++) {
-		app += t->rows[i].apparent_ns;
-		steal += t->rows[i].steal_ns;
-		cpu += t->rows[i].cpu_ns;
+		const struct table_row *r = table__row(t, i);
+		app += r->apparent_ns;
+		steal += r->steal_ns;
+		cpu += r->cpu_ns;
 	}
 	char a[32], b[32], c[32];
 	fprintf(out, "... %zu more rows: apparent %s s, steal %s s, cpu %s s (--top 0 shows all)\n",
@@ -488,7 +492,7 @@ static int write_text(FILE *out, const struct table *t, const struct report_extr
 	used += figure_header(out, t, &l);
 	long_cols(out, &l, NULL, used, width);
 	for (size_t i = 0; i < shown; i++) {
-		const struct table_row *r = &t->rows[i];
+		const struct table_row *r = table__row(t, i);
 		used = short_keys(out, t, &l, r);
 		used += figures(out, t, &l, r, known);
 		long_cols(out, &l, r, used, width);

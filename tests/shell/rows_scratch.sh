@@ -1,0 +1,115 @@
+# Rows of whole threads wait for the report in a temporary file, not in
+# memory (core/rows.h's row_store, output/scratch.c): a recording written
+# here of 1 500 short processes, each with a command line of its own,
+# some pids given again, run
+# by the sampled clock. Reported by thread and by process,thread in
+# every format that lists rows, with $TMPDIR a directory (rows stored)
+# and with $TMPDIR missing (no scratch file: rows kept in memory): the
+# same bytes. Each row names its own command line and run time, the
+# scratch file has no name left behind, and a row the file cannot give
+# back fails the report (exit 1, nothing written).
+. "$(dirname "$0")/../lib.sh"
+command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
+python3 - "$TMP/items" <<'PY'
+import struct, sys
+S = 10_000_000_000
+MS = 1_000_000
+items = []
+def item(t, payload):
+    items.append(struct.pack('<II', t, len(payload)) + payload + b'\0' * (-len(payload) % 8))
+def sched(kind, t, a, b, v):
+    item(15, struct.pack('<IIQIIQ', kind, 0, S + t * MS, a, b, v))
+def stint(tid, start, end):
+    sched(1, start, 0, tid, 0)
+    sched(2, end, tid, 0, (end - start) * MS)
+    sched(1, end, tid, 0, 0)
+def taskev(kind, t, pid, ppid):
+    item(16, struct.pack('<IIQIIIIII', kind, 0, S + t * MS, pid, pid, ppid, ppid,
+                         0xffffffff, 0))
+def proc(t, pid, command, exe):
+    item(19, struct.pack('<QIIIIII', S + t * MS, pid, 1000, len(command), len(exe), 0, 0)
+         + command + exe)
+item(1, b'phase=start\nsource=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
+     b'steal_source=tracepoints\nscope=all\ntime_ns=%d\ncpu=0\n' % S)
+item(4, struct.pack('<II', 100, 100) + b'make')
+proc(0, 100, b'make -j1', b'/usr/bin/make')
+t = 1
+for i in range(1500):
+    pid = 1000 + i % 1400          # the last 100 pids given again
+    taskev(1, t, pid, 100)
+    proc(t, pid, b'cc1 -O2 -o obj/%d.o src/file%d.c' % (i, i), b'/usr/lib/gcc/cc1')
+    ran = 1 + i % 5
+    stint(pid, t + 1, t + 1 + ran)
+    taskev(3, t + 1 + ran, pid, 100)
+    t += ran + 2
+stint(100, t, t + 3)
+item(1, b'phase=end\ntime_ns=%d\n' % (S + (t + 10) * MS))
+item(7, struct.pack('<Q', len(items)))
+open(sys.argv[1], 'wb').write(b''.join(items))
+PY
+zstd -q -f -1 "$TMP/items" -o "$TMP/items.zst"
+python3 - "$TMP/items" "$TMP/items.zst" "$TMP/many.rec" <<'PY'
+import os, struct, sys
+raw, z = os.path.getsize(sys.argv[1]), open(sys.argv[2], 'rb').read()
+open(sys.argv[3], 'wb').write(b'CPULREC\0' + struct.pack('<II', 2, 0) +
+                              struct.pack('<IIII', 0x314b4c42, raw, len(z), 0) + z)
+PY
+
+mkdir "$TMP/scratch"
+for by in thread process,thread; do
+	for f in json csv text openmetrics; do
+		TMPDIR="$TMP/scratch" "$CL" report -i "$TMP/many.rec" --by $by --format $f \
+			>"$TMP/stored.$f" 2>"$TMP/err" || fail "by $by, $f, stored: $(cat "$TMP/err")"
+		TMPDIR="$TMP/missing" "$CL" report -i "$TMP/many.rec" --by $by --format $f \
+			>"$TMP/kept.$f" 2>"$TMP/err" || fail "by $by, $f, in memory: $(cat "$TMP/err")"
+		cmp -s "$TMP/stored.$f" "$TMP/kept.$f" ||
+			fail "by $by, $f: stored and kept rows differ: $(diff "$TMP/stored.$f" "$TMP/kept.$f" | head -5)"
+	done
+	[ -z "$(ls -A "$TMP/scratch")" ] || fail "a scratch file left behind: $(ls -A "$TMP/scratch")"
+done
+
+# every process its row, its own command line and run time (a row's
+# attributes read back for another row would show here)
+python3 - "$TMP/stored.json" <<'PY' || fail "the rows"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+rows = [r for r in d["rows"] if r["command"] and r["command"].startswith("cc1")]
+assert len(rows) == 1500, len(rows)
+seen = set()
+for r in rows:
+    i = int(re.search(r'file(\d+)\.c', r["command"]).group(1))
+    assert r["pid"] == 1000 + i % 1400, (r["pid"], r["command"])
+    assert r["cpu_ns"] == (1 + i % 5) * 1_000_000, (r["cpu_ns"], r["command"])
+    assert "obj/%d.o" % i in r["command"], r["command"]
+    seen.add(i)
+assert len(seen) == 1500
+runs = [r["cpu_ns"] for r in d["rows"]]
+assert runs == sorted(runs, reverse=True), "not largest first"
+PY
+
+# a scratch file that cannot be read back: exit 1, no report written
+# (LD_PRELOAD of a pread that fails: the only way to make a file the
+# kernel just wrote unreadable from outside)
+if command -v cc >/dev/null; then
+	cat >"$TMP/failread.c" <<'C'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/types.h>
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	(void)fd; (void)buf; (void)n; (void)off;
+	errno = EIO;
+	return -1;
+}
+ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
+C
+	cc -shared -fPIC -o "$TMP/failread.so" "$TMP/failread.c" || fail "cc"
+	# (under ASan, which wants to be the first library loaded: told not to mind)
+	run env TMPDIR="$TMP/scratch" LD_PRELOAD="$TMP/failread.so" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		"$CL" report -i "$TMP/many.rec" --format json -o "$TMP/out.json"
+	[ "$(status)" = 1 ] || fail "unreadable scratch: exit $(status): $(cat "$TMP/err")"
+	grep -q "cannot read back the rows kept in a temporary file" "$TMP/err" ||
+		fail "unreadable scratch: $(cat "$TMP/err")"
+	[ ! -e "$TMP/out.json" ] || fail "unreadable scratch: a report was written"
+fi

@@ -1,0 +1,301 @@
+/*
+ * rows kept in a store (rows__store, rows__retire, table__row): a table
+ * made from rows of whole threads that went to a store as their threads
+ * ended is the table made from the same contributions kept in memory,
+ * row by row and in the same order, under either arithmetic and any
+ * sort: with threads seen again after they went (summed, their command
+ * kept only where both agree), ids the kernel gave again (the start
+ * made a key), attributes missing, mixed or agreed, and enough rows gone
+ * that their strings are let go. Only keys of whole threads are stored;
+ * a store that fails to give a row back says so (table__error).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/rows.h"
+#include "core/table.h"
+
+/* A store in memory, as the scratch file is one on disk. */
+struct mem_store {
+	char *buf;
+	size_t len, cap;
+	bool fail;
+	struct row_store s;
+};
+
+static int mem_put(void *ctx, const void *p, size_t n, uint64_t *off)
+{
+	struct mem_store *m = ctx;
+	if (m->len + n > m->cap) {
+		m->cap = (m->len + n) * 2;
+		m->buf = realloc(m->buf, m->cap);
+		assert_non_null(m->buf);
+	}
+	memcpy(m->buf + m->len, p, n);
+	*off = m->len;
+	m->len += n;
+	return 0;
+}
+
+static int mem_get(void *ctx, uint64_t off, void *p, size_t n)
+{
+	struct mem_store *m = ctx;
+	if (m->fail)
+		return -EIO;
+	assert_true(off + n <= m->len);
+	memcpy(p, m->buf + off, n);
+	return 0;
+}
+
+static void mem_init(struct mem_store *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->s = (struct row_store){ .ctx = m, .put = mem_put, .get = mem_get };
+}
+
+static void keys_of(struct row_keys *k, const char *list)
+{
+	size_t bad;
+	assert_int_equal(row_keys__parse(k, list, &bad), 0);
+}
+
+static void only_whole_threads(void **state)
+{
+	(void)state;
+	const char *yes[] = { "thread", "process,thread" };
+	const char *no[] = { "comm", "process", "thread,function", "thread,comm", "thread,cpu",
+			     "command,thread" };
+	struct row_keys k;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		keys_of(&k, yes[i]);
+		assert_true(rows__can_store(&k));
+	}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		keys_of(&k, no[i]);
+		assert_false(rows__can_store(&k));
+		struct mem_store m;
+		mem_init(&m);
+		struct rows r;
+		rows__init(&r, &k);
+		rows__store(&r, &m.s);
+		assert_null(r.store);	/* kept in memory */
+		rows__release(&r);
+	}
+}
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state % n);
+}
+
+/* The same contributions into mem (kept) and st (stored as threads go). */
+static void feed(struct rows *mem, struct rows *st, unsigned threads)
+{
+	char cmd[64];
+	struct row_key pending[16];
+	unsigned npending = 0;
+	for (unsigned t = 0; t < threads; t++) {
+		/* every 50th reuses an id with a later start; every 7th is a
+		 * thread seen again after it went (its id and start again) */
+		uint32_t tid = t % 50 == 49 ? 1000 + t - 49 : t % 7 == 6 ? 1000 + t - 3 : 1000 + t;
+		uint64_t start = t % 50 == 49 ? 5000 + t : t % 7 == 6 ? 5000 + t - 3 : 5000 + t;
+		if (t % 7 == 6 && t % 50 == 49)
+			continue;
+		snprintf(cmd, sizeof(cmd), "cc1 -O2 file%u.c", t % 7 == 6 && rnd(2) ? t : tid);
+		struct row_key k = { .pid = tid, .tid = tid, .thread_start_ns = start,
+				     .proc_start_ns = start };
+		struct row_attrs a = { .command = rnd(10) ? cmd : NULL, .comm = "cc1",
+				       .cgroup = rnd(3) ? "/work" : NULL };
+		/* some come without attributes at all, their row's first */
+		const struct row_attrs *at = t % 7 == 3 && rnd(2) ? NULL : &a;
+		unsigned programs = 1 + rnd(4);
+		struct row_base bm, bs;
+		assert_int_equal(rows__base(mem, &k, at, &bm), 0);
+		assert_int_equal(rows__base(st, &k, at, &bs), 0);
+		for (unsigned p = 0; p < programs; p++) {
+			struct row_figures f = { .samples = 1 + rnd(100), .steal_samples = rnd(5),
+						 .cpu_ns = 1000000ull * (1 + rnd(100)),
+						 .steal_ns = 1000ull * rnd(50),
+						 .control_ns = rnd(2) ? 1000 : 0 };
+			assert_int_equal(rows__add_to(mem, &bm, &k, &f), 0);
+			assert_int_equal(rows__add_to(st, &bs, &k, &f), 0);
+		}
+		if (rnd(4)) {	/* its wait, as on_gone adds it */
+			struct row_figures w = { .wait_ns = 100ull * rnd(1000), .wait_threads = 1 };
+			assert_int_equal(rows__add(mem, &k, &a, &w), 0);
+			assert_int_equal(rows__add(st, &k, &a, &w), 0);
+		}
+		/* threads end in another order than they began (a row not the
+		 * last in memory goes); some are still alive at the end */
+		pending[npending++] = k;
+		while (npending > 12 || (t + 1 == threads && npending > 6)) {
+			uint32_t j = rnd(npending);
+			assert_int_equal(rows__retire(st, &pending[j]), 0);
+			pending[j] = pending[--npending];
+		}
+		/* one seen again is sometimes seen a third time */
+		if (t % 7 == 6 && rnd(2)) {
+			snprintf(cmd, sizeof(cmd), "cc1 -O2 third%u.c", rnd(2) ? t : tid);
+			struct row_figures f = { .samples = 1, .cpu_ns = 1000 };
+			assert_int_equal(rows__add(mem, &k, &a, &f), 0);
+			assert_int_equal(rows__add(st, &k, &a, &f), 0);
+			assert_int_equal(rows__retire(st, &k), 0);
+		}
+	}
+}
+
+static void same_string(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_true(a == b);
+	else
+		assert_string_equal(a, b);
+}
+
+static void same_tables(struct table *a, struct table *b)
+{
+	assert_int_equal(a->nrows, b->nrows);
+	assert_int_equal(a->reused, b->reused);
+	assert_string_equal(a->by, b->by);
+	assert_int_equal(a->totals.attributed_steal_ns, b->totals.attributed_steal_ns);
+	for (size_t i = 0; i < a->nrows; i++) {
+		struct table_row x = *table__row(a, i);
+		const struct table_row *y = table__row(b, i);
+		assert_int_equal(x.pid, y->pid);
+		assert_int_equal(x.tid, y->tid);
+		assert_int_equal(x.start_ns, y->start_ns);
+		assert_int_equal(x.samples, y->samples);
+		assert_int_equal(x.steal_samples, y->steal_samples);
+		assert_int_equal(x.cpu_ns, y->cpu_ns);
+		assert_int_equal(x.steal_ns, y->steal_ns);
+		assert_int_equal(x.apparent_ns, y->apparent_ns);
+		assert_int_equal(x.corrected_ns, y->corrected_ns);
+		assert_int_equal(x.control_ns, y->control_ns);
+		assert_int_equal(x.wait_ns, y->wait_ns);
+		assert_int_equal(x.wait_known, y->wait_known);
+		same_string(x.command, y->command);
+		same_string(x.comm, y->comm);
+		same_string(x.in_cgroup, y->in_cgroup);
+	}
+	assert_int_equal(table__error(a), 0);
+	assert_int_equal(table__error(b), 0);
+}
+
+static void stored_as_kept(void **state)
+{
+	(void)state;
+	const enum steal_method methods[] = { METHOD_PRECEDING, METHOD_RATIO };
+	const struct sort_spec sorts[] = { { { SORT_APPARENT }, 1 },
+					   { { SORT_SAMPLES, SORT_STEAL }, 2 },
+					   { { SORT_STEAL_SHARE }, 1 } };
+	for (int m = 0; m < 2; m++) {
+		for (int s = 0; s < 3; s++) {
+			struct row_keys k;
+			keys_of(&k, "thread");
+			struct mem_store ms;
+			mem_init(&ms);
+			struct rows mem, st;
+			rows__init(&mem, &k);
+			rows__init(&st, &k);
+			rows__store(&st, &ms.s);
+			assert_non_null(st.store);
+			feed(&mem, &st, 3000);
+			/* the gone threads' rows and strings left memory */
+			assert_true(st.n < 20);
+			assert_true(st.strings.count < 1000);
+			assert_true(st.nrefs > 2500);
+			struct table_params p = { .method = methods[m], .steal_known = true,
+						  .attrs = true };
+			struct table *a = table__from_rows(&mem, &p);
+			struct table *b = table__from_rows(&st, &p);
+			assert_non_null(a);
+			assert_non_null(b);
+			assert_null(b->rows);
+			assert_true(a->reused);	/* ids given again */
+			table__sort(a, &sorts[s]);
+			table__sort(b, &sorts[s]);
+			same_tables(a, b);
+			/* a thread seen again is one row: fewer rows than threads */
+			assert_true(a->nrows < 3000);
+			table__free(a);
+			table__free(b);
+			free(ms.buf);
+		}
+	}
+}
+
+static bool over_5ms(const struct table_row *r, void *ctx)
+{
+	(void)ctx;
+	return r->cpu_ns >= 50000000;
+}
+
+static void widen(void *ctx, struct table_row *r)
+{
+	(void)ctx;
+	r->denied_known = true;
+	r->denied_ns = r->steal_ns + r->wait_ns;
+}
+
+/* table__keep and table__finish_rows do to stored rows what they do to
+ * rows in memory. */
+static void kept_and_finished(void **state)
+{
+	(void)state;
+	struct row_keys k;
+	keys_of(&k, "thread");
+	struct mem_store ms;
+	mem_init(&ms);
+	struct rows mem, st;
+	rows__init(&mem, &k);
+	rows__init(&st, &k);
+	rows__store(&st, &ms.s);
+	feed(&mem, &st, 400);
+	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
+				  .attrs = true };
+	struct table *a = table__from_rows(&mem, &p);
+	struct table *b = table__from_rows(&st, &p);
+	size_t all = a->nrows;
+	table__keep(a, over_5ms, NULL);
+	table__keep(b, over_5ms, NULL);
+	assert_true(a->nrows < all && a->nrows > 0);
+	table__finish_rows(a, widen, NULL);
+	table__finish_rows(b, widen, NULL);
+	same_tables(a, b);
+	for (size_t i = 0; i < b->nrows; i++) {
+		assert_true(table__row(b, i)->cpu_ns >= 50000000);
+		assert_true(table__row(b, i)->denied_known);
+	}
+	/* the store failing: a row of zeros, and the table says why */
+	ms.fail = true;
+	const struct table_row *r = table__row(b, 0);
+	assert_int_equal(r->samples, 0);
+	assert_null(r->command);
+	assert_int_equal(table__error(b), -EIO);
+	table__free(a);
+	table__free(b);
+	free(ms.buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(only_whole_threads),
+		cmocka_unit_test(stored_as_kept),
+		cmocka_unit_test(kept_and_finished),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
