@@ -705,7 +705,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 	p.totals.labelled_steal_ns = p.totals.steal_ns;
 	a->table = table__from_rows(&a->rows, &p);
 	if (!a->table)
-		return -ENOMEM;
+		return errno ? -errno : -ENOMEM;	/* or the row store's */
 	a->table->origin_ns = s->start_ns;
 	table__sort(a->table, &a->o.sort);
 	percent_limit(a);

@@ -320,7 +320,17 @@ static unsigned terminal_width(const struct report_opts *o)
 	return ws.ws_col;
 }
 
-static int write_report(const struct report_opts *o, struct analysis *a)
+/* The scratch file of stored rows failed (a full $TMPDIR), or err came
+ * of reading a row back: said so. */
+static void say_scratch(const struct scratch *sc, int err)
+{
+	err = scratch__error(sc) ? scratch__error(sc) : err;
+	cli_error("cannot keep the rows of gone threads in a temporary file in %s: %s "
+		  "(TMPDIR names another directory)", scratch__dir(sc), strerror(-err));
+}
+
+static int write_report(const struct report_opts *o, struct analysis *a,
+			const struct scratch *sc)
 {
 	a->x.top = o->top;
 	a->x.width = terminal_width(o);
@@ -329,8 +339,7 @@ static int write_report(const struct report_opts *o, struct analysis *a)
 		return EXIT_RUNTIME;
 	int err = o->writer->write(out.f, a->table, &a->x);
 	if (!err && table__error(a->table)) {
-		cli_error("cannot read back the rows kept in a temporary file: %s",
-			  strerror(-table__error(a->table)));
+		say_scratch(sc, table__error(a->table));
 		outfile__abort(&out);
 		return EXIT_RUNTIME;
 	}
@@ -371,13 +380,16 @@ static int report_recording(struct report_opts *o, int fd)
 	if (err == -EINVAL) {
 		cli_not_a_recording(o->input, &e, o->a.salvage);
 		status = EXIT_USAGE;
+	} else if (err && scratch__error(sc)) {
+		say_scratch(sc, err);
+		status = EXIT_RUNTIME;
 	} else if (err) {
 		cli_error("cannot read '%s': %s", o->input, strerror(-err));
 		status = EXIT_RUNTIME;
 	} else if (!(status = cli_check_control(o->a.control, o->a.ncontrol,
 						rec_source__rules(a.src)))) {
 		say_damage(o, &a);
-		status = write_report(o, &a);
+		status = write_report(o, &a, sc);
 	}
 	if (!(w->stream_new && !o->a.stack_ctx))
 		analysis__release(&a);

@@ -236,6 +236,7 @@ static uint32_t row_of(struct rows *r, const struct row *w)
 			return HINDEX_NONE;
 		id = r->n++;
 		r->v[id] = *w;
+		r->v[id].seq = r->made++;
 	}
 	r->last = id + 1;
 	return id;
@@ -315,7 +316,7 @@ static uint32_t *attr_slot(struct row *w, int i)
 /* w's fields into rec, field by field: its padding stays the zeros it
  * was given (a copy of the struct would write bytes never set). A field
  * added to struct row is added here: */
-_Static_assert(sizeof(struct row) == 152 && sizeof(struct row_figures) == 64,
+_Static_assert(sizeof(struct row) == 160 && sizeof(struct row_figures) == 64,
 	       "rec_of copies every field of struct row");
 static void rec_of(struct row_rec *rec, const struct row *w)
 {
@@ -336,6 +337,7 @@ static void rec_of(struct row_rec *rec, const struct row *w)
 	o->cpu = w->cpu;
 	o->stack = w->stack;
 	memcpy(o->derived, w->derived, sizeof(o->derived));
+	o->seq = w->seq;
 	o->attr_seen = w->attr_seen;
 	o->cgroup_seen = w->cgroup_seen;
 	o->f.samples = w->f.samples;
@@ -375,7 +377,7 @@ static int put_row(struct rows *r, const struct row *w, const char *const attr[R
 	if (err)
 		return err;
 	*ref = (struct row_ref){ .off = off, .start_ns = w->start_ns, .pid = w->pid,
-				 .tid = w->tid, .len = (uint32_t)n,
+				 .tid = w->tid, .len = (uint32_t)n, .seq = w->seq,
 				 .samples = w->f.samples, .steal_samples = w->f.steal_samples,
 				 .cpu_ns = w->f.cpu_ns, .steal_ns = w->f.steal_ns };
 	return 0;
@@ -402,28 +404,39 @@ static int compact(struct rows *r)
 {
 	struct strtab s;
 	strtab__init(&s);
-	for (uint32_t i = 0; i < r->n; i++) {
-		struct row *w = &r->v[i];
-		uint32_t *ids[11 + ROW_DERIVED] = {
-			&w->vm, &w->comm, &w->command, &w->executable, &w->dso, &w->function,
-			&w->account, &w->cgroup, &w->attr_command, &w->attr_comm, &w->attr_cgroup,
-		};
-		for (int d = 0; d < ROW_DERIVED; d++)
-			ids[11 + d] = &w->derived[d];
-		for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
-			if (*ids[k] == ROW_NONE)
-				continue;
-			uint32_t id = strtab__intern(&s, strtab__str(&r->strings, *ids[k]),
-						     strtab__len(&r->strings, *ids[k]));
-			if (id == HINDEX_NONE) {
-				strtab__release(&s);
-				return -ENOMEM;
+	/* the live rows' strings first, the rows untouched should memory run
+	 * out; then each id made the new table's */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < r->n; i++) {
+			struct row *w = &r->v[i];
+			uint32_t *ids[11 + ROW_DERIVED] = {
+				&w->vm, &w->comm, &w->command, &w->executable, &w->dso,
+				&w->function, &w->account, &w->cgroup, &w->attr_command,
+				&w->attr_comm, &w->attr_cgroup,
+			};
+			for (int d = 0; d < ROW_DERIVED; d++)
+				ids[11 + d] = &w->derived[d];
+			for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+				if (*ids[k] == ROW_NONE)
+					continue;
+				const char *str = strtab__str(&r->strings, *ids[k]);
+				uint32_t len = strtab__len(&r->strings, *ids[k]);
+				uint32_t id = pass ? strtab__find(&s, str, len) :
+						     strtab__intern(&s, str, len);
+				if (id == HINDEX_NONE) {
+					strtab__release(&s);
+					return -ENOMEM;
+				}
+				if (pass)
+					*ids[k] = id;
 			}
-			*ids[k] = id;
 		}
+		if (!pass)
+			continue;
+		strtab__release(&r->strings);
+		r->strings = s;
+		strtab__init(&s);
 	}
-	strtab__release(&r->strings);
-	r->strings = s;
 	memset(r->recent, 0, sizeof(r->recent));
 	hindex__release(&r->index);
 	hindex__init(&r->index);
@@ -451,7 +464,8 @@ int rows__retire(struct rows *r, const struct row_key *k)
 		return err;
 	/* the last row takes its place: ids are dense */
 	hindex__remove(&r->index, h, id);
-	uint32_t last = r->n - 1;
+	uint32_t last = --r->n;
+	r->last = 0;
 	if (id != last) {
 		uint64_t hl = key_hash(&r->v[last]);
 		hindex__remove(&r->index, hl, last);
@@ -459,8 +473,6 @@ int rows__retire(struct rows *r, const struct row_key *k)
 		if (hindex__insert(&r->index, hl, id))
 			return -ENOMEM;
 	}
-	r->n--;
-	r->last = 0;
 	/* the gone rows' strings go once they are most of them */
 	if (++r->retired >= 256 && r->retired >= 2 * r->n)
 		return compact(r);
@@ -481,13 +493,10 @@ int rows__retire_all(struct rows *r)
 	return 0;
 }
 
-int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w,
-		  const char *attr[RA_N], char **buf, size_t *cap)
+/* Room in *buf for a stored row of len bytes and its strings' ends. */
+static int room_for(size_t len, char **buf, size_t *cap)
 {
-	struct row_rec rec;
-	size_t room = ref->len + RA_N;	/* and the strings' ends */
-	if (ref->len < sizeof(rec))
-		return -EIO;
+	size_t room = len + RA_N;
 	if (room > *cap) {
 		char *p = realloc(*buf, room);
 		if (!p)
@@ -495,13 +504,20 @@ int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w
 		*buf = p;
 		*cap = room;
 	}
-	int err = r->store->get(r->store->ctx, ref->off, *buf, ref->len);
-	if (err)
-		return err;
-	memcpy(&rec, *buf, sizeof(rec));
+	return 0;
+}
+
+/* The stored row of len bytes at the start of buf (with room_for's room)
+ * into *w and attr, its strings made NUL-terminated in place. */
+static int unpack(size_t len, struct row *w, const char *attr[RA_N], char *buf)
+{
+	struct row_rec rec;
+	if (len < sizeof(rec))
+		return -EIO;
+	memcpy(&rec, buf, sizeof(rec));
 	*w = rec.w;
 	/* the strings move up by one each for their ends: from the last */
-	size_t at = ref->len, to = room;
+	size_t at = len, to = len + RA_N;
 	for (int i = RA_N; i-- > 0;) {
 		if (rec.len[i] == ROW_NONE) {
 			attr[i] = NULL;
@@ -511,11 +527,30 @@ int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w
 			return -EIO;
 		at -= rec.len[i];
 		to -= rec.len[i] + 1;
-		memmove(*buf + to, *buf + at, rec.len[i]);
-		(*buf)[to + rec.len[i]] = '\0';
-		attr[i] = *buf + to;
+		memmove(buf + to, buf + at, rec.len[i]);
+		buf[to + rec.len[i]] = '\0';
+		attr[i] = buf + to;
 	}
 	return 0;
+}
+
+int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w,
+		  const char *attr[RA_N], char **buf, size_t *cap)
+{
+	int err = room_for(ref->len, buf, cap);
+	if (!err)
+		err = r->store->get(r->store->ctx, ref->off, *buf, ref->len);
+	return err ? err : unpack(ref->len, w, attr, *buf);
+}
+
+int rows__ref_unpack(const struct row_ref *ref, const char *bytes, struct row *w,
+		     const char *attr[RA_N], char **buf, size_t *cap)
+{
+	int err = room_for(ref->len, buf, cap);
+	if (err)
+		return err;
+	memcpy(*buf, bytes, ref->len);
+	return unpack(ref->len, w, attr, *buf);
 }
 
 /* An attribute of two rows' contributions as note_attr leaves it: the
@@ -543,6 +578,7 @@ int rows__ref_merge(struct rows *r, struct row_ref *into, const struct row_ref *
 			m[i] = merged_attr(aa[i], cg ? a.cgroup_seen : a.attr_seen,
 					   ba[i], cg ? b.cgroup_seen : b.attr_seen);
 		}
+		a.seq = a.seq < b.seq ? a.seq : b.seq;
 		a.attr_seen |= b.attr_seen;
 		a.cgroup_seen |= b.cgroup_seen;
 		add_figures(&a.f, &b.f);

@@ -103,6 +103,9 @@ struct row {
 	uint32_t derived[ROW_DERIVED];		/* keys.h's derive; ROW_NONE */
 	uint32_t attr_command, attr_comm;	/* ROW_NONE: none or mixed */
 	uint32_t attr_cgroup;			/* ROW_NONE: none or mixed */
+	/* when it was made, counting from 0: rows of one place in the
+	 * table's order keep this order, stored or not */
+	uint32_t seq;
 	bool attr_seen, cgroup_seen;
 	struct row_figures f;
 };
@@ -133,6 +136,7 @@ struct row_ref {
 	 * (table.c: cpu_ns and steal_ns after the method) */
 	uint64_t samples, steal_samples, cpu_ns, steal_ns;
 	uint32_t pid, tid, len;
+	uint32_t seq;		/* the row's (of rows of one key, the first) */
 };
 
 struct rows {
@@ -149,6 +153,7 @@ struct rows {
 	 * mostly sum into one row (by thread, comm, command, ...), found so
 	 * without hashing */
 	uint32_t last;
+	uint32_t made;		/* rows made so far (struct row's seq) */
 	/* rows__store: the rows retired to the store, and how many went
 	 * since the strings were last made only the live rows' */
 	const struct row_store *store;
@@ -214,8 +219,10 @@ void rows__store(struct rows *r, const struct row_store *s);
 
 /* The row of k's thread, which is gone: into the store (a ref), out of
  * memory. A thread seen again later makes a row again, which the table
- * sums with this one (rows__ref_merge). 0, or -ENOMEM or the store's
- * -errno. */
+ * sums with this one (rows__ref_merge). The last row in memory takes
+ * its id, and the rows' strings may be made anew: a row_base made
+ * before (rows__base) is not to be used after. 0, or -ENOMEM or the
+ * store's -errno. */
 int rows__retire(struct rows *r, const struct row_key *k);
 
 /* Every row still in memory into the store, as the table is made. */
@@ -226,6 +233,10 @@ int rows__retire_all(struct rows *r);
  * 0, or -ENOMEM or the store's -errno. */
 int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w,
 		  const char *attr[RA_N], char **buf, size_t *cap);
+
+/* The same of a stored row's bytes read already (ref->len at bytes). */
+int rows__ref_unpack(const struct row_ref *ref, const char *bytes, struct row *w,
+		     const char *attr[RA_N], char **buf, size_t *cap);
 
 /* Two stored rows of one key summed, as if one row had had the
  * contributions of both (attributes kept where they agree), stored anew

@@ -16,6 +16,8 @@
 
 struct scratch {
 	int fd;
+	int error;		/* the first, -errno */
+	char dir[4096];
 	uint64_t flushed;	/* bytes in the file */
 	size_t used;		/* bytes in buf after them */
 	char buf[SCRATCH_BUF];
@@ -37,6 +39,13 @@ static int write_all(int fd, const char *p, size_t n, uint64_t off)
 	return 0;
 }
 
+static int failed(struct scratch *s, int err)
+{
+	if (err && !s->error)
+		s->error = err;
+	return err;
+}
+
 static int flush(struct scratch *s)
 {
 	int err = write_all(s->fd, s->buf, s->used, s->flushed);
@@ -44,7 +53,7 @@ static int flush(struct scratch *s)
 		s->flushed += s->used;
 		s->used = 0;
 	}
-	return err;
+	return failed(s, err);
 }
 
 static int put(void *ctx, const void *buf, size_t n, uint64_t *off)
@@ -59,7 +68,7 @@ static int put(void *ctx, const void *buf, size_t n, uint64_t *off)
 			err = write_all(s->fd, buf, n, s->flushed);
 			if (!err)
 				s->flushed += n;
-			return err;
+			return failed(s, err);
 		}
 	}
 	memcpy(s->buf + s->used, buf, n);
@@ -82,7 +91,7 @@ static int get(void *ctx, uint64_t off, void *buf, size_t n)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
+			return failed(s, r < 0 ? -errno : -EIO);
 		p += r;
 		n -= (size_t)r;
 		off += (uint64_t)r;
@@ -109,8 +118,12 @@ struct scratch *scratch__open(void)
 			return NULL;
 		}
 		s->fd = mkostemp(path, O_CLOEXEC);
-		if (s->fd >= 0)
-			unlink(path);
+		if (s->fd >= 0 && unlink(path)) {
+			int e = errno;	/* a name it keeps: not scratch */
+			close(s->fd);
+			errno = e;
+			s->fd = -1;
+		}
 	}
 	if (s->fd < 0) {
 		int e = errno;
@@ -120,6 +133,8 @@ struct scratch *scratch__open(void)
 	}
 	s->flushed = 0;
 	s->used = 0;
+	s->error = 0;
+	snprintf(s->dir, sizeof(s->dir), "%s", dir);
 	s->store = (struct row_store){ .ctx = s, .put = put, .get = get };
 	return s;
 }
@@ -135,4 +150,14 @@ void scratch__close(struct scratch *s)
 const struct row_store *scratch__store(struct scratch *s)
 {
 	return &s->store;
+}
+
+int scratch__error(const struct scratch *s)
+{
+	return s ? s->error : 0;
+}
+
+const char *scratch__dir(const struct scratch *s)
+{
+	return s->dir;
 }

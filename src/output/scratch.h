@@ -17,4 +17,10 @@ void scratch__close(struct scratch *s);
 /* The file as a row store; valid until scratch__close. */
 const struct row_store *scratch__store(struct scratch *s);
 
+/* 0, or the -errno of the first write or read that failed (a full
+ * $TMPDIR): what a command says when the store's error reaches it. */
+int scratch__error(const struct scratch *s);
+/* The directory the file is in. */
+const char *scratch__dir(const struct scratch *s);
+
 #endif

@@ -1,13 +1,14 @@
 # Rows of whole threads wait for the report in a temporary file, not in
 # memory (core/rows.h's row_store, output/scratch.c): a recording written
 # here of 1 500 short processes, each with a command line of its own,
-# some pids given again, run
-# by the sampled clock. Reported by thread and by process,thread in
-# every format that lists rows, with $TMPDIR a directory (rows stored)
+# some pids given again. Reported by thread and by process,thread in
+# every format that lists rows, with --percent-limit, --sort and --top,
+# with $TMPDIR a directory (rows stored)
 # and with $TMPDIR missing (no scratch file: rows kept in memory): the
 # same bytes. Each row names its own command line and run time, the
-# scratch file has no name left behind, and a row the file cannot give
-# back fails the report (exit 1, nothing written).
+# scratch file has no name left behind, and a scratch file that cannot
+# be written or read back fails the report (exit 1, saying where and why,
+# nothing written).
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
 python3 - "$TMP/items" <<'PY'
@@ -56,17 +57,31 @@ open(sys.argv[3], 'wb').write(b'CPULREC\0' + struct.pack('<II', 2, 0) +
 PY
 
 mkdir "$TMP/scratch"
+same() {	# name, report's options: stored and kept, the same bytes
+	local name=$1; shift
+	TMPDIR="$TMP/scratch" "$CL" report -i "$TMP/many.rec" "$@" \
+		>"$TMP/stored.$name" 2>"$TMP/err" || fail "$*, stored: $(cat "$TMP/err")"
+	TMPDIR="$TMP/missing" "$CL" report -i "$TMP/many.rec" "$@" \
+		>"$TMP/kept.$name" 2>"$TMP/err" || fail "$*, in memory: $(cat "$TMP/err")"
+	cmp -s "$TMP/stored.$name" "$TMP/kept.$name" ||
+		fail "$*: stored and kept rows differ: $(diff "$TMP/stored.$name" "$TMP/kept.$name" | head -5)"
+	[ -z "$(ls -A "$TMP/scratch")" ] || fail "a scratch file left behind: $(ls -A "$TMP/scratch")"
+}
 for by in thread process,thread; do
 	for f in json csv text openmetrics; do
-		TMPDIR="$TMP/scratch" "$CL" report -i "$TMP/many.rec" --by $by --format $f \
-			>"$TMP/stored.$f" 2>"$TMP/err" || fail "by $by, $f, stored: $(cat "$TMP/err")"
-		TMPDIR="$TMP/missing" "$CL" report -i "$TMP/many.rec" --by $by --format $f \
-			>"$TMP/kept.$f" 2>"$TMP/err" || fail "by $by, $f, in memory: $(cat "$TMP/err")"
-		cmp -s "$TMP/stored.$f" "$TMP/kept.$f" ||
-			fail "by $by, $f: stored and kept rows differ: $(diff "$TMP/stored.$f" "$TMP/kept.$f" | head -5)"
+		same "$f" --by $by --format $f
 	done
-	[ -z "$(ls -A "$TMP/scratch")" ] || fail "a scratch file left behind: $(ls -A "$TMP/scratch")"
 done
+# rows dropped from the middle of the order (--percent-limit keeps those
+# of 3 ms and more; --sort samples, all 0 here, leaves them in pid order),
+# a sort of its own, the rows past --top summed
+same limit.csv --sort samples --percent-limit 0.05 --format csv
+same limit.json --sort cpu --percent-limit 0.05 --format json
+same top.text --top 20 --format text
+[ "$(grep -c '^[0-9]' "$TMP/stored.limit.csv")" -gt 500 ] &&
+	[ "$(grep -c '^[0-9]' "$TMP/stored.limit.csv")" -lt 1000 ] ||
+	fail "--percent-limit 0.05 kept $(grep -c '^[0-9]' "$TMP/stored.limit.csv") rows, not those of 3 ms and more"
+same json --format json
 
 # every process its row, its own command line and run time (a row's
 # attributes read back for another row would show here)
@@ -87,29 +102,35 @@ runs = [r["cpu_ns"] for r in d["rows"]]
 assert runs == sorted(runs, reverse=True), "not largest first"
 PY
 
-# a scratch file that cannot be read back: exit 1, no report written
-# (LD_PRELOAD of a pread that fails: the only way to make a file the
-# kernel just wrote unreadable from outside)
+# a scratch file that cannot be written (a full $TMPDIR) or read back:
+# exit 1, saying where and why, no report written (LD_PRELOAD of a pwrite
+# or pread that fails: the only way to fail a file the kernel just made
+# from outside)
 if command -v cc >/dev/null; then
-	cat >"$TMP/failread.c" <<'C'
+	for call in pwrite:ENOSPC pread:EIO; do
+		fn=${call%:*} e=${call#*:}
+		cat >"$TMP/fail$fn.c" <<C
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sys/types.h>
-ssize_t pread(int fd, void *buf, size_t n, off_t off)
+ssize_t $fn(int fd, void *buf, size_t n, off_t off)
 {
 	(void)fd; (void)buf; (void)n; (void)off;
-	errno = EIO;
+	errno = $e;
 	return -1;
 }
-ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
+ssize_t ${fn}64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("$fn")));
 C
-	cc -shared -fPIC -o "$TMP/failread.so" "$TMP/failread.c" || fail "cc"
-	# (under ASan, which wants to be the first library loaded: told not to mind)
-	run env TMPDIR="$TMP/scratch" LD_PRELOAD="$TMP/failread.so" \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		"$CL" report -i "$TMP/many.rec" --format json -o "$TMP/out.json"
-	[ "$(status)" = 1 ] || fail "unreadable scratch: exit $(status): $(cat "$TMP/err")"
-	grep -q "cannot read back the rows kept in a temporary file" "$TMP/err" ||
-		fail "unreadable scratch: $(cat "$TMP/err")"
-	[ ! -e "$TMP/out.json" ] || fail "unreadable scratch: a report was written"
+		cc -shared -fPIC -o "$TMP/fail$fn.so" "$TMP/fail$fn.c" || fail "cc $fn"
+		# (under ASan, which wants to be the first library loaded: told not to mind)
+		run env TMPDIR="$TMP/scratch" LD_PRELOAD="$TMP/fail$fn.so" \
+			ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+			"$CL" report -i "$TMP/many.rec" --format json -o "$TMP/out.json"
+		[ "$(status)" = 1 ] || fail "$fn failing: exit $(status): $(cat "$TMP/err")"
+		grep -q "cannot keep the rows of gone threads in a temporary file in $TMP/scratch: " "$TMP/err" ||
+			fail "$fn failing: $(cat "$TMP/err")"
+		grep -q "$( [ $e = ENOSPC ] && echo 'No space left' || echo 'Input/output error')" "$TMP/err" ||
+			fail "$fn failing: not its error: $(cat "$TMP/err")"
+		[ ! -e "$TMP/out.json" ] || fail "$fn failing: a report was written"
+	done
 fi

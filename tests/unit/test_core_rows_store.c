@@ -243,6 +243,12 @@ static bool over_5ms(const struct table_row *r, void *ctx)
 	return r->cpu_ns >= 50000000;
 }
 
+static bool even_tid(const struct table_row *r, void *ctx)
+{
+	(void)ctx;
+	return r->tid % 2 == 0;
+}
+
 static void widen(void *ctx, struct table_row *r)
 {
 	(void)ctx;
@@ -275,18 +281,200 @@ static void kept_and_finished(void **state)
 	table__finish_rows(a, widen, NULL);
 	table__finish_rows(b, widen, NULL);
 	same_tables(a, b);
+	/* rows read, then some from the middle dropped and the rest sorted
+	 * anew: what is read after is the rows now at each place */
+	table__keep(a, even_tid, NULL);
+	table__keep(b, even_tid, NULL);
+	same_tables(a, b);
+	const struct sort_spec by_samples = { { SORT_SAMPLES }, 1 };
+	table__sort(a, &by_samples);
+	table__sort(b, &by_samples);
+	same_tables(a, b);
 	for (size_t i = 0; i < b->nrows; i++) {
 		assert_true(table__row(b, i)->cpu_ns >= 50000000);
 		assert_true(table__row(b, i)->denied_known);
 	}
-	/* the store failing: a row of zeros, and the table says why */
+	table__free(a);
+	table__free(b);
+	free(ms.buf);
+}
+
+/* A store that fails to give rows back: a row of zeros, and the table
+ * says why. */
+static void store_failing(void **state)
+{
+	(void)state;
+	struct row_keys k;
+	keys_of(&k, "thread");
+	struct mem_store ms;
+	mem_init(&ms);
+	struct rows mem, st;
+	rows__init(&mem, &k);
+	rows__init(&st, &k);
+	rows__store(&st, &ms.s);
+	feed(&mem, &st, 100);
+	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
+				  .attrs = true };
+	struct table *b = table__from_rows(&st, &p);
+	assert_non_null(b);
 	ms.fail = true;
 	const struct table_row *r = table__row(b, 0);
 	assert_int_equal(r->samples, 0);
 	assert_null(r->command);
 	assert_int_equal(table__error(b), -EIO);
+	/* read again, once the store gives rows back: the row as it is */
+	ms.fail = false;
+	assert_true(table__row(b, 0)->samples > 0);
+	table__free(b);
+	rows__release(&mem);
+	free(ms.buf);
+}
+
+/* Rows read back out of the order they were stored in, past a window
+ * of rows read at once, as writers and text's two passes do. */
+static void read_in_any_order(void **state)
+{
+	(void)state;
+	struct row_keys k;
+	keys_of(&k, "thread");
+	struct mem_store ms;
+	mem_init(&ms);
+	struct rows mem, st;
+	rows__init(&mem, &k);
+	rows__init(&st, &k);
+	rows__store(&st, &ms.s);
+	feed(&mem, &st, 12000);	/* a few windows of rows */
+	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
+				  .attrs = true };
+	struct table *a = table__from_rows(&mem, &p);
+	struct table *b = table__from_rows(&st, &p);
+	assert_true(ms.len > 3 * 512 * 1024);
+	same_tables(a, b);
+	for (size_t n = 0; n < 2000; n++) {
+		size_t i = rnd((uint32_t)a->nrows);
+		assert_int_equal(table__row(a, i)->cpu_ns, table__row(b, i)->cpu_ns);
+		same_string(table__row(a, i)->command, table__row(b, i)->command);
+	}
+	same_tables(a, b);
 	table__free(a);
 	table__free(b);
+	free(ms.buf);
+}
+
+/* Rows the table's order finds equal (tasks that had exited, shown as
+ * -1, with the same figures) keep the order they were made in, stored
+ * or not, though they went to the store in another. */
+static void equal_rows_in_the_order_made(void **state)
+{
+	(void)state;
+	struct row_keys k;
+	keys_of(&k, "thread");
+	struct mem_store ms;
+	mem_init(&ms);
+	struct rows mem, st;
+	rows__init(&mem, &k);
+	rows__init(&st, &k);
+	rows__store(&st, &ms.s);
+	static const char *comms[] = { "a", "b", "c", "d", "e", "f" };
+	struct row_key keys[6];
+	for (int i = 0; i < 6; i++) {
+		keys[i] = (struct row_key){ .pid = UINT32_MAX, .tid = UINT32_MAX,
+					    .thread_start_ns = 100 + 10 * (uint64_t)(5 - i) };
+		struct row_attrs a = { .comm = comms[i] };
+		struct row_figures f = { .samples = 1, .cpu_ns = 1000 };
+		assert_int_equal(rows__add(&mem, &keys[i], &a, &f), 0);
+		assert_int_equal(rows__add(&st, &keys[i], &a, &f), 0);
+	}
+	static const int gone[] = { 3, 0, 5, 1 };	/* 2 and 4 alive at the end */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rows__retire(&st, &keys[gone[i]]), 0);
+	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
+				  .attrs = true };
+	struct table *a = table__from_rows(&mem, &p);
+	struct table *b = table__from_rows(&st, &p);
+	same_tables(a, b);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(table__row(b, i)->comm, comms[i]);
+	table__free(a);
+	table__free(b);
+	free(ms.buf);
+}
+
+/* No row, and one: a table all the same (each a sort of its own). */
+static void none_and_one(void **state)
+{
+	(void)state;
+	struct row_keys k;
+	keys_of(&k, "thread");
+	for (uint32_t threads = 0; threads < 3; threads++) {
+		struct mem_store ms;
+		mem_init(&ms);
+		struct rows mem, st;
+		rows__init(&mem, &k);
+		rows__init(&st, &k);
+		rows__store(&st, &ms.s);
+		for (uint32_t t = 0; t < threads; t++) {
+			struct row_key key = { .pid = 7 + t, .tid = 7 + t };
+			struct row_attrs a = { .command = "sh -c x", .comm = "sh" };
+			struct row_figures f = { .samples = 2, .cpu_ns = 5000 };
+			assert_int_equal(rows__add(&mem, &key, &a, &f), 0);
+			assert_int_equal(rows__add(&st, &key, &a, &f), 0);
+			if (t == 0)	/* the second alive at the end */
+				assert_int_equal(rows__retire(&st, &key), 0);
+		}
+		struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
+					  .attrs = true };
+		struct table *a = table__from_rows(&mem, &p);
+		struct table *b = table__from_rows(&st, &p);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_int_equal(b->nrows, threads);
+		same_tables(a, b);
+		table__keep(b, even_tid, NULL);
+		table__keep(a, even_tid, NULL);
+		same_tables(a, b);
+		table__free(a);
+		table__free(b);
+		free(ms.buf);
+	}
+}
+
+/* A command line longer than the rows read at once (the kernel allows
+ * 2 MB of arguments): its row read alone, whole. */
+static void row_larger_than_a_window(void **state)
+{
+	(void)state;
+	struct row_keys k;
+	keys_of(&k, "thread");
+	struct mem_store ms;
+	mem_init(&ms);
+	struct rows st;
+	rows__init(&st, &k);
+	rows__store(&st, &ms.s);
+	size_t big = 600 * 1024;
+	char *cmd = malloc(big + 1);
+	assert_non_null(cmd);
+	memset(cmd, 'x', big);
+	cmd[big] = '\0';
+	for (uint32_t t = 0; t < 3; t++) {
+		struct row_key key = { .pid = 10 + t, .tid = 10 + t };
+		struct row_attrs a = { .command = t == 1 ? cmd : "sh", .comm = "sh" };
+		struct row_figures f = { .samples = 1, .cpu_ns = 1000 * (3 - t) };
+		assert_int_equal(rows__add(&st, &key, &a, &f), 0);
+		assert_int_equal(rows__retire(&st, &key), 0);
+	}
+	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
+				  .attrs = true };
+	struct table *b = table__from_rows(&st, &p);
+	assert_non_null(b);
+	for (size_t i = 0; i < 3; i++) {
+		const struct table_row *r = table__row(b, i);
+		assert_int_equal(r->tid, 10 + i);
+		assert_int_equal(strlen(r->command), i == 1 ? big : 2);
+	}
+	assert_int_equal(table__error(b), 0);
+	table__free(b);
+	free(cmd);
 	free(ms.buf);
 }
 
@@ -296,6 +484,11 @@ int main(void)
 		cmocka_unit_test(only_whole_threads),
 		cmocka_unit_test(stored_as_kept),
 		cmocka_unit_test(kept_and_finished),
+		cmocka_unit_test(store_failing),
+		cmocka_unit_test(read_in_any_order),
+		cmocka_unit_test(row_larger_than_a_window),
+		cmocka_unit_test(equal_rows_in_the_order_made),
+		cmocka_unit_test(none_and_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
