@@ -77,7 +77,9 @@ static int cmp_num(int64_t a, int64_t b)
  * 20 000 threads took a tenth of its time in reads of 300 bytes. So the
  * rows from the one asked for on are read as a window of up to
  * TABLE_WINDOW bytes, in the store's order, a row close after another
- * (TABLE_GAP) read in the same read, the bytes between let go.
+ * (TABLE_GAP) read in the same read, the bytes between let go; a window
+ * read from all over the file is then stored again whole, so that a
+ * second pass (text's) reads it back in a few reads.
  */
 #define TABLE_WINDOW (512u * 1024)
 #define TABLE_GAP (4u * 1024)
@@ -593,7 +595,8 @@ static int load_window(const struct table *t, size_t i)
 	}
 	qsort_r(rd->order, n, sizeof(*rd->order), cmp_by_offset, (void *)refs);
 	const struct row_store *st = t->src.store;
-	for (size_t a = 0; a < n;) {
+	size_t reads = 0;
+	for (size_t a = 0; a < n; reads++) {
 		/* rows a..b-1 in one read, from the first's offset */
 		const struct row_ref *first = &refs[rd->order[a]];
 		uint64_t end = first->off + first->len;
@@ -616,6 +619,14 @@ static int load_window(const struct table *t, size_t i)
 		}
 	}
 	rd->to = i + n;
+	/* rows read from all over the file: stored again, one after another
+	 * in the table's order, so that a pass after (text's second, a keep's)
+	 * reads them in a few long reads (where the store cannot, they stay
+	 * where they were) */
+	uint64_t off;
+	if (reads > bytes / TABLE_SPAN + 1 && !st->put(st->ctx, rd->win, bytes, &off))
+		for (size_t k = 0; k < n; k++)
+			t->refs[i + k].off = off + rd->at[k];
 	return 0;
 }
 
