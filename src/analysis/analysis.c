@@ -630,16 +630,15 @@ static void row_throttled(void *ctx, struct table_row *r)
 		r->throttled_ns = ch.throttled_ns;
 		r->nr_throttled = ch.nr_throttled;
 	}
-	r->denied_known = t->denied_figures && a->rows_steal_known && r->wait_known;
+	r->denied_known = t->denied_figures && a->x.steal_known && r->wait_known;
 	r->denied_ns = r->denied_known ? r->steal_ns + r->wait_ns : 0;
 }
 
-static void row_throttling(struct analysis *a, bool steal_known)
+static void row_throttling(struct analysis *a)
 {
 	struct table *t = a->table;
 	t->cgroup_figures = row_keys__has(&a->o.keys, RF_CGROUP);
 	t->denied_figures = wait_rows(a);
-	a->rows_steal_known = steal_known;
 	if (t->cgroup_figures || t->denied_figures)
 		table__finish_rows(t, row_throttled, a);
 }
@@ -723,7 +722,7 @@ int analysis__build(struct analysis *a, const struct engine *e,
 		.folds = a->o.fold_stacks ? &a->folds : NULL,
 	};
 	describe_steal(a, e, s);
-	row_throttling(a, s->steal_known);
+	row_throttling(a);	/* after a->x: its steal_known */
 	int err = build_cpus(a, e, s);
 	if (!err)
 		err = build_cgroups(a);

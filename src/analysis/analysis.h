@@ -117,7 +117,6 @@ struct analysis {
 	uint32_t unknown, vm;
 	uint64_t programs;
 	struct analysis_thread cur;
-	bool rows_steal_known;	/* row_throttling's, for stored rows */
 	/* the account last asked whether it is a control program's */
 	uint32_t control_id;
 	bool control_known, control_is;

@@ -493,22 +493,8 @@ int rows__retire_all(struct rows *r)
 	return 0;
 }
 
-/* Room in *buf for a stored row of len bytes and its strings' ends. */
-static int room_for(size_t len, char **buf, size_t *cap)
-{
-	size_t room = len + RA_N;
-	if (room > *cap) {
-		char *p = realloc(*buf, room);
-		if (!p)
-			return -ENOMEM;
-		*buf = p;
-		*cap = room;
-	}
-	return 0;
-}
-
-/* The stored row of len bytes at the start of buf (with room_for's room)
- * into *w and attr, its strings made NUL-terminated in place. */
+/* The stored row of len bytes at the start of buf (with room for RA_N
+ * bytes more) into *w and attr, its strings made NUL-terminated in place. */
 static int unpack(size_t len, struct row *w, const char *attr[RA_N], char *buf)
 {
 	struct row_rec rec;
@@ -537,7 +523,7 @@ static int unpack(size_t len, struct row *w, const char *attr[RA_N], char *buf)
 int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w,
 		  const char *attr[RA_N], char **buf, size_t *cap)
 {
-	int err = room_for(ref->len, buf, cap);
+	int err = grow_bytes(buf, cap, ref->len + RA_N, 512);
 	if (!err)
 		err = r->store->get(r->store->ctx, ref->off, *buf, ref->len);
 	return err ? err : unpack(ref->len, w, attr, *buf);
@@ -546,9 +532,8 @@ int rows__ref_get(const struct rows *r, const struct row_ref *ref, struct row *w
 int rows__ref_unpack(const struct row_ref *ref, const char *bytes, struct row *w,
 		     const char *attr[RA_N], char **buf, size_t *cap)
 {
-	int err = room_for(ref->len, buf, cap);
-	if (err)
-		return err;
+	if (grow_bytes(buf, cap, ref->len + RA_N, 512))
+		return -ENOMEM;
 	memcpy(*buf, bytes, ref->len);
 	return unpack(ref->len, w, attr, *buf);
 }

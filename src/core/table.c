@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 #include "banned.h"
 
 static const char *const sort_names[SORT_COUNT] = {
@@ -93,12 +94,13 @@ struct table_reader {
 	void (*finish)(void *ctx, struct table_row *r);
 	void *finish_ctx;
 	/* the window: rows [from, to) of the table's order, row from + k
-	 * at win + at[k] */
+	 * at win + idx's k-th place */
 	size_t from, to;
 	char *win, *span;
 	size_t win_cap, span_cap;
-	uint32_t *at, *order;
-	size_t at_cap, order_cap;
+	/* the window's rows' places in win, then their order by offset */
+	char *idx;
+	size_t idx_cap;
 };
 
 static const struct table *sorting;	/* qsort has no context argument */
@@ -320,7 +322,6 @@ static int rows_to_table(struct table *t, enum steal_method arith, uint64_t *att
 	return 0;
 }
 
-
 /* Stored rows by their task (pid, tid, start): the order rows of one
  * key come together in, and mark_reused reads. */
 static int cmp_ref_task(const struct row_ref *a, const struct row_ref *b, void *ctx)
@@ -397,6 +398,14 @@ static int cmp_task(const void *pa, const void *pb)
 	return c ? c : cmp_num((int64_t)a->start_ns, (int64_t)b->start_ns);
 }
 
+/* Whether a and b, in their tasks' order, are two tasks of one id
+ * (tasks that had exited show -1: not one task). */
+static bool id_again(const struct task_id *a, const struct task_id *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->start_ns != b->start_ns &&
+	       a->pid < TABLE_ID_EXITED && a->tid < TABLE_ID_EXITED;
+}
+
 /*
  * Whether a task's id is on rows of two tasks: the kernel gives a pid
  * again once it has gone round (pid_max, 32768 by default), so a
@@ -407,14 +416,6 @@ static int cmp_task(const void *pa, const void *pb)
  * table is as it was: the rows are left in the order they came (their
  * tasks are sorted here, apart), for the sort after. 0 or -ENOMEM.
  */
-/* Whether a and b, in their tasks' order, are two tasks of one id
- * (tasks that had exited show -1: not one task). */
-static bool id_again(const struct task_id *a, const struct task_id *b)
-{
-	return a->pid == b->pid && a->tid == b->tid && a->start_ns != b->start_ns &&
-	       a->pid < TABLE_ID_EXITED && a->tid < TABLE_ID_EXITED;
-}
-
 static int mark_reused(struct table *t)
 {
 	struct row_keys *k = &t->keys;
@@ -546,8 +547,7 @@ void table__free(struct table *t)
 		free(t->reader->buf);
 		free(t->reader->win);
 		free(t->reader->span);
-		free(t->reader->at);
-		free(t->reader->order);
+		free(t->reader->idx);
 	}
 	free(t->reader);
 	free(t);
@@ -561,18 +561,6 @@ static int cmp_by_offset(const void *pa, const void *pb, void *ctx)
 	return (a > b) - (a < b);
 }
 
-static int grow_to(void **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	void *n = realloc(*p, need);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = need;
-	return 0;
-}
-
 /* The window from row i: its rows' bytes read in the store's order. */
 static int load_window(const struct table *t, size_t i)
 {
@@ -581,41 +569,39 @@ static int load_window(const struct table *t, size_t i)
 	size_t n = 0, bytes = 0;
 	while (i + n < t->nrows && (!n || bytes + refs[n].len <= TABLE_WINDOW))
 		bytes += refs[n++].len;
-	int err = grow_to((void **)&rd->win, &rd->win_cap, bytes);
-	if (!err)
-		err = grow_to((void **)&rd->at, &rd->at_cap, n * sizeof(uint32_t));
-	if (!err)
-		err = grow_to((void **)&rd->order, &rd->order_cap, n * sizeof(uint32_t));
-	if (err)
-		return err;
+	if (grow_bytes(&rd->win, &rd->win_cap, bytes, 4096) ||
+	    grow_bytes(&rd->idx, &rd->idx_cap, 2 * n * sizeof(uint32_t), 4096))
+		return -ENOMEM;
+	uint32_t *at = (uint32_t *)(void *)rd->idx, *order = at + n;
 	rd->from = rd->to = i;
 	for (size_t k = 0, pos = 0; k < n; pos += refs[k++].len) {
-		rd->at[k] = (uint32_t)pos;
-		rd->order[k] = (uint32_t)k;
+		at[k] = (uint32_t)pos;
+		order[k] = (uint32_t)k;
 	}
-	qsort_r(rd->order, n, sizeof(*rd->order), cmp_by_offset, (void *)refs);
+	qsort_r(order, n, sizeof(*order), cmp_by_offset, (void *)refs);
+	int err;
 	const struct row_store *st = t->src.store;
 	size_t reads = 0;
 	for (size_t a = 0; a < n; reads++) {
 		/* rows a..b-1 in one read, from the first's offset */
-		const struct row_ref *first = &refs[rd->order[a]];
+		const struct row_ref *first = &refs[order[a]];
 		uint64_t end = first->off + first->len;
 		size_t b = a + 1;
 		while (b < n) {
-			const struct row_ref *r = &refs[rd->order[b]];
+			const struct row_ref *r = &refs[order[b]];
 			if (r->off > end + TABLE_GAP || r->off + r->len - first->off > TABLE_SPAN)
 				break;
 			end = r->off + r->len;
 			b++;
 		}
 		size_t len = (size_t)(end - first->off);
-		if ((err = grow_to((void **)&rd->span, &rd->span_cap, len)) ||
-		    (err = st->get(st->ctx, first->off, rd->span, len)))
+		if (grow_bytes(&rd->span, &rd->span_cap, len, 4096))
+			return -ENOMEM;
+		if ((err = st->get(st->ctx, first->off, rd->span, len)))
 			return err;
 		for (; a < b; a++) {
-			const struct row_ref *r = &refs[rd->order[a]];
-			memcpy(rd->win + rd->at[rd->order[a]], rd->span + (r->off - first->off),
-			       r->len);
+			const struct row_ref *r = &refs[order[a]];
+			memcpy(rd->win + at[order[a]], rd->span + (r->off - first->off), r->len);
 		}
 	}
 	rd->to = i + n;
@@ -626,7 +612,7 @@ static int load_window(const struct table *t, size_t i)
 	uint64_t off;
 	if (reads > bytes / TABLE_SPAN + 1 && !st->put(st->ctx, rd->win, bytes, &off))
 		for (size_t k = 0; k < n; k++)
-			t->refs[i + k].off = off + rd->at[k];
+			t->refs[i + k].off = off + at[k];
 	return 0;
 }
 
@@ -639,8 +625,9 @@ const struct table_row *table__row(const struct table *t, size_t i)
 	const char *attr[RA_N];
 	int err = i >= rd->from && i < rd->to ? 0 : load_window(t, i);
 	if (!err)
-		err = rows__ref_unpack(&t->refs[i], rd->win + rd->at[i - rd->from], &w, attr,
-				       &rd->buf, &rd->cap);
+		err = rows__ref_unpack(&t->refs[i],
+				       rd->win + ((const uint32_t *)(void *)rd->idx)[i - rd->from],
+				       &w, attr, &rd->buf, &rd->cap);
 	if (err) {
 		rd->error = rd->error ? rd->error : err;
 		memset(&rd->row, 0, sizeof(rd->row));

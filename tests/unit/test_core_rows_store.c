@@ -67,6 +67,43 @@ static void keys_of(struct row_keys *k, const char *list)
 	assert_int_equal(row_keys__parse(k, list, &bad), 0);
 }
 
+/* Rows by thread twice over: kept in memory (mem), and stored in ms as
+ * their threads go (st). */
+struct pair {
+	struct mem_store ms;
+	struct rows mem, st;
+};
+
+static void pair_init(struct pair *p)
+{
+	struct row_keys k;
+	keys_of(&k, "thread");
+	mem_init(&p->ms);
+	rows__init(&p->mem, &k);
+	rows__init(&p->st, &k);
+	rows__store(&p->st, &p->ms.s);
+}
+
+/* The table of each, under method. */
+static void pair_tables(struct pair *p, enum steal_method method, struct table **a,
+			struct table **b)
+{
+	struct table_params tp = { .method = method, .steal_known = true, .attrs = true };
+	*a = table__from_rows(&p->mem, &tp);
+	*b = table__from_rows(&p->st, &tp);
+	assert_non_null(*a);
+	assert_non_null(*b);
+}
+
+static void pair_free(struct pair *p, struct table *a, struct table *b)
+{
+	table__free(a);
+	table__free(b);
+	rows__release(&p->mem);	/* moved into a table, or left */
+	rows__release(&p->st);
+	free(p->ms.buf);
+}
+
 static void only_whole_threads(void **state)
 {
 	(void)state;
@@ -203,26 +240,16 @@ static void stored_as_kept(void **state)
 					   { { SORT_STEAL_SHARE }, 1 } };
 	for (int m = 0; m < 2; m++) {
 		for (int s = 0; s < 3; s++) {
-			struct row_keys k;
-			keys_of(&k, "thread");
-			struct mem_store ms;
-			mem_init(&ms);
-			struct rows mem, st;
-			rows__init(&mem, &k);
-			rows__init(&st, &k);
-			rows__store(&st, &ms.s);
-			assert_non_null(st.store);
-			feed(&mem, &st, 3000);
+			struct pair pr;
+			pair_init(&pr);
+			assert_non_null(pr.st.store);
+			feed(&pr.mem, &pr.st, 3000);
 			/* the gone threads' rows and strings left memory */
-			assert_true(st.n < 20);
-			assert_true(st.strings.count < 1000);
-			assert_true(st.nrefs > 2500);
-			struct table_params p = { .method = methods[m], .steal_known = true,
-						  .attrs = true };
-			struct table *a = table__from_rows(&mem, &p);
-			struct table *b = table__from_rows(&st, &p);
-			assert_non_null(a);
-			assert_non_null(b);
+			assert_true(pr.st.n < 20);
+			assert_true(pr.st.strings.count < 1000);
+			assert_true(pr.st.nrefs > 2500);
+			struct table *a, *b;
+			pair_tables(&pr, methods[m], &a, &b);
 			assert_null(b->rows);
 			assert_true(a->reused);	/* ids given again */
 			table__sort(a, &sorts[s]);
@@ -230,9 +257,7 @@ static void stored_as_kept(void **state)
 			same_tables(a, b);
 			/* a thread seen again is one row: fewer rows than threads */
 			assert_true(a->nrows < 3000);
-			table__free(a);
-			table__free(b);
-			free(ms.buf);
+			pair_free(&pr, a, b);
 		}
 	}
 }
@@ -261,19 +286,11 @@ static void widen(void *ctx, struct table_row *r)
 static void kept_and_finished(void **state)
 {
 	(void)state;
-	struct row_keys k;
-	keys_of(&k, "thread");
-	struct mem_store ms;
-	mem_init(&ms);
-	struct rows mem, st;
-	rows__init(&mem, &k);
-	rows__init(&st, &k);
-	rows__store(&st, &ms.s);
-	feed(&mem, &st, 400);
-	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
-				  .attrs = true };
-	struct table *a = table__from_rows(&mem, &p);
-	struct table *b = table__from_rows(&st, &p);
+	struct pair pr;
+	pair_init(&pr);
+	feed(&pr.mem, &pr.st, 400);
+	struct table *a, *b;
+	pair_tables(&pr, METHOD_PRECEDING, &a, &b);
 	size_t all = a->nrows;
 	table__keep(a, over_5ms, NULL);
 	table__keep(b, over_5ms, NULL);
@@ -294,9 +311,7 @@ static void kept_and_finished(void **state)
 		assert_true(table__row(b, i)->cpu_ns >= 50000000);
 		assert_true(table__row(b, i)->denied_known);
 	}
-	table__free(a);
-	table__free(b);
-	free(ms.buf);
+	pair_free(&pr, a, b);
 }
 
 /* A store that fails to give rows back: a row of zeros, and the table
@@ -304,30 +319,20 @@ static void kept_and_finished(void **state)
 static void store_failing(void **state)
 {
 	(void)state;
-	struct row_keys k;
-	keys_of(&k, "thread");
-	struct mem_store ms;
-	mem_init(&ms);
-	struct rows mem, st;
-	rows__init(&mem, &k);
-	rows__init(&st, &k);
-	rows__store(&st, &ms.s);
-	feed(&mem, &st, 100);
-	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
-				  .attrs = true };
-	struct table *b = table__from_rows(&st, &p);
-	assert_non_null(b);
-	ms.fail = true;
+	struct pair pr;
+	pair_init(&pr);
+	feed(&pr.mem, &pr.st, 100);
+	struct table *a, *b;
+	pair_tables(&pr, METHOD_PRECEDING, &a, &b);
+	pr.ms.fail = true;
 	const struct table_row *r = table__row(b, 0);
 	assert_int_equal(r->samples, 0);
 	assert_null(r->command);
 	assert_int_equal(table__error(b), -EIO);
 	/* read again, once the store gives rows back: the row as it is */
-	ms.fail = false;
+	pr.ms.fail = false;
 	assert_true(table__row(b, 0)->samples > 0);
-	table__free(b);
-	rows__release(&mem);
-	free(ms.buf);
+	pair_free(&pr, a, b);
 }
 
 /* Rows read back out of the order they were stored in, past a window
@@ -335,20 +340,12 @@ static void store_failing(void **state)
 static void read_in_any_order(void **state)
 {
 	(void)state;
-	struct row_keys k;
-	keys_of(&k, "thread");
-	struct mem_store ms;
-	mem_init(&ms);
-	struct rows mem, st;
-	rows__init(&mem, &k);
-	rows__init(&st, &k);
-	rows__store(&st, &ms.s);
-	feed(&mem, &st, 12000);	/* a few windows of rows */
-	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
-				  .attrs = true };
-	struct table *a = table__from_rows(&mem, &p);
-	struct table *b = table__from_rows(&st, &p);
-	assert_true(ms.len > 3 * 512 * 1024);
+	struct pair pr;
+	pair_init(&pr);
+	feed(&pr.mem, &pr.st, 12000);	/* a few windows of rows */
+	struct table *a, *b;
+	pair_tables(&pr, METHOD_PRECEDING, &a, &b);
+	assert_true(pr.ms.len > 3 * 512 * 1024);
 	same_tables(a, b);
 	for (size_t n = 0; n < 2000; n++) {
 		size_t i = rnd((uint32_t)a->nrows);
@@ -356,9 +353,7 @@ static void read_in_any_order(void **state)
 		same_string(table__row(a, i)->command, table__row(b, i)->command);
 	}
 	same_tables(a, b);
-	table__free(a);
-	table__free(b);
-	free(ms.buf);
+	pair_free(&pr, a, b);
 }
 
 /* Rows the table's order finds equal (tasks that had exited, shown as
@@ -367,14 +362,8 @@ static void read_in_any_order(void **state)
 static void equal_rows_in_the_order_made(void **state)
 {
 	(void)state;
-	struct row_keys k;
-	keys_of(&k, "thread");
-	struct mem_store ms;
-	mem_init(&ms);
-	struct rows mem, st;
-	rows__init(&mem, &k);
-	rows__init(&st, &k);
-	rows__store(&st, &ms.s);
+	struct pair pr;
+	pair_init(&pr);
 	static const char *comms[] = { "a", "b", "c", "d", "e", "f" };
 	struct row_key keys[6];
 	for (int i = 0; i < 6; i++) {
@@ -382,60 +371,44 @@ static void equal_rows_in_the_order_made(void **state)
 					    .thread_start_ns = 100 + 10 * (uint64_t)(5 - i) };
 		struct row_attrs a = { .comm = comms[i] };
 		struct row_figures f = { .samples = 1, .cpu_ns = 1000 };
-		assert_int_equal(rows__add(&mem, &keys[i], &a, &f), 0);
-		assert_int_equal(rows__add(&st, &keys[i], &a, &f), 0);
+		assert_int_equal(rows__add(&pr.mem, &keys[i], &a, &f), 0);
+		assert_int_equal(rows__add(&pr.st, &keys[i], &a, &f), 0);
 	}
 	static const int gone[] = { 3, 0, 5, 1 };	/* 2 and 4 alive at the end */
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(rows__retire(&st, &keys[gone[i]]), 0);
-	struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
-				  .attrs = true };
-	struct table *a = table__from_rows(&mem, &p);
-	struct table *b = table__from_rows(&st, &p);
+		assert_int_equal(rows__retire(&pr.st, &keys[gone[i]]), 0);
+	struct table *a, *b;
+	pair_tables(&pr, METHOD_PRECEDING, &a, &b);
 	same_tables(a, b);
 	for (size_t i = 0; i < 6; i++)
 		assert_string_equal(table__row(b, i)->comm, comms[i]);
-	table__free(a);
-	table__free(b);
-	free(ms.buf);
+	pair_free(&pr, a, b);
 }
 
 /* No row, and one: a table all the same (each a sort of its own). */
 static void none_and_one(void **state)
 {
 	(void)state;
-	struct row_keys k;
-	keys_of(&k, "thread");
 	for (uint32_t threads = 0; threads < 3; threads++) {
-		struct mem_store ms;
-		mem_init(&ms);
-		struct rows mem, st;
-		rows__init(&mem, &k);
-		rows__init(&st, &k);
-		rows__store(&st, &ms.s);
+		struct pair pr;
+		pair_init(&pr);
 		for (uint32_t t = 0; t < threads; t++) {
 			struct row_key key = { .pid = 7 + t, .tid = 7 + t };
 			struct row_attrs a = { .command = "sh -c x", .comm = "sh" };
 			struct row_figures f = { .samples = 2, .cpu_ns = 5000 };
-			assert_int_equal(rows__add(&mem, &key, &a, &f), 0);
-			assert_int_equal(rows__add(&st, &key, &a, &f), 0);
+			assert_int_equal(rows__add(&pr.mem, &key, &a, &f), 0);
+			assert_int_equal(rows__add(&pr.st, &key, &a, &f), 0);
 			if (t == 0)	/* the second alive at the end */
-				assert_int_equal(rows__retire(&st, &key), 0);
+				assert_int_equal(rows__retire(&pr.st, &key), 0);
 		}
-		struct table_params p = { .method = METHOD_PRECEDING, .steal_known = true,
-					  .attrs = true };
-		struct table *a = table__from_rows(&mem, &p);
-		struct table *b = table__from_rows(&st, &p);
-		assert_non_null(a);
-		assert_non_null(b);
+		struct table *a, *b;
+		pair_tables(&pr, METHOD_PRECEDING, &a, &b);
 		assert_int_equal(b->nrows, threads);
 		same_tables(a, b);
 		table__keep(b, even_tid, NULL);
 		table__keep(a, even_tid, NULL);
 		same_tables(a, b);
-		table__free(a);
-		table__free(b);
-		free(ms.buf);
+		pair_free(&pr, a, b);
 	}
 }
 
