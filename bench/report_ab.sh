@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# bench/report_ab: the CPU one report takes with two builds, side by side:
+# a build of another commit (BASE) against this tree's, on one recording,
+# each pinned to one core, `perf stat -r 3` task-clock, ROUNDS rounds of
+# the two in turn (a shared machine drifts: taking turns spreads it over
+# both), the median of each and their ratio. The outputs must be the same
+# bytes.
+#
+# usage: BASE=path/to/cpuledger bench/report_ab.sh RECORDING [ROUNDS] -- [report options...]
+#   e.g. git worktree add /tmp/base 286bd6b && make -C /tmp/base -s all
+#        BASE=/tmp/base/build/cpuledger bench/report_ab.sh live8.rec 5 -- --format json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rec=${1:?usage: BASE=BINARY bench/report_ab.sh RECORDING [ROUNDS] -- [options...]}
+shift
+rounds=5
+if [ $# -gt 0 ] && [ "$1" != -- ]; then rounds=$1; shift; fi
+[ "${1:-}" = -- ] && shift
+base=${BASE:?BASE names the cpuledger of the other build}
+new=$PWD/build/cpuledger
+[ -x "$new" ] || make -s all
+command -v perf >/dev/null || { echo "bench/report_ab: perf is not installed" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$base" report -i "$rec" "$@" >"$tmp/base.out"
+"$new" report -i "$rec" "$@" >"$tmp/new.out"
+cmp -s "$tmp/base.out" "$tmp/new.out" && same=yes || same=NO
+for _ in $(seq "$rounds"); do
+	for b in base new; do
+		bin=$new; [ $b = base ] && bin=$base
+		perf stat -x, -e task-clock -r 3 taskset -c 1 "$bin" report -i "$rec" "$@" \
+			-o /dev/null 2>&1 >/dev/null | awk -F, '/task-clock/ { print $1 }' >>"$tmp/$b"
+	done
+done
+median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+mb=$(median "$tmp/base") mn=$(median "$tmp/new")
+printf 'bench/report_ab: %s %s, %d rounds, task-clock medians\n' "$(basename "$rec")" "$*" "$rounds"
+printf '  base %8.1f ms   this %8.1f ms   this/base %.3f   outputs the same: %s\n' \
+	"$mb" "$mn" "$(echo "$mn / $mb" | bc -l)" "$same"
+[ "$same" = yes ]
