@@ -320,13 +320,16 @@ static unsigned terminal_width(const struct report_opts *o)
 	return ws.ws_col;
 }
 
-/* The scratch file of stored rows failed (a full $TMPDIR), or err came
- * of reading a row back: said so. */
-static void say_scratch(const struct scratch *sc, int err)
+/* The scratch file failed (a full $TMPDIR), or err came of reading it
+ * back: said so, and what it held (the writer's stream: a profile's
+ * samples; else rows of gone threads). */
+static void say_scratch(const struct report_opts *o, const struct scratch *sc, int err)
 {
 	err = scratch__error(sc) ? scratch__error(sc) : err;
-	cli_error("cannot keep the rows of gone threads in a temporary file in %s: %s "
-		  "(TMPDIR names another directory)", scratch__dir(sc), strerror(-err));
+	cli_error("cannot keep %s in a temporary file in %s: %s "
+		  "(TMPDIR names another directory)",
+		  o->writer->stream_new ? "the profile's samples" : "the rows of gone threads",
+		  scratch__dir(sc), strerror(-err));
 }
 
 static int write_report(const struct report_opts *o, struct analysis *a,
@@ -338,8 +341,8 @@ static int write_report(const struct report_opts *o, struct analysis *a,
 	if (outfile__open(&out, o->output))
 		return EXIT_RUNTIME;
 	int err = o->writer->write(out.f, a->table, &a->x);
-	if (!err && table__error(a->table)) {
-		say_scratch(sc, table__error(a->table));
+	if (table__error(a->table) || (err && scratch__error(sc))) {
+		say_scratch(o, sc, err ? err : table__error(a->table));
 		outfile__abort(&out);
 		return EXIT_RUNTIME;
 	}
@@ -366,14 +369,16 @@ static int report_recording(struct report_opts *o, int fd)
 	struct analysis a;
 	struct rec_error e = { 0 };
 	const struct report_writer *w = o->writer;
+	/* rows of whole threads (a day of short processes has millions), and
+	 * a profile's samples, wait in a temporary file for the report, not
+	 * in memory; where none can be made, in memory */
+	struct scratch *sc = w->stream_new || rows__can_store(&o->a.keys) ? scratch__open() :
+			     NULL;
+	const struct row_store *store = sc ? scratch__store(sc) : NULL;
+	o->a.row_store = rows__can_store(&o->a.keys) ? store : NULL;
 	/* a writer that takes the stacks as the threads go holds them once */
-	o->a.stack_ctx = w->stream_new ? w->stream_new() : NULL;
+	o->a.stack_ctx = w->stream_new ? w->stream_new(store) : NULL;
 	o->a.stack_out = o->a.stack_ctx ? w->stream_stack : NULL;
-	/* rows of whole threads (a day of short processes has millions) wait
-	 * in a temporary file for the report, not in memory; where none can
-	 * be made, in memory */
-	struct scratch *sc = rows__can_store(&o->a.keys) ? scratch__open() : NULL;
-	o->a.row_store = sc ? scratch__store(sc) : NULL;
 	int err = w->stream_new && !o->a.stack_ctx ? -ENOMEM :
 		  pipeline__report_file(&a, fd, &o->a, &e);
 	int status = 0;
@@ -381,7 +386,7 @@ static int report_recording(struct report_opts *o, int fd)
 		cli_not_a_recording(o->input, &e, o->a.salvage);
 		status = EXIT_USAGE;
 	} else if (err && scratch__error(sc)) {
-		say_scratch(sc, err);
+		say_scratch(o, sc, err);
 		status = EXIT_RUNTIME;
 	} else if (err) {
 		cli_error("cannot read '%s': %s", o->input, strerror(-err));

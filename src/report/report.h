@@ -136,11 +136,13 @@ struct report_writer {
 	const char *by;		/* its keys when --by is not given */
 	/* Optional (pprof): the stacks taken as each thread goes, so that
 	 * they are not held twice, as rows and as the writer's. stream_new
-	 * makes a state (NULL: out of memory) before the recording is read;
+	 * makes a state (NULL: out of memory) before the recording is read,
+	 * keeping what it makes in store (NULL: in memory; the store's error
+	 * is what the writer's functions return when it fails);
 	 * stream_stack is given each stack row w of st of a gone thread, in
 	 * the order x->stacks would hold them (0 or -ENOMEM); write reads
 	 * the state as x->stream; stream_free frees it (NULL: nothing). */
-	void *(*stream_new)(void);
+	void *(*stream_new)(const struct row_store *store);
 	int (*stream_stack)(void *state, const struct report_stack *rs, const struct rows *st,
 			    const struct row *w);
 	void (*stream_free)(void *state);

@@ -8,7 +8,10 @@
 # same bytes. Each row names its own command line and run time, the
 # scratch file has no name left behind, and a scratch file that cannot
 # be written or read back fails the report (exit 1, saying where and why,
-# nothing written).
+# nothing written). A profile's samples (pprof) wait there too: a recording
+# of 30 000 distinct stacks (1.2 MB of packed samples, several runs of
+# them; no steal, so packed again with cpu alone from the file), the same
+# profile stored and kept, and the same failures.
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
 python3 - "$TMP/items" <<'PY'
@@ -56,12 +59,27 @@ open(sys.argv[3], 'wb').write(b'CPULREC\0' + struct.pack('<II', 2, 0) +
                               struct.pack('<IIII', 0x314b4c42, raw, len(z), 0) + z)
 PY
 
+# 500 threads of 60 stacks each, 6 frames deep
+python3 - >"$TMP/stacks.txt" <<'PY'
+t = 100.0
+for th in range(500):
+    for st in range(60):
+        t += 0.0001
+        print("w%d %d/%d [000] %.6f: cpu-clock: " % (th, 1000 + th, 1000 + th, t))
+        for k in range(6):
+            print("\t%x fn_%d_%d (/usr/lib/lib%d.so)" % (0x1000 + k, st, k, th % 7))
+        print()
+PY
+"$CL" import perf-script "$TMP/stacks.txt" -o "$TMP/stacks.rec" 2>"$TMP/err" ||
+	fail "import of the stacks: $(cat "$TMP/err")"
+
 mkdir "$TMP/scratch"
+INPUT=$TMP/many.rec
 same() {	# name, report's options: stored and kept, the same bytes
 	local name=$1; shift
-	TMPDIR="$TMP/scratch" "$CL" report -i "$TMP/many.rec" "$@" \
+	TMPDIR="$TMP/scratch" "$CL" report -i "$INPUT" "$@" \
 		>"$TMP/stored.$name" 2>"$TMP/err" || fail "$*, stored: $(cat "$TMP/err")"
-	TMPDIR="$TMP/missing" "$CL" report -i "$TMP/many.rec" "$@" \
+	TMPDIR="$TMP/missing" "$CL" report -i "$INPUT" "$@" \
 		>"$TMP/kept.$name" 2>"$TMP/err" || fail "$*, in memory: $(cat "$TMP/err")"
 	cmp -s "$TMP/stored.$name" "$TMP/kept.$name" ||
 		fail "$*: stored and kept rows differ: $(diff "$TMP/stored.$name" "$TMP/kept.$name" | head -5)"
@@ -82,6 +100,23 @@ same top.text --top 20 --format text
 	[ "$(grep -c '^[0-9]' "$TMP/stored.limit.csv")" -lt 1000 ] ||
 	fail "--percent-limit 0.05 kept $(grep -c '^[0-9]' "$TMP/stored.limit.csv") rows, not those of 3 ms and more"
 same json --format json
+INPUT=$TMP/stacks.rec same pprof --format pprof
+INPUT=$TMP/stacks.rec same pprof.process --format pprof --by process,function
+# the profile whole: every stack of every thread, once
+zcat "$TMP/stored.pprof" | python3 -c '
+import sys
+b = sys.stdin.buffer.read()
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+i = n = 0
+while i < len(b):
+    key, i = varint(i)
+    if key & 7 == 0: _, i = varint(i); continue
+    ln, i = varint(i); n += key >> 3 == 2; i += ln
+sys.exit(0 if n == 30000 else "%d samples, not 30000" % n)' || fail "the profile stored"
 
 # every process its row, its own command line and run time (a row's
 # attributes read back for another row would show here)
@@ -123,14 +158,17 @@ ssize_t ${fn}64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("$f
 C
 		cc -shared -fPIC -o "$TMP/fail$fn.so" "$TMP/fail$fn.c" || fail "cc $fn"
 		# (under ASan, which wants to be the first library loaded: told not to mind)
-		run env TMPDIR="$TMP/scratch" LD_PRELOAD="$TMP/fail$fn.so" \
-			ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-			"$CL" report -i "$TMP/many.rec" --format json -o "$TMP/out.json"
-		[ "$(status)" = 1 ] || fail "$fn failing: exit $(status): $(cat "$TMP/err")"
-		grep -q "cannot keep the rows of gone threads in a temporary file in $TMP/scratch: " "$TMP/err" ||
-			fail "$fn failing: $(cat "$TMP/err")"
-		grep -q "$( [ $e = ENOSPC ] && echo 'No space left' || echo 'Input/output error')" "$TMP/err" ||
-			fail "$fn failing: not its error: $(cat "$TMP/err")"
-		[ ! -e "$TMP/out.json" ] || fail "$fn failing: a report was written"
+		for what in json:many:"the rows of gone threads" pprof:stacks:"the profile's samples"; do
+			f=${what%%:*} rec=${what#*:} rec=${rec%%:*} held=${what##*:}
+			run env TMPDIR="$TMP/scratch" LD_PRELOAD="$TMP/fail$fn.so" \
+				ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+				"$CL" report -i "$TMP/$rec.rec" --format "$f" -o "$TMP/out.$f"
+			[ "$(status)" = 1 ] || fail "$f, $fn failing: exit $(status): $(cat "$TMP/err")"
+			grep -q "cannot keep $held in a temporary file in $TMP/scratch: " "$TMP/err" ||
+				fail "$f, $fn failing: $(cat "$TMP/err")"
+			grep -q "$( [ $e = ENOSPC ] && echo 'No space left' || echo 'Input/output error')" "$TMP/err" ||
+				fail "$f, $fn failing: not its error: $(cat "$TMP/err")"
+			[ ! -e "$TMP/out.$f" ] || fail "$f, $fn failing: a report was written"
+		done
 	done
 fi
