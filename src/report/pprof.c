@@ -79,7 +79,6 @@ struct builder {
 	size_t samples_len, samples_cap;
 	struct run *runs;		/* and before, stored or compressed */
 	const struct row_store *store;	/* or NULL */
-	int store_err;			/* what the store said first */
 	uint32_t nruns, runs_cap;
 	uint64_t *locs;			/* a sample's location ids */
 	size_t locs_cap;
@@ -331,7 +330,7 @@ static int store_run(struct builder *b)
 		return -ENOMEM;
 	int err = b->store->put(b->store->ctx, b->samples, b->samples_len, &r.off);
 	if (err)
-		return b->store_err = err;
+		return err;
 	b->runs[b->nruns++] = r;
 	b->samples_len = 0;
 	return 0;
@@ -363,10 +362,8 @@ static int seal_run(struct builder *b)
 /* A run's packed samples into buf (cap bytes); 0 or -errno. */
 static int open_run(struct builder *b, const struct run *r, uint8_t *buf, size_t cap)
 {
-	if (!r->z) {
-		int err = b->store->get(b->store->ctx, r->off, buf, r->len);
-		return err && !b->store_err ? (b->store_err = err) : err;
-	}
+	if (!r->z)
+		return b->store->get(b->store->ctx, r->off, buf, r->len);
 	size_t n = ZSTD_decompress(buf, cap, r->z, r->zlen);
 	return ZSTD_isError(n) || n != r->len ? -ENOMEM : 0;
 }
@@ -564,7 +561,7 @@ static int from_stacks(struct builder *b, const struct table *t,
 /* A gzip stream written to out as its input comes: the same bytes as one
  * deflate() of all of it (the golden and formats tests' profiles, and
  * bench/streaming_real's, compared). At the fastest level, as Go's
- * runtime/pprof writes its profiles: the default level (6) was 0.45 s
+ * runtime/pprof writes its profiles: the default level (6) was about 0.45 s
  * of an 8-minute recording's 1.3 s profile, for a file a fifth smaller. */
 struct gz {
 	z_stream z;
