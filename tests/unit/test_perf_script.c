@@ -70,6 +70,7 @@ static void without_time_or_cpu(void **state)
 	(void)state;
 	struct want a = { "java", NONE, 3278, -1, -1, -1, "cpu-clock", "" };
 	check("java  3278 cpu-clock: ", &a, NULL);
+	check("java  3278 cpu-clock:", &a, NULL);	/* its ':' the line's last byte */
 	struct want b = { "dd", NONE, 29776, -1, 666709771979000LL, 10101010, "cpu-clock", "" };
 	check("dd 29776 666709.771979:   10101010 cpu-clock: ", &b, NULL);
 	struct want c = { "java", NONE, 3278, 2, -1, -1, "cpu-clock", "" };
@@ -137,6 +138,9 @@ static void not_headers(void **state)
 		"# ========",
 		"",
 		"just words here",
+		/* colons, none ending a word */
+		"\t7f00 std::vector<int>::size() const (/usr/lib/libx.so)",
+		"\t7f00 a::b:c (/usr/lib/libx.so)",
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
 		struct ps_header h;
