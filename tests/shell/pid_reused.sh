@@ -1,8 +1,8 @@
 # A pid the kernel gave again within one recording (pid_max wraps: a
 # recording of 10 000 execs once reported 9 386 processes), on a recording
-# written here item by item (docs/recording-format.md; zstd compresses its
-# block): process 200 was alive at the start and exited; sh (100) forked
-# a new 200 at 50 ms that ran `true`, and another at 100 ms. Each is a row
+# written here item by item (tests/recitems.py): process 200 was alive at
+# the start and exited; sh (100) forked a new 200 at 50 ms that ran
+# `true`, and another at 100 ms. Each is a row
 # of its own, by process and by thread, told apart by its start: text's
 # START_S (seconds into the recording, `-` for one alive at its start),
 # JSON's and CSV's start_ns (the recording's clock, null or empty), an
@@ -12,50 +12,25 @@
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
 make_rec() {	# out reused(0|1)
-	python3 - "$TMP/items" "$2" <<'PY'
-import struct, sys
-S = 10_000_000_000            # the recording's start, ns
-MS = 1_000_000
-items = []
-def item(t, payload):
-    items.append(struct.pack('<II', t, len(payload)) + payload + b'\0' * (-len(payload) % 8))
-def sched(kind, t, a, b, v):
-    item(15, struct.pack('<IIQIIQ', kind, 0, S + t * MS, a, b, v))
-def stint(tid, start, end):
-    sched(1, start, 0, tid, 0)
-    sched(2, end, tid, 0, (end - start) * MS)
-    sched(1, end, tid, 0, 0)
-def taskev(kind, t, pid, ppid):
-    item(16, struct.pack('<IIQIIIIII', kind, 0, S + t * MS, pid, pid, ppid, ppid,
-                         0xffffffff, 0))
-def proc(t, pid, command, exe):
-    item(19, struct.pack('<QIIIIII', S + t * MS, pid, 1000, len(command), len(exe), 0, 0)
-         + command + exe)
-item(1, b'phase=start\nsource=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
-     b'steal_source=tracepoints\nscope=all\ntime_ns=%d\ncpu=0\n' % S)
+	PYTHONPATH="$ROOT/tests" python3 - "$1" "$2" <<'PY' || fail "writing the recording"
+import sys
+from recitems import Recording, EXIT, FORK
+r = Recording('source=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
+              'steal_source=tracepoints\nscope=all\n')
 for pid, comm in ((100, b'sh'), (200, b'sleep')):
-    item(4, struct.pack('<II', pid, pid) + comm)
-proc(0, 100, b'sh -c loop', b'/bin/sh')
-proc(0, 200, b'sleep 1', b'/bin/sleep')
-stint(200, 1, 10)
-taskev(3, 10, 200, 100)
+    r.task(pid, comm)
+r.proc(0, 100, b'sh -c loop', b'/bin/sh')
+r.proc(0, 200, b'sleep 1', b'/bin/sleep')
+r.stint(200, 1, 10)
+r.taskev(EXIT, 10, 200, 100)
 if sys.argv[2] == '1':
     for at, ran in ((50, 10), (100, 5)):
-        taskev(1, at, 200, 100)
-        proc(at + 1, 200, b'true', b'/bin/true')
-        stint(200, at + 10, at + 10 + ran)
-        taskev(3, at + 10 + ran, 200, 100)
-stint(100, 120, 123)
-item(1, b'phase=end\ntime_ns=%d\n' % (S + 200 * MS))
-item(7, struct.pack('<Q', len(items)))
-open(sys.argv[1], 'wb').write(b''.join(items))
-PY
-	zstd -q -f -1 "$TMP/items" -o "$TMP/items.zst"
-	python3 - "$TMP/items" "$TMP/items.zst" "$1" <<'PY'
-import os, struct, sys
-raw, z = os.path.getsize(sys.argv[1]), open(sys.argv[2], 'rb').read()
-open(sys.argv[3], 'wb').write(b'CPULREC\0' + struct.pack('<II', 2, 0) +
-                              struct.pack('<IIII', 0x314b4c42, raw, len(z), 0) + z)
+        r.taskev(FORK, at, 200, 100)
+        r.proc(at + 1, 200, b'true', b'/bin/true')
+        r.stint(200, at + 10, at + 10 + ran)
+        r.taskev(EXIT, at + 10 + ran, 200, 100)
+r.stint(100, 120, 123)
+r.write(sys.argv[1], end_ms=200)
 PY
 }
 make_rec "$TMP/reused.rec" 1

@@ -14,49 +14,24 @@
 # profile stored and kept, and the same failures.
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
-python3 - "$TMP/items" <<'PY'
-import struct, sys
-S = 10_000_000_000
-MS = 1_000_000
-items = []
-def item(t, payload):
-    items.append(struct.pack('<II', t, len(payload)) + payload + b'\0' * (-len(payload) % 8))
-def sched(kind, t, a, b, v):
-    item(15, struct.pack('<IIQIIQ', kind, 0, S + t * MS, a, b, v))
-def stint(tid, start, end):
-    sched(1, start, 0, tid, 0)
-    sched(2, end, tid, 0, (end - start) * MS)
-    sched(1, end, tid, 0, 0)
-def taskev(kind, t, pid, ppid):
-    item(16, struct.pack('<IIQIIIIII', kind, 0, S + t * MS, pid, pid, ppid, ppid,
-                         0xffffffff, 0))
-def proc(t, pid, command, exe):
-    item(19, struct.pack('<QIIIIII', S + t * MS, pid, 1000, len(command), len(exe), 0, 0)
-         + command + exe)
-item(1, b'phase=start\nsource=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
-     b'steal_source=tracepoints\nscope=all\ntime_ns=%d\ncpu=0\n' % S)
-item(4, struct.pack('<II', 100, 100) + b'make')
-proc(0, 100, b'make -j1', b'/usr/bin/make')
+PYTHONPATH="$ROOT/tests" python3 - "$TMP/many.rec" <<'PY' || fail "writing the recording"
+import sys
+from recitems import Recording, EXIT, FORK
+r = Recording('source=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
+              'steal_source=tracepoints\nscope=all\n')
+r.task(100, b'make')
+r.proc(0, 100, b'make -j1', b'/usr/bin/make')
 t = 1
 for i in range(1500):
     pid = 1000 + i % 1400          # the last 100 pids given again
-    taskev(1, t, pid, 100)
-    proc(t, pid, b'cc1 -O2 -o obj/%d.o src/file%d.c' % (i, i), b'/usr/lib/gcc/cc1')
+    r.taskev(FORK, t, pid, 100)
+    r.proc(t, pid, b'cc1 -O2 -o obj/%d.o src/file%d.c' % (i, i), b'/usr/lib/gcc/cc1')
     ran = 1 + i % 5
-    stint(pid, t + 1, t + 1 + ran)
-    taskev(3, t + 1 + ran, pid, 100)
+    r.stint(pid, t + 1, t + 1 + ran)
+    r.taskev(EXIT, t + 1 + ran, pid, 100)
     t += ran + 2
-stint(100, t, t + 3)
-item(1, b'phase=end\ntime_ns=%d\n' % (S + (t + 10) * MS))
-item(7, struct.pack('<Q', len(items)))
-open(sys.argv[1], 'wb').write(b''.join(items))
-PY
-zstd -q -f -1 "$TMP/items" -o "$TMP/items.zst"
-python3 - "$TMP/items" "$TMP/items.zst" "$TMP/many.rec" <<'PY'
-import os, struct, sys
-raw, z = os.path.getsize(sys.argv[1]), open(sys.argv[2], 'rb').read()
-open(sys.argv[3], 'wb').write(b'CPULREC\0' + struct.pack('<II', 2, 0) +
-                              struct.pack('<IIII', 0x314b4c42, raw, len(z), 0) + z)
+r.stint(100, t, t + 3)
+r.write(sys.argv[1], end_ms=t + 10)
 PY
 
 # 500 threads of 60 stacks each, 6 frames deep

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""
+recitems: a cpuledger recording written item by item, for tests that need
+a recording no machine would give them (a pid given again, thousands of
+short processes). The layout is docs/recording-format.md's: a file header,
+then one zstd-compressed block of items (compressed with the zstd command,
+as the tests' machines have it), its END item last.
+
+Times are given in milliseconds after the recording's start.
+
+    import recitems
+    r = recitems.Recording('source=test\\nhost=h\\n...')
+    r.task(100, b'sh')
+    r.proc(0, 100, b'sh -c loop', b'/bin/sh')
+    r.stint(100, 1, 10)
+    r.write('out.rec', end_ms=20)
+"""
+import os
+import struct
+import subprocess
+
+START_NS = 10_000_000_000   # the recording's clock at its start
+MS = 1_000_000
+
+# item types (docs/recording-format.md)
+META, TASK, END, SCHED, TASKEV, PROC = 1, 4, 7, 15, 16, 19
+SWITCH, RUNTIME = 1, 2                  # SCHED kinds
+FORK, COMM, EXIT = 1, 2, 3              # TASKEV kinds
+
+
+class Recording:
+    def __init__(self, meta, cpus=1):
+        """meta: the start META's key=value lines after phase=start; its
+        time_ns and cpu lines (cpus of them) are added here."""
+        self.items = []
+        self.item(META, b'phase=start\n' + meta.encode() + b'time_ns=%d\n' % START_NS +
+                  b''.join(b'cpu=%d\n' % c for c in range(cpus)))
+
+    def item(self, kind, payload):
+        self.items.append(struct.pack('<II', kind, len(payload)) + payload +
+                          b'\0' * (-len(payload) % 8))
+
+    def task(self, pid, comm, tid=None):
+        """A thread alive at the start."""
+        self.item(TASK, struct.pack('<II', pid, pid if tid is None else tid) + comm)
+
+    def sched(self, kind, ms, a, b, value):
+        self.item(SCHED, struct.pack('<IIQIIQ', kind, 0, START_NS + ms * MS, a, b, value))
+
+    def stint(self, tid, start_ms, end_ms):
+        """tid on CPU 0 from start_ms to end_ms: switched in, its runtime,
+        switched out to idle."""
+        self.sched(SWITCH, start_ms, 0, tid, 0)
+        self.sched(RUNTIME, end_ms, tid, 0, (end_ms - start_ms) * MS)
+        self.sched(SWITCH, end_ms, tid, 0, 0)
+
+    def taskev(self, kind, ms, pid, ppid):
+        """A fork or exit of a one-thread process."""
+        self.item(TASKEV, struct.pack('<IIQIIIIII', kind, 0, START_NS + ms * MS, pid, pid,
+                                      ppid, ppid, 0xffffffff, 0))
+
+    def proc(self, ms, pid, command, exe, uid=1000):
+        self.item(PROC, struct.pack('<QIIIIII', START_NS + ms * MS, pid, uid, len(command),
+                                    len(exe), 0, 0) + command + exe)
+
+    def write(self, path, end_ms):
+        """The end META and END, compressed into one block at path."""
+        self.item(META, b'phase=end\ntime_ns=%d\n' % (START_NS + end_ms * MS))
+        self.item(END, struct.pack('<Q', len(self.items)))
+        raw = b''.join(self.items)
+        # (its size told, so that the frame says it, as the recorder's do)
+        z = subprocess.run(['zstd', '-q', '-1', '-c', '--stream-size=%d' % len(raw)],
+                           input=raw, check=True, stdout=subprocess.PIPE).stdout
+        with open(path + '.tmp', 'wb') as f:
+            f.write(b'CPULREC\0' + struct.pack('<II', 2, 0) +
+                    struct.pack('<IIII', 0x314b4c42, len(raw), len(z), 0) + z)
+        os.replace(path + '.tmp', path)
