@@ -27,9 +27,9 @@ if "$CL" record -g -o "$TMP/live.rec" -- "$CL" workload libcall --seconds 1 >/de
 else
 	echo "no recording of cpuledger's own: perf_event_open refused"
 fi
-# a profile of more samples than pprof keeps in one compressed run (1 MiB
-# packed), of no steal: the samples packed as the threads went are packed
-# again with cpu alone, run by run
+# a profile of more samples than pprof keeps in one run (1 MiB packed in
+# memory, 256 KB in the temporary file), of no steal (the recording says
+# so at its start: the samples are packed with cpu alone as the threads go)
 python3 - >"$TMP/many.txt" <<'PY'
 t = 100.0
 for th in range(500):
