@@ -37,8 +37,7 @@ class Recording:
                   b''.join(b'cpu=%d\n' % c for c in range(cpus)))
 
     def item(self, kind, payload):
-        self.items.append(struct.pack('<II', kind, len(payload)) + payload +
-                          b'\0' * (-len(payload) % 8))
+        self.items.append(encode(kind, payload))
 
     def task(self, pid, comm, tid=None):
         """A thread alive at the start."""
@@ -64,14 +63,57 @@ class Recording:
                                     len(exe), 0, 0) + command + exe)
 
     def write(self, path, end_ms):
-        """The end META and END, compressed into one block at path."""
+        """The end META and END, then the file at path."""
         self.item(META, b'phase=end\ntime_ns=%d\n' % (START_NS + end_ms * MS))
         self.item(END, struct.pack('<Q', len(self.items)))
-        raw = b''.join(self.items)
+        write_items(path, self.items)
+
+
+BLOCK_RAW = 1 << 20     # a block's items, at most (src/format/recording.c)
+
+
+def encode(kind, payload):
+    """An item as a block holds it: type, length, payload, padding."""
+    return struct.pack('<II', kind, len(payload)) + payload + b'\0' * (-len(payload) % 8)
+
+
+def read_items(path):
+    """The file's version and its items as (type, payload), END included."""
+    b = open(path, 'rb').read()
+    assert b[:8] == b'CPULREC\0', path
+    version = struct.unpack('<I', b[8:12])[0]
+    items, pos = [], 16
+    while pos < len(b):
+        _, raw, zlen, _ = struct.unpack('<IIII', b[pos:pos + 16])
+        pos += 16
+        d = subprocess.run(['zstd', '-dq', '-c'], input=b[pos:pos + zlen], check=True,
+                           stdout=subprocess.PIPE).stdout
+        pos += zlen
+        at = 0
+        while at < len(d):
+            kind, n = struct.unpack('<II', d[at:at + 8])
+            items.append((kind, d[at + 8:at + 8 + n]))
+            at += 8 + n + (-n % 8)
+    return version, items
+
+
+def write_items(path, items, version=2):
+    """items (encoded, or (type, payload)) in blocks of up to BLOCK_RAW,
+    each compressed with the zstd command, at path."""
+    blocks, cur = [], b''
+    for it in items:
+        it = it if isinstance(it, bytes) else encode(*it)
+        if cur and len(cur) + len(it) > BLOCK_RAW:
+            blocks.append(cur)
+            cur = b''
+        cur += it
+    blocks.append(cur)
+    out = [b'CPULREC\0' + struct.pack('<II', version, 0)]
+    for raw in blocks:
         # (its size told, so that the frame says it, as the recorder's do)
         z = subprocess.run(['zstd', '-q', '-1', '-c', '--stream-size=%d' % len(raw)],
                            input=raw, check=True, stdout=subprocess.PIPE).stdout
-        with open(path + '.tmp', 'wb') as f:
-            f.write(b'CPULREC\0' + struct.pack('<II', 2, 0) +
-                    struct.pack('<IIII', 0x314b4c42, len(raw), len(z), 0) + z)
-        os.replace(path + '.tmp', path)
+        out.append(struct.pack('<IIII', 0x314b4c42, len(raw), len(z), 0) + z)
+    with open(path + '.tmp', 'wb') as f:
+        f.write(b''.join(out))
+    os.replace(path + '.tmp', path)

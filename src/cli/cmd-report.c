@@ -321,14 +321,14 @@ static unsigned terminal_width(const struct report_opts *o)
 }
 
 /* The scratch file failed (a full $TMPDIR), or err came of reading it
- * back: said so, and what it held (the writer's stream: a profile's
- * samples; else rows of gone threads). */
+ * back: said so, and what it held (rows of gone threads, or a profile's
+ * samples: pprof's keys hold a function, so never both). */
 static void say_scratch(const struct report_opts *o, const struct scratch *sc, int err)
 {
 	err = scratch__error(sc) ? scratch__error(sc) : err;
 	cli_error("cannot keep %s in a temporary file in %s: %s "
 		  "(TMPDIR names another directory)",
-		  o->writer->stream_new ? "the profile's samples" : "the rows of gone threads",
+		  o->a.row_store ? "the rows of gone threads" : "the profile's samples",
 		  scratch__dir(sc), strerror(-err));
 }
 
@@ -342,7 +342,7 @@ static int write_report(const struct report_opts *o, struct analysis *a,
 		return EXIT_RUNTIME;
 	int err = o->writer->write(out.f, a->table, &a->x);
 	if (table__error(a->table) || (err && scratch__error(sc))) {
-		say_scratch(o, sc, err ? err : table__error(a->table));
+		say_scratch(o, sc, table__error(a->table) ? table__error(a->table) : err);
 		outfile__abort(&out);
 		return EXIT_RUNTIME;
 	}

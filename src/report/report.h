@@ -129,7 +129,8 @@ struct report_stack {
 struct report_writer {
 	const char *name;
 	/* Writes t (and x, for a recording; NULL for sampling data) to out.
-	 * Returns 0, or -EIO when out has an error. */
+	 * Returns 0, -EIO when out has an error, -ENOMEM, or the error of
+	 * the store its stream kept in. */
 	int (*write)(FILE *out, const struct table *t,
 		     const struct report_extras *x);
 	unsigned needs;		/* REPORT_NEEDS_* and the like */
@@ -140,7 +141,8 @@ struct report_writer {
 	 * keeping what it makes in store (NULL: in memory; the store's error
 	 * is what the writer's functions return when it fails);
 	 * stream_stack is given each stack row w of st of a gone thread, in
-	 * the order x->stacks would hold them (0 or -ENOMEM); write reads
+	 * the order x->stacks would hold them (0, -ENOMEM or the store's
+	 * -errno); write reads
 	 * the state as x->stream; stream_free frees it (NULL: nothing). */
 	void *(*stream_new)(const struct row_store *store);
 	int (*stream_stack)(void *state, const struct report_stack *rs, const struct rows *st,

@@ -10,8 +10,11 @@
 # be written or read back fails the report (exit 1, saying where and why,
 # nothing written). A profile's samples (pprof) wait there too: a recording
 # of 30 000 distinct stacks (1.2 MB of packed samples, several runs of
-# them; no steal, so packed again with cpu alone from the file), the same
-# profile stored and kept, and the same failures.
+# them), the same profile stored and kept, and the same failures; and
+# the same recording with its start said again, steal unknown the second
+# time (a start META read mid-file: the samples packed with both values
+# as the threads went are packed again with cpu alone, run by run, from
+# the file), the same profile stored and kept, one value a sample.
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
 PYTHONPATH="$ROOT/tests" python3 - "$TMP/many.rec" <<'PY' || fail "writing the recording"
@@ -47,6 +50,17 @@ for th in range(500):
 PY
 "$CL" import perf-script "$TMP/stacks.txt" -o "$TMP/stacks.rec" 2>"$TMP/err" ||
 	fail "import of the stacks: $(cat "$TMP/err")"
+PYTHONPATH="$ROOT/tests" python3 - "$TMP/stacks.rec" "$TMP/flip.rec" <<'PY' || fail "the flipped recording"
+import re, struct, sys
+from recitems import read_items, write_items, META, END
+version, items = read_items(sys.argv[1])
+start = items[0][1]
+assert b'steal_source=unknown' in start
+items[0] = (META, re.sub(rb'steal_source=[^\n]*', b'steal_source=tracepoints', start))
+items.insert(1, (META, start))
+items[-1] = (END, struct.pack('<Q', len(items) - 1))
+write_items(sys.argv[2], items, version)
+PY
 
 mkdir "$TMP/scratch"
 INPUT=$TMP/many.rec
@@ -76,22 +90,41 @@ same top.text --top 20 --format text
 	fail "--percent-limit 0.05 kept $(grep -c '^[0-9]' "$TMP/stored.limit.csv") rows, not those of 3 ms and more"
 same json --format json
 INPUT=$TMP/stacks.rec same pprof --format pprof
-INPUT=$TMP/stacks.rec same pprof.process --format pprof --by process,function
-# the profile whole: every stack of every thread, once
-zcat "$TMP/stored.pprof" | python3 -c '
+INPUT=$TMP/stacks.rec same pprof.comm --format pprof --by comm,function
+INPUT=$TMP/flip.rec same pprof.flip --format pprof
+# the profiles whole: every stack of every thread, once; one sample type
+# (cpu) and one value a sample where steal is unknown
+cat >"$TMP/profile.py" <<'PY'
 import sys
-b = sys.stdin.buffer.read()
-def varint(i):
+def varint(b, i):
     v = s = 0
     while True:
         c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
         if c < 0x80: return v, i
-i = n = 0
-while i < len(b):
-    key, i = varint(i)
-    if key & 7 == 0: _, i = varint(i); continue
-    ln, i = varint(i); n += key >> 3 == 2; i += ln
-sys.exit(0 if n == 30000 else "%d samples, not 30000" % n)' || fail "the profile stored"
+def fields(b):
+    i = 0
+    while i < len(b):
+        key, i = varint(b, i)
+        if key & 7 == 0:
+            v, i = varint(b, i); yield key >> 3, v
+        else:
+            n, i = varint(b, i); yield key >> 3, b[i:i + n]; i += n
+p = sys.stdin.buffer.read()
+types = sum(1 for f, _ in fields(p) if f == 1)
+samples = [s for f, s in fields(p) if f == 2]
+values = set()
+for s in samples:
+    for f, v in fields(s):
+        if f == 2:      # value: packed varints
+            i = n = 0
+            while i < len(v): _, i = varint(v, i); n += 1
+            values.add(n)
+ok = len(samples) == 30000 and types == 1 and values == {1}
+sys.exit(0 if ok else "%d samples, %d sample types, values a sample %s" % (len(samples), types, values))
+PY
+for f in pprof pprof.flip; do
+	zcat "$TMP/stored.$f" | python3 "$TMP/profile.py" || fail "the profile stored ($f)"
+done
 
 # every process its row, its own command line and run time (a row's
 # attributes read back for another row would show here)
