@@ -372,10 +372,10 @@ static int report_recording(struct report_opts *o, int fd)
 	/* rows of whole threads (a day of short processes has millions), and
 	 * a profile's samples, wait in a temporary file for the report, not
 	 * in memory; where none can be made, in memory */
-	struct scratch *sc = w->stream_new || rows__can_store(&o->a.keys) ? scratch__open() :
-			     NULL;
+	bool rows_stored = rows__can_store(&o->a.keys);
+	struct scratch *sc = w->stream_new || rows_stored ? scratch__open() : NULL;
 	const struct row_store *store = sc ? scratch__store(sc) : NULL;
-	o->a.row_store = rows__can_store(&o->a.keys) ? store : NULL;
+	o->a.row_store = rows_stored ? store : NULL;
 	/* a writer that takes the stacks as the threads go holds them once */
 	o->a.stack_ctx = w->stream_new ? w->stream_new(store) : NULL;
 	o->a.stack_out = o->a.stack_ctx ? w->stream_stack : NULL;

@@ -321,39 +321,33 @@ static int strings_of(struct builder *b, struct labels *l)
 	return 0;
 }
 
-/* The packed samples since the last run made a run of their own, put in
- * the store. */
-static int store_run(struct builder *b)
+/* The packed samples since the last run, zstd-compressed into r. */
+static int compress_run(const struct builder *b, struct run *r)
+{
+	size_t cap = ZSTD_compressBound(b->samples_len);
+	if (!(r->z = malloc(cap)))
+		return -ENOMEM;
+	r->zlen = ZSTD_compress(r->z, cap, b->samples, b->samples_len, 1);
+	uint8_t *z = ZSTD_isError(r->zlen) ? NULL : realloc(r->z, r->zlen);
+	if (!z) {
+		free(r->z);
+		return -ENOMEM;
+	}
+	r->z = z;
+	return 0;
+}
+
+/* The packed samples since the last run made a run of their own: put in
+ * the store, or compressed. */
+static int seal_run(struct builder *b)
 {
 	struct run r = { NULL, 0, b->samples_len, 0 };
 	if (grow_array((void **)&b->runs, &b->runs_cap, b->nruns, sizeof(*b->runs), 16))
 		return -ENOMEM;
-	int err = b->store->put(b->store->ctx, b->samples, b->samples_len, &r.off);
+	int err = b->store ? b->store->put(b->store->ctx, b->samples, b->samples_len, &r.off) :
+			     compress_run(b, &r);
 	if (err)
 		return err;
-	b->runs[b->nruns++] = r;
-	b->samples_len = 0;
-	return 0;
-}
-
-/* The packed samples since the last run made a run of their own. */
-static int seal_run(struct builder *b)
-{
-	if (b->store)
-		return store_run(b);
-	size_t cap = ZSTD_compressBound(b->samples_len);
-	struct run r = { malloc(cap), 0, b->samples_len, 0 };
-	if (!r.z || grow_array((void **)&b->runs, &b->runs_cap, b->nruns, sizeof(*b->runs), 16)) {
-		free(r.z);
-		return -ENOMEM;
-	}
-	r.zlen = ZSTD_compress(r.z, cap, b->samples, b->samples_len, 1);
-	uint8_t *z = ZSTD_isError(r.zlen) ? NULL : realloc(r.z, r.zlen);
-	if (!z) {
-		free(r.z);
-		return -ENOMEM;
-	}
-	r.z = z;
 	b->runs[b->nruns++] = r;
 	b->samples_len = 0;
 	return 0;

@@ -30,16 +30,7 @@ fi
 # a profile of more samples than pprof keeps in one run (1 MiB packed in
 # memory, 256 KB in the temporary file), of no steal (the recording says
 # so at its start: the samples are packed with cpu alone as the threads go)
-python3 - >"$TMP/many.txt" <<'PY'
-t = 100.0
-for th in range(500):
-    for st in range(60):
-        t += 0.0001
-        print("w%d %d/%d [000] %.6f: cpu-clock: " % (th, 1000 + th, 1000 + th, t))
-        for k in range(6):
-            print("\t%x fn_%d_%d (/usr/lib/lib%d.so)" % (0x1000 + k, st, k, th % 7))
-        print()
-PY
+python3 "$ROOT/tests/many_stacks.py" >"$TMP/many.txt"
 "$CL" import perf-script "$TMP/many.txt" -o "$TMP/many.rec" 2>/dev/null || fail "import of many stacks"
 inputs="$inputs $TMP/many.rec"
 for input in $inputs; do

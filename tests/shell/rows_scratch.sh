@@ -37,17 +37,8 @@ r.stint(100, t, t + 3)
 r.write(sys.argv[1], end_ms=t + 10)
 PY
 
-# 500 threads of 60 stacks each, 6 frames deep
-python3 - >"$TMP/stacks.txt" <<'PY'
-t = 100.0
-for th in range(500):
-    for st in range(60):
-        t += 0.0001
-        print("w%d %d/%d [000] %.6f: cpu-clock: " % (th, 1000 + th, 1000 + th, t))
-        for k in range(6):
-            print("\t%x fn_%d_%d (/usr/lib/lib%d.so)" % (0x1000 + k, st, k, th % 7))
-        print()
-PY
+# 500 threads of 60 stacks each, 6 frames deep (tests/many_stacks.py)
+python3 "$ROOT/tests/many_stacks.py" >"$TMP/stacks.txt"
 "$CL" import perf-script "$TMP/stacks.txt" -o "$TMP/stacks.rec" 2>"$TMP/err" ||
 	fail "import of the stacks: $(cat "$TMP/err")"
 PYTHONPATH="$ROOT/tests" python3 - "$TMP/stacks.rec" "$TMP/flip.rec" <<'PY' || fail "the flipped recording"
