@@ -268,6 +268,26 @@ static int open_db(struct ledger *l, const char *path, enum ledger_mode mode, ch
 	return 0;
 }
 
+/*
+ * PRAGMA journal_mode=WAL reads the file's header, then writes it: a
+ * reader turning writer, which SQLite does not wait for (its busy handler
+ * is skipped there, as waiting could deadlock). First users that meet
+ * here get SQLITE_BUSY at once; they take turns by trying again until the
+ * writer's wait runs out.
+ */
+static int use_wal(struct ledger *l, char *msg, size_t size)
+{
+	int waited = 0;
+	for (;;) {
+		int e = ledger_exec(l, "PRAGMA journal_mode=WAL", msg, size);
+		if (e != -EBUSY || waited >= wait_ms)
+			return e;
+		int nap = waited < 100 ? 2 : 20;
+		sqlite3_sleep(nap);
+		waited += nap;
+	}
+}
+
 /* In one transaction: how 0 reads, 1 probes (what the file is, before
  * anything is written to it), 2 creates or migrates. */
 static int checked(struct ledger *l, const char *path, int how, char *msg, size_t size)
@@ -324,7 +344,7 @@ int ledger__open(const char *path, enum ledger_mode mode, struct ledger **out,
 	/* WAL: readers never wait for a writer, and a writer only for the
 	 * writer before it */
 	if (!e && write)
-		e = ledger_exec(l, "PRAGMA journal_mode=WAL", msg, size);
+		e = use_wal(l, msg, size);
 	/* a migration drops tables that others refer to: keys checked after */
 	if (!e && write)
 		e = ledger_exec(l, "PRAGMA foreign_keys=OFF", msg, size);
