@@ -149,6 +149,13 @@ for name, r in rows.items():
     if bill.get(name, {}).get("cpu_ns") != r["cpu_ns"]:
         bad.append(f"bill {name}: {bill.get(name)} vs report cpu_ns {r['cpu_ns']}")
 if bad:
+    # what a failure on a loaded machine needs to be told from a bug: the
+    # sources, what was lost, every group's figures
+    print({k: v for k, v in d.items() if not isinstance(v, (list, dict))})
+    for g in d["cgroups"]:
+        r = rows.get(g["cgroup"], {})
+        print(f"  {g['cgroup']}: cpu {r.get('cpu_ns')} steal {r.get('steal_ns')} "
+              f"usage {g['usage_ns']} throttled {g['throttled_ns']}")
     sys.exit("\n".join(bad))
 PY
 grep -q "THROTTLED_S" cg.txt || fail "the text report has no cgroups section: $(cat cg.txt)"
