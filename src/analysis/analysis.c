@@ -13,7 +13,7 @@
 #include "../core/banned.h"
 
 int analysis__init(struct analysis *a, const struct analysis_opts *o,
-		   const struct strtab *names, struct strtab *stack_frames,
+		   const struct strtab *names, struct stacktab *stack_frames,
 		   uint32_t unknown, uint32_t vm)
 {
 	memset(a, 0, sizeof(*a));
@@ -275,21 +275,21 @@ static bool counts_inclusive(const struct analysis *a)
 	return a->have_stacks && row_keys__has(&a->o.keys, RF_FUNCTION) && !a->o.no_rows;
 }
 
-/* Each distinct named function on a stack gains its samples (the leaf
+/* Each distinct named function on stack gains its samples (the leaf
  * counts however it is named; an unnamed caller adds nothing). */
-static int stack_inclusive(struct analysis *a, const uint32_t *frames, size_t n,
-			   uint64_t samples)
+static int stack_inclusive(struct analysis *a, uint32_t stack, uint64_t samples)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint32_t fn = frames[3 * i], dso = frames[3 * i + 1];
-		if (i && fn == a->unknown)
+	static __thread struct stack_frame f[4096];
+	uint32_t n = stacktab__frames(a->stack_frames, stack, f, 4096);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && f[i].function == a->unknown)
 			continue;
 		bool dup = false;
-		for (size_t j = 0; j < i && !dup; j++)
-			dup = frames[3 * j] == fn && frames[3 * j + 1] == dso;
+		for (uint32_t j = 0; j < i && !dup; j++)
+			dup = f[j].function == f[i].function && f[j].dso == f[i].dso;
 		if (dup)
 			continue;
-		struct incl_entry *e = incl_entry(a, fn, dso, frames[3 * i + 2]);
+		struct incl_entry *e = incl_entry(a, f[i].function, f[i].dso, f[i].account);
 		if (!e)
 			return -ENOMEM;
 		e->incl_samples += samples;
@@ -416,45 +416,35 @@ static int on_program(void *ctx, const struct engine *e, const struct eng_thread
 	return rows__add_to(&a->rows, b, &k, &rf);
 }
 
-/* The stack f names, its frames copied into frames (at most max); their
- * number, or 0 with *err set when out of memory. */
-static size_t stack_frames(struct analysis *a, const struct eng_stack_figures *f,
-			   uint32_t *stack, uint32_t *frames, size_t max, int *err)
+/* The stack f names: the engine's, or one of its function alone where
+ * no sample placed it; HINDEX_NONE without stacks, or with *err set when
+ * out of memory. */
+static uint32_t stack_of(struct analysis *a, const struct eng_stack_figures *f, int *err)
 {
-	*stack = f->stack;
 	*err = 0;
-	if (*stack == ENGINE_NONE) {	/* one function no sample placed */
-		uint32_t key[3] = { f->function, f->dso != NO_DSO ? f->dso : a->unknown,
-				    f->account };
-		if (!a->stack_frames ||
-		    (*stack = strtab__intern(a->stack_frames, (const char *)key, sizeof(key))) ==
-		    HINDEX_NONE) {
-			*err = a->stack_frames ? -ENOMEM : 0;
-			return 0;
-		}
-	}
-	/* the table's strings are not aligned: a copy is */
-	size_t n = strtab__len(a->stack_frames, *stack) / (3 * sizeof(uint32_t));
-	if (n > max)
-		n = max;
-	memcpy(frames, strtab__str(a->stack_frames, *stack), n * 3 * sizeof(uint32_t));
-	return n;
+	if (f->stack != ENGINE_NONE || !a->stack_frames)
+		return a->stack_frames ? f->stack : HINDEX_NONE;
+	struct stack_frame one = { f->function, f->dso != NO_DSO ? f->dso : a->unknown,
+				   f->account };
+	uint32_t id = stacktab__intern(a->stack_frames, &one, 1);
+	if (id == HINDEX_NONE)
+		*err = -ENOMEM;
+	return id;
 }
 
 static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *t,
 		    const struct eng_stack_figures *f)
 {
 	struct analysis *a = ctx;
-	static __thread uint32_t frames[3 * 4096];
-	uint32_t stack;
 	int err;
 	(void)e;
 	(void)t;
-	size_t n = stack_frames(a, f, &stack, frames, 4096, &err);
-	if (!n || !wanted(a, name(a, frames[1])))
+	uint32_t stack = stack_of(a, f, &err);
+	if (stack == HINDEX_NONE || !stacktab__depth(a->stack_frames, stack) ||
+	    !wanted(a, name(a, stacktab__frame(a->stack_frames, stack, 0).dso)))
 		return err;
 	if (counts_inclusive(a) && f->stack != ENGINE_NONE)
-		err = stack_inclusive(a, frames, n, f->samples);
+		err = stack_inclusive(a, stack, f->samples);
 	if (err || !a->o.stacks)
 		return err;
 	if (a->o.fold_stacks)

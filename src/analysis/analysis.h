@@ -112,7 +112,7 @@ struct analysis {
 					 * stacks by folded line */
 	struct attrib_totals totals;
 	const struct strtab *names;	/* the source's */
-	struct strtab *stack_frames;	/* the source's; stacks of one
+	struct stacktab *stack_frames;	/* the source's; stacks of one
 					 * unsampled function are added */
 	uint32_t unknown, vm;
 	uint64_t programs;
@@ -143,7 +143,7 @@ struct analysis {
 /* Sets up a for figures named in names (and stacks in stack_frames);
  * then engine__new(..., analysis__sink(a)). 0 or -ENOMEM. */
 int analysis__init(struct analysis *a, const struct analysis_opts *o,
-		   const struct strtab *names, struct strtab *stack_frames,
+		   const struct strtab *names, struct stacktab *stack_frames,
 		   uint32_t unknown, uint32_t vm);
 struct engine_sink analysis__sink(struct analysis *a);
 

@@ -26,7 +26,7 @@ int pipeline__init(struct pipeline *p, struct source *src, const struct pipeline
 	if (o->start_ns)
 		c.start_ns = o->start_ns;
 	if (p->a) {
-		struct strtab *stacks = src->ops->stacks ? src->ops->stacks(src) : NULL;
+		struct stacktab *stacks = src->ops->stacks ? src->ops->stacks(src) : NULL;
 		int err = analysis__init(p->a, o->analysis_opts, src->ops->names(src), stacks,
 					 c.unknown_fn, c.vm);
 		if (err)

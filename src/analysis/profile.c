@@ -93,7 +93,7 @@ static int profile_write(struct profile *p, char **body, size_t *len)
 static void profile_release(struct profile *p)
 {
 	analysis__release(&p->a);
-	strtab__release(&p->stacks);
+	stacktab__release(&p->stacks);
 	free(p->names.bytes);
 	free(p->names.offset);
 	free(p->names.length);
@@ -179,7 +179,7 @@ static int profile_start(struct profiles *ps, struct profile *p, struct recorder
 	if (!err)
 		err = engine__each_thread(main_e, seed_task, &s);
 	strtab__release(&s.seen);
-	struct strtab *stacks = err ? NULL : recorder__tap(r, p->pipe.engine, ps->labels);
+	struct stacktab *stacks = err ? NULL : recorder__tap(r, p->pipe.engine, ps->labels);
 	if (!err && !stacks)
 		err = -errno;
 	if (err) {

@@ -35,7 +35,8 @@ struct profile {
 	uint64_t start_ns, end_ns;
 	struct pipeline pipe;	/* its own engine, fed by a tap */
 	struct analysis a;
-	struct strtab stacks, names;	/* P_BUILT: the tap's, and a copy */
+	struct stacktab stacks;		/* P_BUILT: the tap's */
+	struct strtab names;		/* and a copy of the names */
 	int err;
 };
 

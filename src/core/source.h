@@ -18,6 +18,7 @@
 
 #include "cgstats.h"
 #include "engine.h"
+#include "stacktab.h"
 #include "strtab.h"
 
 /* Per CPU, what a source knows beside the events. */
@@ -60,7 +61,7 @@ struct source_ops {
 	struct strtab *(*names)(struct source *s);
 	/* Call stacks as frames of name ids, leaf first; NULL: the source
 	 * keeps none (or hands them to taps of its own). */
-	struct strtab *(*stacks)(struct source *s);
+	struct stacktab *(*stacks)(struct source *s);
 	/* The engine's configuration for what this source holds; the
 	 * method and any --kernel-accounting are the caller's to set. */
 	void (*config)(struct source *s, struct engine_config *c);

@@ -457,7 +457,7 @@ void recorder__free(struct recorder *r)
 	strtab__release(&r->names);
 	recorder_cgroup_release(r);
 	for (uint32_t i = 0; i < RECORDER_TAPS; i++)
-		strtab__release(&r->taps[i].stacks);
+		stacktab__release(&r->taps[i].stacks);
 	free(r->steal0);
 	free(r->described);
 	free(r->last_time);

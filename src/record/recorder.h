@@ -114,9 +114,9 @@ void recorder__set_rules(struct recorder *r, const struct account_rules *rules);
  * (frames of (function, dso, account)), the recorder's until untapped.
  * NULL with errno EBUSY (as many taps as can be). */
 #define RECORDER_TAPS 4
-struct strtab *recorder__tap(struct recorder *r, struct engine *e, bool commands);
+struct stacktab *recorder__tap(struct recorder *r, struct engine *e, bool commands);
 /* e is fed no more; its stacks move to *stacks (the caller's to release). */
-void recorder__untap(struct recorder *r, struct engine *e, struct strtab *stacks);
+void recorder__untap(struct recorder *r, struct engine *e, struct stacktab *stacks);
 /* The names the engine's events refer to (functions, files, comms). */
 struct strtab *recorder__names(struct recorder *r);
 /* The engine's configuration for this recording (the method is the

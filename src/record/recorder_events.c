@@ -18,20 +18,18 @@
  * first, as an id of each tap's stacks. */
 static void stack_ids(struct recorder *r, const struct resolved *res)
 {
-	static __thread uint32_t key[3 * RES_MAX_FRAMES];
+	static __thread struct stack_frame key[RES_MAX_FRAMES];
 	for (uint32_t i = 0; i < res->nframes; i++) {
 		const struct res_frame *f = &res->frames[i];
-		key[3 * i] = f->function;
-		key[3 * i + 1] = f->dso;
-		key[3 * i + 2] = resolver__account(r->res, f->dso, f->function, f->ip, f->flags);
-		if (key[3 * i + 2] == UINT32_MAX)
+		key[i] = (struct stack_frame){ f->function, f->dso,
+			resolver__account(r->res, f->dso, f->function, f->ip, f->flags) };
+		if (key[i].account == UINT32_MAX)
 			return;
 	}
 	for (uint32_t i = 0; i < RECORDER_TAPS; i++) {
 		if (!r->taps[i].e)
 			continue;
-		uint32_t id = strtab__intern(&r->taps[i].stacks, (const char *)key,
-					     3 * res->nframes * sizeof(*key));
+		uint32_t id = stacktab__intern(&r->taps[i].stacks, key, res->nframes);
 		r->taps[i].stack = id == HINDEX_NONE ? ENGINE_NONE : id;
 	}
 }

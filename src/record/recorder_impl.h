@@ -54,7 +54,7 @@ struct recorder_cgcache {
  * call stacks. */
 struct recorder_tap {
 	struct engine *e;
-	struct strtab stacks;
+	struct stacktab stacks;
 	bool commands;		/* given command lines */
 	uint32_t stack;		/* the stack of the sample being pushed */
 };

@@ -103,14 +103,14 @@ void recorder__bounds(const struct recorder *r, struct recorder_bounds *b)
 	};
 }
 
-struct strtab *recorder__tap(struct recorder *r, struct engine *e, bool commands)
+struct stacktab *recorder__tap(struct recorder *r, struct engine *e, bool commands)
 {
 	for (uint32_t i = 0; i < RECORDER_TAPS; i++) {
 		struct recorder_tap *t = &r->taps[i];
 		if (t->e)
 			continue;	/* slots stay put: their stacks are pointed at */
 		*t = (struct recorder_tap){ .e = e, .commands = commands };
-		strtab__init(&t->stacks);
+		stacktab__init(&t->stacks);
 		r->ntaps++;
 		return &t->stacks;
 	}
@@ -118,17 +118,17 @@ struct strtab *recorder__tap(struct recorder *r, struct engine *e, bool commands
 	return NULL;
 }
 
-void recorder__untap(struct recorder *r, struct engine *e, struct strtab *stacks)
+void recorder__untap(struct recorder *r, struct engine *e, struct stacktab *stacks)
 {
 	for (uint32_t i = 0; i < RECORDER_TAPS; i++) {
 		if (!e || r->taps[i].e != e)
 			continue;
-		*stacks = r->taps[i].stacks;	/* the strtab moves whole */
+		*stacks = r->taps[i].stacks;	/* the table moves whole */
 		r->taps[i] = (struct recorder_tap){ 0 };
 		r->ntaps--;
 		return;
 	}
-	strtab__init(stacks);
+	stacktab__init(stacks);
 }
 
 int recorder_push(struct recorder *r, struct eng_event *ev)

@@ -146,7 +146,7 @@ struct rec_source *rec_source__open(int fd, const struct rec_source_opts *o,
 	s->last_cpu = -1;
 	strtab__init(&s->names);
 	cgstats__init(&s->cg);
-	strtab__init(&s->stacks);
+	stacktab__init(&s->stacks);
 	strtab__init(&s->syms_names);
 	int e = -ENOMEM;
 	s->rd = rec_reader__new(fd, err);
@@ -180,7 +180,7 @@ void rec_source__free(struct rec_source *s)
 	account_rules__release(&s->stored_rules);
 	strtab__release(&s->names);
 	cgstats__release(&s->cg);
-	strtab__release(&s->stacks);
+	stacktab__release(&s->stacks);
 	strtab__release(&s->syms_names);
 	free(s->syms);
 	free(s->name_map);
@@ -206,7 +206,7 @@ struct strtab *rec_source__names(struct rec_source *s)
 	return &s->names;
 }
 
-struct strtab *rec_source__stacks(struct rec_source *s)
+struct stacktab *rec_source__stacks(struct rec_source *s)
 {
 	return &s->stacks;
 }

@@ -67,7 +67,7 @@ const struct rec_meta *rec_source__meta(const struct rec_source *s);
 /* Names of functions, files, accounts, comms: the engine's string ids. */
 struct strtab *rec_source__names(struct rec_source *s);
 /* Each stack: (function, dso, account) name ids, leaf first. */
-struct strtab *rec_source__stacks(struct rec_source *s);
+struct stacktab *rec_source__stacks(struct rec_source *s);
 
 /* The account rules in force: those given, else those the recording
  * stored (once read), else NULL (the defaults). */

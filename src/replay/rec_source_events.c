@@ -135,13 +135,10 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 static uint32_t stack_id(struct rec_source *s, const struct res_frame *f, uint32_t n,
 			 const uint32_t *accounts)
 {
-	uint32_t key[3 * RES_MAX_FRAMES];
-	for (uint32_t i = 0; i < n; i++) {
-		key[3 * i] = f[i].function;
-		key[3 * i + 1] = f[i].dso;
-		key[3 * i + 2] = accounts[i];
-	}
-	return strtab__intern(&s->stacks, (const char *)key, 3 * n * sizeof(*key));
+	struct stack_frame key[RES_MAX_FRAMES];
+	for (uint32_t i = 0; i < n; i++)
+		key[i] = (struct stack_frame){ f[i].function, f[i].dso, accounts[i] };
+	return stacktab__intern(&s->stacks, key, n);
 }
 
 /* The function, file, account and (with stacks) stack of a sample whose

@@ -48,7 +48,8 @@ struct rec_source {
 	struct rec_source_opts o;
 	struct rec_reader *rd;
 	struct rec_meta meta;
-	struct strtab names, stacks;
+	struct strtab names;
+	struct stacktab stacks;
 	uint32_t unknown, no_dso_account;
 	uint32_t *name_map;		/* NAME id -> names id */
 	struct file_stack *fstacks;	/* REC_STACK id -> its frames */

@@ -17,7 +17,7 @@ static struct strtab *op_names(struct source *src)
 	return rec_source__names(of(src));
 }
 
-static struct strtab *op_stacks(struct source *src)
+static struct stacktab *op_stacks(struct source *src)
 {
 	return rec_source__stacks(of(src));
 }

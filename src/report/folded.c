@@ -121,24 +121,17 @@ static struct {
 	const struct report_folds *f;
 } sorting;
 
-/* A line's stack: its frames (leaf first) and how many. */
-static const char *frames_of(const struct strtab *fr, uint32_t stack, size_t *n)
+/* Piece k of a line of stack's n frames (k >= 1: frame n - k's function,
+ * so root first). */
+static uint32_t frame_name(const struct stacktab *t, uint32_t stack, size_t n, size_t k)
 {
-	*n = strtab__len(fr, stack) / (3 * sizeof(uint32_t));
-	return strtab__str(fr, stack);
-}
-
-/* Piece k of a line (0: its program; k >= 1: frame n - k's function). */
-static uint32_t frame_name(const char *frames, size_t n, size_t k)
-{
-	uint32_t id;
-	memcpy(&id, frames + (n - k) * 3 * sizeof(uint32_t), sizeof(id));
-	return id;
+	return stacktab__frame(t, stack, (uint32_t)(n - k)).function;
 }
 
 /* A line read a byte at a time from piece k on, as put makes it. */
 struct line_cursor {
-	const char *frames, *p;
+	uint32_t stack;
+	const char *p;
 	size_t n, k;
 };
 
@@ -147,7 +140,8 @@ static int next_byte(struct line_cursor *c)
 	if (!*c->p) {
 		if (c->k >= c->n)
 			return 0;
-		c->p = strtab__str(sorting.x->names, frame_name(c->frames, c->n, ++c->k));
+		c->p = strtab__str(sorting.x->names,
+				   frame_name(sorting.x->stack_frames, c->stack, c->n, ++c->k));
 		return ';';
 	}
 	char ch = *c->p++;
@@ -159,21 +153,22 @@ static int cmp_fold(const void *pa, const void *pb)
 {
 	const struct report_fold *a = &sorting.f->v[*(const uint32_t *)pa];
 	const struct report_fold *b = &sorting.f->v[*(const uint32_t *)pb];
-	struct line_cursor x = { .p = strtab__str(&sorting.f->progs, a->prog) };
-	struct line_cursor y = { .p = strtab__str(&sorting.f->progs, b->prog) };
-	x.frames = frames_of(sorting.x->stack_frames, a->stack, &x.n);
-	y.frames = frames_of(sorting.x->stack_frames, b->stack, &y.n);
+	const struct stacktab *t = sorting.x->stack_frames;
+	struct line_cursor x = { .stack = a->stack, .p = strtab__str(&sorting.f->progs, a->prog),
+				 .n = stacktab__depth(t, a->stack) };
+	struct line_cursor y = { .stack = b->stack, .p = strtab__str(&sorting.f->progs, b->prog),
+				 .n = stacktab__depth(t, b->stack) };
 	if (a->prog == b->prog) {
 		/* the same program: skip the frames both name alike */
 		size_t k = 1;
 		while (k <= x.n && k <= y.n &&
-		       frame_name(x.frames, x.n, k) == frame_name(y.frames, y.n, k))
+		       frame_name(t, x.stack, x.n, k) == frame_name(t, y.stack, y.n, k))
 			k++;
 		if (k > x.n && k > y.n)
 			return 0;
 		x.k = y.k = k - 1;
-		x.p = x.k ? strtab__str(sorting.x->names, frame_name(x.frames, x.n, x.k)) : "";
-		y.p = y.k ? strtab__str(sorting.x->names, frame_name(y.frames, y.n, y.k)) : "";
+		x.p = x.k ? strtab__str(sorting.x->names, frame_name(t, x.stack, x.n, x.k)) : "";
+		y.p = y.k ? strtab__str(sorting.x->names, frame_name(t, y.stack, y.n, y.k)) : "";
 		x.p += strlen(x.p);
 		y.p += strlen(y.p);
 	}
@@ -190,10 +185,10 @@ static int make_line(char **line, size_t *cap, const struct report_extras *x,
 {
 	size_t len = 0;
 	int err = put(line, &len, cap, prog, 0);
-	size_t n;
-	const char *frames = frames_of(x->stack_frames, stack, &n);
+	size_t n = stacktab__depth(x->stack_frames, stack);
 	for (size_t k = 1; !err && k <= n; k++)	/* root first */
-		err = put(line, &len, cap, strtab__str(x->names, frame_name(frames, n, k)), ';');
+		err = put(line, &len, cap,
+			  strtab__str(x->names, frame_name(x->stack_frames, stack, n, k)), ';');
 	if (!err)
 		(*line)[len] = '\0';	/* put leaves room for it */
 	return err;

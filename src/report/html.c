@@ -72,16 +72,14 @@ static void add_time(struct ftree *t, uint32_t id, const struct row *w)
 static int add_stack(struct ftree *t, const struct report_extras *x, const struct row *w)
 {
 	char buf[256];
-	const uint32_t *k = (const uint32_t *)strtab__str(x->stack_frames, w->stack);
-	size_t n = strtab__len(x->stack_frames, w->stack) / (3 * sizeof(uint32_t));
+	uint32_t n = stacktab__depth(x->stack_frames, w->stack);
 	add_time(t, 0, w);
 	report_stack_program(x->stacks, w, buf, sizeof(buf));
 	uint32_t at = child(t, 0, buf);
 	if (at != UINT32_MAX)
 		add_time(t, at, w);
-	for (size_t f = n; f-- > 0 && at != UINT32_MAX;) {	/* frames are leaf first */
-		uint32_t fn;
-		memcpy(&fn, k + 3 * f, sizeof(fn));
+	for (uint32_t f = n; f-- > 0 && at != UINT32_MAX;) {	/* frames are leaf first */
+		uint32_t fn = stacktab__frame(x->stack_frames, w->stack, f).function;
 		at = child(t, at, strtab__str(x->names, fn));
 		if (at != UINT32_MAX)
 			add_time(t, at, w);

@@ -523,14 +523,13 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 		r.command = rows__str(st, w->attr_command);
 	struct labels l;
 	row_labels(rs->attrs, &st->keys, &r, &l);
-	const uint32_t *k = (const uint32_t *)strtab__str(rs->frames, w->stack);
-	size_t nloc = strtab__len(rs->frames, w->stack) / (3 * sizeof(uint32_t));
+	uint32_t nloc = stacktab__depth(rs->frames, w->stack);
 	/* the labels' strings first, then the locations' (the string table's
 	 * order, as when the sample was made before its locations) */
 	int err = locs_room(b, nloc) || strings_of(b, &l) ? -ENOMEM : 0;
-	for (size_t n = 0; n < nloc && !err; n++) {
-		uint32_t pair[2];
-		memcpy(pair, k + 3 * n, sizeof(pair));	/* keys are not aligned */
+	for (uint32_t n = 0; n < nloc && !err; n++) {
+		struct stack_frame f = stacktab__frame(rs->frames, w->stack, n);
+		uint32_t pair[2] = { f.function, f.dso };
 		int64_t loc = stack_location(b, rs->names, pair);
 		if (loc < 0)
 			return -ENOMEM;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../core/rows.h"
+#include "../core/stacktab.h"
 #include "../core/strtab.h"
 #include "../core/table.h"
 
@@ -95,7 +96,8 @@ struct report_extras {
 	 * stack ids are runs of (function, dso, account) name ids in stack_frames,
 	 * leaf first; NULL without stacks */
 	const struct rows *stacks;
-	const struct strtab *stack_frames, *names;
+	const struct stacktab *stack_frames;
+	const struct strtab *names;
 	/* the writer's state that took the stacks as the threads went
 	 * (report_writer's stream_new), or NULL: stacks is empty then */
 	void *stream;
@@ -120,7 +122,8 @@ struct report_extras {
  * names and the stacks' frames (report_extras' names and stack_frames). */
 struct report_stack {
 	bool attrs;
-	const struct strtab *names, *frames;
+	const struct strtab *names;
+	const struct stacktab *frames;
 	/* the source measures no steal, and says so for good (a file): the
 	 * writer needs no steal values (pipeline_opts' no_steal) */
 	bool no_steal;

@@ -18,12 +18,12 @@
 #include "report/report.h"
 
 /* A stack of names (root first) as stack_frames holds it: leaf first. */
-static uint32_t stack(struct strtab *frames, const uint32_t *root_first, size_t n)
+static uint32_t stack(struct stacktab *frames, const uint32_t *root_first, size_t n)
 {
-	uint32_t key[3 * 8] = { 0 };
+	struct stack_frame key[8] = { 0 };
 	for (size_t i = 0; i < n; i++)
-		key[3 * i] = root_first[n - 1 - i];
-	uint32_t id = strtab__intern(frames, (const char *)key, n * 3 * sizeof(uint32_t));
+		key[i].function = root_first[n - 1 - i];
+	uint32_t id = stacktab__intern(frames, key, (uint32_t)n);
 	assert_int_not_equal(id, HINDEX_NONE);
 	return id;
 }
@@ -31,9 +31,10 @@ static uint32_t stack(struct strtab *frames, const uint32_t *root_first, size_t 
 static void sorted_as_made(void **state)
 {
 	(void)state;
-	struct strtab names, frames;
+	struct strtab names;
+	struct stacktab frames;
 	strtab__init(&names);
-	strtab__init(&frames);
+	stacktab__init(&frames);
 	const char *words[] = { "", "a b", "a_b", "f", "g;h", "g:h", "z" };
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		assert_int_equal(strtab__intern(&names, words[i], strlen(words[i])), i);
@@ -67,7 +68,7 @@ static void sorted_as_made(void **state)
 				 "P_x;f 13\n");
 	free(buf);
 	report_folds__release(&folds);
-	strtab__release(&frames);
+	stacktab__release(&frames);
 	strtab__release(&names);
 }
 

@@ -1,0 +1,73 @@
+/*
+ * Call stacks as ids (core/stacktab.c): a stack met again has its id;
+ * stacks that differ in any frame's function, dso or account, or in
+ * length, have their own; frames read back leaf first as given; a frame
+ * on many stacks is kept once; a stack deeper than the table's own
+ * buffer is kept whole.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "core/stacktab.h"
+
+static void ids_and_frames(void **state)
+{
+	(void)state;
+	struct stacktab t;
+	stacktab__init(&t);
+	struct stack_frame a[] = { { 1, 2, 3 }, { 4, 5, 6 }, { 7, 8, 9 } };
+	uint32_t abc = stacktab__intern(&t, a, 3);
+	uint32_t ab = stacktab__intern(&t, a, 2);
+	assert_int_not_equal(abc, HINDEX_NONE);
+	assert_int_not_equal(ab, abc);
+	assert_int_equal(stacktab__intern(&t, a, 3), abc);
+	struct stack_frame b[] = { { 1, 2, 3 }, { 4, 5, 7 }, { 7, 8, 9 } };
+	uint32_t other = stacktab__intern(&t, b, 3);	/* one account differs */
+	assert_int_not_equal(other, abc);
+	assert_int_equal(stacktab__depth(&t, abc), 3);
+	assert_int_equal(stacktab__depth(&t, ab), 2);
+	for (uint32_t k = 0; k < 3; k++) {
+		struct stack_frame f = stacktab__frame(&t, other, k);
+		assert_memory_equal(&f, &b[k], sizeof(f));
+	}
+	/* four distinct frames over the three stacks */
+	assert_int_equal(t.frames.count, 4);
+	struct stack_frame two[2];
+	assert_int_equal(stacktab__frames(&t, abc, two, 2), 2);
+	assert_memory_equal(two, a, sizeof(two));
+	stacktab__release(&t);
+}
+
+static void deep(void **state)
+{
+	(void)state;
+	struct stacktab t;
+	stacktab__init(&t);
+	uint32_t n = 3000;
+	struct stack_frame *f = calloc(n, sizeof(*f));
+	assert_non_null(f);
+	for (uint32_t i = 0; i < n; i++)
+		f[i] = (struct stack_frame){ i, i % 7, i % 3 };
+	uint32_t id = stacktab__intern(&t, f, n);
+	assert_int_not_equal(id, HINDEX_NONE);
+	assert_int_equal(stacktab__intern(&t, f, n), id);
+	assert_int_equal(stacktab__depth(&t, id), n);
+	struct stack_frame last = stacktab__frame(&t, id, n - 1);
+	assert_memory_equal(&last, &f[n - 1], sizeof(last));
+	free(f);
+	stacktab__release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ids_and_frames),
+		cmocka_unit_test(deep),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
