@@ -51,6 +51,28 @@ struct run {
 };
 
 /*
+ * Strings of LONG_STRING bytes or more wait in the store with the samples,
+ * where there is one: a long recording's profile names thousands of
+ * distinct command lines (4.2 MB of them in 8 minutes of a compile loop,
+ * most of what was left of the profile in memory). The string table
+ * keeps an empty slot for each, for its id; longs finds them by hash,
+ * their bytes read back to be compared. They are put LONG_BATCH bytes
+ * at a time (a batch: those strings back to back, in the order of their
+ * ids), and read back a batch at a time when the table is written.
+ */
+#define LONG_STRING 64
+#define LONG_BATCH (1u << 16)
+struct long_string {
+	uint64_t off;		/* in the store; in pending until put */
+	uint32_t len, id;
+};
+struct long_batch {
+	uint64_t off;
+	uint32_t len;
+	uint32_t first;		/* its first string's index in longs */
+};
+
+/*
  * Mappings, functions and locations are kept in arrays of pointers, each
  * allocated on its own, since protobuf-c packs from pointers. Samples,
  * one for each stack of each thread (most of a profile), are packed by
@@ -99,7 +121,108 @@ struct builder {
 	/* samples packed as their threads went, with both values: whether
 	 * steal is known is said at the end */
 	bool streamed;
+	/* long strings, in the store (LONG_STRING) */
+	struct long_string *longs;
+	uint32_t nlongs, longs_cap, nlongs_put;
+	struct hindex long_index;
+	char *pending;			/* the strings not yet put */
+	size_t pending_len, pending_cap;
+	struct long_batch *batches;
+	uint32_t nbatches, batches_cap;
+	char *back;			/* a string or batch read back */
+	size_t back_cap;
+	int store_err;			/* the store's error, if it failed */
 };
+
+/* -ENOMEM, or the error of the store where that failed. */
+static int str_error(const struct builder *b)
+{
+	return b->store_err ? b->store_err : -ENOMEM;
+}
+
+/* Long string i's bytes: in pending, or read back from the store (NULL,
+ * with b->store_err set, when that fails). */
+static const char *long_bytes(struct builder *b, uint32_t i)
+{
+	const struct long_string *l = &b->longs[i];
+	if (i >= b->nlongs_put)
+		return b->pending + l->off;
+	int err = grow_bytes(&b->back, &b->back_cap, l->len + 1, 256) ? -ENOMEM :
+		  b->store->get(b->store->ctx, l->off, b->back, l->len);
+	if (err) {
+		b->store_err = err;
+		return NULL;
+	}
+	return b->back;
+}
+
+struct long_key {
+	struct builder *b;
+	const char *s;
+	size_t len;
+};
+
+static bool long_eq(const void *ctx, uint32_t i)
+{
+	const struct long_key *k = ctx;
+	if (k->b->longs[i].len != k->len)
+		return false;
+	const char *bytes = long_bytes(k->b, i);
+	return bytes && !memcmp(bytes, k->s, k->len);
+}
+
+/* The strings in pending put in the store, as a batch. */
+static int put_pending(struct builder *b)
+{
+	if (!b->pending_len)
+		return 0;
+	struct long_batch batch = { 0, (uint32_t)b->pending_len, b->nlongs_put };
+	if (grow_array((void **)&b->batches, &b->batches_cap, b->nbatches, sizeof(*b->batches),
+		       16))
+		return -ENOMEM;
+	int err = b->store->put(b->store->ctx, b->pending, b->pending_len, &batch.off);
+	if (err)
+		return b->store_err = err;
+	for (uint32_t i = b->nlongs_put; i < b->nlongs; i++)
+		b->longs[i].off += batch.off;
+	b->batches[b->nbatches++] = batch;
+	b->nlongs_put = b->nlongs;
+	b->pending_len = 0;
+	return 0;
+}
+
+/* The string table index of the long string s[0..n), valid UTF-8. */
+static int64_t long_string(struct builder *b, const char *s, size_t n)
+{
+	uint64_t h = hash_bytes(s, n, 0);
+	struct long_key k = { b, s, n };
+	uint32_t i = hindex__find(&b->long_index, h, long_eq, &k);
+	if (b->store_err)
+		return -1;
+	if (i != HINDEX_NONE)
+		return b->longs[i].id;
+	uint32_t id = strtab__add_slot(&b->strings, 1);
+	if (id == HINDEX_NONE || n > UINT32_MAX ||
+	    grow_array((void **)&b->longs, &b->longs_cap, b->nlongs, sizeof(*b->longs), 256) ||
+	    grow_bytes(&b->pending, &b->pending_cap, b->pending_len + n, 4096) ||
+	    hindex__insert(&b->long_index, h, b->nlongs))
+		return -1;
+	b->longs[b->nlongs++] = (struct long_string){ b->pending_len, (uint32_t)n, id };
+	memcpy(b->pending + b->pending_len, s, n);
+	b->pending_len += n;
+	if (b->pending_len >= LONG_BATCH && put_pending(b))
+		return -1;
+	return id;
+}
+
+/* The string table index of s[0..n), valid UTF-8, added when new. */
+static int64_t intern(struct builder *b, const char *s, size_t n)
+{
+	if (b->store && n >= LONG_STRING)
+		return long_string(b, s, n);
+	uint32_t id = strtab__intern(&b->strings, s, n);
+	return id == HINDEX_NONE ? -1 : (int64_t)id;
+}
 
 /* The string table index of s, made valid UTF-8. */
 static int64_t str_clean(struct builder *b, const char *s)
@@ -107,9 +230,9 @@ static int64_t str_clean(struct builder *b, const char *s)
 	char *clean = utf8_dup_clean(s);
 	if (!clean)
 		return -1;
-	uint32_t id = strtab__intern(&b->strings, clean, strlen(clean));
+	int64_t id = intern(b, clean, strlen(clean));
 	free(clean);
-	return id == HINDEX_NONE ? -1 : (int64_t)id;
+	return id;
 }
 
 /* Whether s[0..n) is valid UTF-8 as it is. */
@@ -130,13 +253,13 @@ static bool utf8_clean(const char *s, size_t n)
 static int64_t str(struct builder *b, const char *s)
 {
 	size_t n = strlen(s);
-	uint32_t found = strtab__find(&b->strings, s, n);
-	if (found != HINDEX_NONE)
-		return found;
-	if (utf8_clean(s, n)) {
-		found = strtab__intern(&b->strings, s, n);
-		return found == HINDEX_NONE ? -1 : (int64_t)found;
+	if (!b->store || n < LONG_STRING) {
+		uint32_t found = strtab__find(&b->strings, s, n);
+		if (found != HINDEX_NONE)
+			return found;
 	}
+	if (utf8_clean(s, n))
+		return intern(b, s, n);
 	uint32_t before = b->raw.count;
 	uint32_t i = strtab__intern(&b->raw, s, n);
 	if (i == HINDEX_NONE)
@@ -316,7 +439,7 @@ static int strings_of(struct builder *b, struct labels *l)
 		l->key_id[k] = str_memo(b, &b->memo[2 * k], l->key[k]);
 		l->str_id[k] = l->str[k] ? str_memo(b, &b->memo[2 * k + 1], l->str[k]) : -1;
 		if (l->key_id[k] < 0 || (l->str[k] && l->str_id[k] < 0))
-			return -ENOMEM;
+			return str_error(b);
 	}
 	return 0;
 }
@@ -479,7 +602,7 @@ static int from_rows(struct builder *b, const struct table *t)
 				       r->dso ? r->dso : "[unknown]");
 		row_labels(t->attrs, &t->keys, r, &l);
 		if (loc < 0 || locs_room(b, 1) || strings_of(b, &l))
-			return -ENOMEM;
+			return str_error(b);
 		b->locs[0] = (uint64_t)loc;
 		int err = sample(b, 1, r->cpu_ns, r->steal_ns, &l);
 		if (err)
@@ -526,13 +649,13 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 	uint32_t nloc = stacktab__depth(rs->frames, w->stack);
 	/* the labels' strings first, then the locations' (the string table's
 	 * order, as when the sample was made before its locations) */
-	int err = locs_room(b, nloc) || strings_of(b, &l) ? -ENOMEM : 0;
+	int err = locs_room(b, nloc) || strings_of(b, &l) ? str_error(b) : 0;
 	for (uint32_t n = 0; n < nloc && !err; n++) {
 		struct stack_frame f = stacktab__frame(rs->frames, w->stack, n);
 		uint32_t pair[2] = { f.function, f.dso };
 		int64_t loc = stack_location(b, rs->names, pair);
 		if (loc < 0)
-			return -ENOMEM;
+			return str_error(b);
 		b->locs[n] = (uint64_t)loc;
 	}
 	return err ? err : sample(b, nloc, w->f.cpu_ns, w->f.steal_ns, &l);
@@ -642,23 +765,30 @@ static void gz_buffer_append(ProtobufCBuffer *base, size_t len, const uint8_t *d
 	w->len += len;
 }
 
-/* p without its samples into g: its sample_type alone (head), or all
- * but that (the others cleared). Packed into g as it is made: the rest
- * of a long recording's profile (its command lines, mostly) was 4.6 MB
- * made whole before it was compressed. */
-static int pack_part(struct gz *g, const Profile *p, bool head)
+/* Which of a Profile's fields pack_part packs: those before the samples
+ * (1, sample_type), those between them and the string table (3 to 5:
+ * mappings, locations, functions), those after it (7 on). */
+enum part { PART_HEAD, PART_MIDDLE, PART_TAIL };
+
+/* Part of p into g, packed by protobuf-c as it is made: the rest of a
+ * long recording's profile was 4.6 MB made whole before it was
+ * compressed. */
+static int pack_part(struct gz *g, const Profile *p, enum part part)
 {
 	Profile q = *p;
-	if (!head) {
+	q.n_sample = 0;
+	q.n_string_table = 0;
+	if (part != PART_HEAD) {
 		q.n_sample_type = 0;
 		q.sample_type = NULL;
-	} else {
-		q.n_mapping = q.n_location = q.n_function = q.n_string_table = 0;
+	}
+	if (part != PART_MIDDLE)
+		q.n_mapping = q.n_location = q.n_function = 0;
+	if (part != PART_TAIL) {
 		q.period_type = NULL;
 		q.period = q.duration_nanos = q.default_sample_type = 0;
 		q.n_comment = 0;
 	}
-	q.n_sample = 0;
 	struct gz_buffer *w = malloc(sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -671,19 +801,81 @@ static int pack_part(struct gz *g, const Profile *p, bool head)
 	return 0;
 }
 
+/* A varint, as protobuf writes one; its length. */
+static size_t varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+	for (; v >= 0x80; v >>= 7)
+		out[n++] = (uint8_t)(v | 0x80);
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Batch k of the long strings read back (into b->back); NULL when the
+ * store fails. */
+static const char *long_batch(struct builder *b, uint32_t k)
+{
+	const struct long_batch *batch = &b->batches[k];
+	int err = grow_bytes(&b->back, &b->back_cap, batch->len, 4096) ? -ENOMEM :
+		  b->store->get(b->store->ctx, batch->off, b->back, batch->len);
+	if (err) {
+		b->store_err = err;
+		return NULL;
+	}
+	return b->back;
+}
+
+/* The string table into g (field 6), as protobuf-c packs a repeated
+ * string: each string's tag, length and bytes. The long strings come
+ * back from the store a batch at a time, in the order of their ids. */
+static int gz_strings(struct gz *g, struct builder *b)
+{
+	struct gz_buffer *w = malloc(sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->base.append = gz_buffer_append;
+	w->g = g;
+	w->len = 0;
+	uint32_t j = 0, k = 0;	/* the next long string, and its batch */
+	const char *batch = NULL;
+	uint64_t batch_off = 0;
+	for (uint32_t i = 0; i < b->strings.count; i++) {
+		const char *bytes = strtab__str(&b->strings, i);
+		size_t len = strtab__len(&b->strings, i);
+		if (j < b->nlongs && b->longs[j].id == i) {
+			const struct long_string *l = &b->longs[j];
+			if (j >= b->nlongs_put) {
+				bytes = b->pending + l->off;
+			} else {
+				if (!batch || (k + 1 < b->nbatches && j >= b->batches[k + 1].first)) {
+					k = batch ? k + 1 : 0;
+					if (!(batch = long_batch(b, k)))
+						break;
+					batch_off = b->batches[k].off;
+				}
+				bytes = batch + (l->off - batch_off);
+			}
+			len = l->len;
+			j++;
+		}
+		uint8_t head[11] = { 6 << 3 | 2 };
+		size_t n = 1 + varint(head + 1, len);
+		w->base.append(&w->base, n, head);
+		w->base.append(&w->base, len, (const uint8_t *)bytes);
+	}
+	gz_buffer_flush(w);
+	free(w);
+	return b->store_err;
+}
+
 static int pack(struct builder *b, const struct table *t, const struct report_extras *x,
 		FILE *out)
 {
 	int64_t cpu = str(b, "cpu"), steal = str(b, "steal"), ns = str(b, "nanoseconds");
 	int64_t note = b->steal_known ? 0 : str(b, "steal unknown: recorded without "
 						"the means to measure it (no steal values)");
-	char **table = malloc((b->strings.count ? b->strings.count : 1) * sizeof(*table));
-	if (cpu < 0 || steal < 0 || ns < 0 || note < 0 || !table) {
-		free(table);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < b->strings.count; i++)
-		table[i] = (char *)strtab__str(&b->strings, i);
+	if (cpu < 0 || steal < 0 || ns < 0 || note < 0)
+		return str_error(b);
 	ValueType types[2], period_type;
 	ValueType *type_ptrs[2] = { &types[0], &types[1] };
 	for (int k = 0; k < 2; k++) {
@@ -704,8 +896,6 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 	p.location = b->locations;
 	p.n_function = b->nfunctions;
 	p.function = b->functions;
-	p.n_string_table = b->strings.count;
-	p.string_table = table;
 	p.period_type = &period_type;
 	p.period = (int64_t)t->interval_ns;
 	p.default_sample_type = cpu;	/* else readers show the last, steal */
@@ -715,18 +905,20 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 		p.comment = &note;
 	}
 	/* the fields in their numbers' order, as protobuf-c packs them:
-	 * sample_type (1), the samples (2), the rest (3 on) */
+	 * sample_type (1), the samples (2), mappings to functions (3 to 5),
+	 * the string table (6), the rest (7 on) */
 	struct gz g;
 	int err = gz_begin(&g, out);
 	if (!err) {
-		err = pack_part(&g, &p, true);
+		err = pack_part(&g, &p, PART_HEAD);
 		err = err ? err : gz_samples(&g, b);
-		err = err ? err : pack_part(&g, &p, false);
+		err = err ? err : pack_part(&g, &p, PART_MIDDLE);
+		err = err ? err : gz_strings(&g, b);
+		err = err ? err : pack_part(&g, &p, PART_TAIL);
 		gz_put(&g, NULL, 0, true);
 		int gerr = gz_end(&g);
 		err = err ? err : gerr;
 	}
-	free(table);
 	return err;
 }
 
@@ -748,6 +940,11 @@ static void builder_free(void *ctx)
 	free(b->locs);
 	free(b->raw_ids);
 	free(b->loc_ids);
+	free(b->longs);
+	hindex__release(&b->long_index);
+	free(b->pending);
+	free(b->batches);
+	free(b->back);
 	strtab__release(&b->raw);
 	strtab__release(&b->loc_keys);
 	free(b->mappings);
@@ -770,6 +967,7 @@ static void *builder_new(const struct row_store *store)
 	strtab__init(&b->function_keys);
 	strtab__init(&b->loc_keys);
 	strtab__init(&b->raw);
+	hindex__init(&b->long_index);
 	if (str(b, "") != 0) {	/* string 0 is "" */
 		builder_free(b);
 		return NULL;

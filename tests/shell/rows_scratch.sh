@@ -14,7 +14,10 @@
 # the same recording with its start said again, steal unknown the second
 # time (a start META read mid-file: the samples packed with both values
 # as the threads went are packed again with cpu alone, run by run, from
-# the file), the same profile stored and kept, one value a sample.
+# the file), the same profile stored and kept, one value a sample. A
+# profile's long strings (64 bytes and more) wait there too: the same
+# stacks with C++-like names (7 200 of them, 0.8 MB, each met again in
+# other libraries after it was put), the same profile stored and kept.
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
 PYTHONPATH="$ROOT/tests" python3 - "$TMP/many.rec" <<'PY' || fail "writing the recording"
@@ -41,6 +44,9 @@ PY
 python3 "$ROOT/tests/many_stacks.py" >"$TMP/stacks.txt"
 "$CL" import perf-script "$TMP/stacks.txt" -o "$TMP/stacks.rec" 2>"$TMP/err" ||
 	fail "import of the stacks: $(cat "$TMP/err")"
+python3 "$ROOT/tests/many_stacks.py" --long-names >"$TMP/long.txt"
+"$CL" import perf-script "$TMP/long.txt" -o "$TMP/long.rec" 2>"$TMP/err" ||
+	fail "import of the long names: $(cat "$TMP/err")"
 PYTHONPATH="$ROOT/tests" python3 - "$TMP/stacks.rec" "$TMP/flip.rec" <<'PY' || fail "the flipped recording"
 import re, struct, sys
 from recitems import read_items, write_items, META, END
@@ -83,6 +89,7 @@ same json --format json
 INPUT=$TMP/stacks.rec same pprof --format pprof
 INPUT=$TMP/stacks.rec same pprof.comm --format pprof --by comm,function
 INPUT=$TMP/flip.rec same pprof.flip --format pprof
+INPUT=$TMP/long.rec same pprof.long --format pprof
 # the profiles whole: every stack of every thread, once; one sample type
 # (cpu) and one value a sample where steal is unknown
 cat >"$TMP/profile.py" <<'PY'
@@ -113,9 +120,20 @@ for s in samples:
 ok = len(samples) == 30000 and types == 1 and values == {1}
 sys.exit(0 if ok else "%d samples, %d sample types, values a sample %s" % (len(samples), types, values))
 PY
-for f in pprof pprof.flip; do
+for f in pprof pprof.flip pprof.long; do
 	zcat "$TMP/stored.$f" | python3 "$TMP/profile.py" || fail "the profile stored ($f)"
 done
+# the long names whole in the string table, each once
+zcat "$TMP/stored.pprof.long" | python3 -c '
+import sys
+exec(open(sys.argv[1]).read().split("p = sys.stdin")[0])
+strings = [s.decode() for f, s in fields(sys.stdin.buffer.read()) if f == 6]
+names = [s for s in strings if "::Widget<" in s]
+want = {"ns%d::Widget<std::basic_string<char>>::fn_%d_%d(std::vector<int> const&) const"
+        % (n, st, k) for n in range(20) for st in range(60) for k in range(6)}
+sys.exit(0 if len(names) == len(want) and set(names) == want else
+         "%d long names, %d distinct, %d wanted" % (len(names), len(set(names)), len(want)))
+' "$TMP/profile.py" || fail "the long names of the profile stored"
 
 # every process its row, its own command line and run time (a row's
 # attributes read back for another row would show here)
@@ -157,7 +175,8 @@ ssize_t ${fn}64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("$f
 C
 		cc -shared -fPIC -o "$TMP/fail$fn.so" "$TMP/fail$fn.c" || fail "cc $fn"
 		# (under ASan, which wants to be the first library loaded: told not to mind)
-		for what in json:many:"the rows of gone threads" pprof:stacks:"the profile's samples"; do
+		for what in json:many:"the rows of gone threads" pprof:stacks:"the profile's samples" \
+			    pprof:long:"the profile's samples"; do
 			f=${what%%:*} rec=${what#*:} rec=${rec%%:*} held=${what##*:}
 			run env TMPDIR="$TMP/scratch" LD_PRELOAD="$TMP/fail$fn.so" \
 				ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
