@@ -328,7 +328,7 @@ static void say_scratch(const struct report_opts *o, const struct scratch *sc, i
 	err = scratch__error(sc) ? scratch__error(sc) : err;
 	cli_error("cannot keep %s in a temporary file in %s: %s "
 		  "(TMPDIR names another directory)",
-		  o->a.row_store ? "the rows of gone threads" : "the profile's samples",
+		  o->a.row_store ? "the rows of gone threads" : "the profile's samples and strings",
 		  scratch__dir(sc), strerror(-err));
 }
 

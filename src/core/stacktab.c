@@ -22,9 +22,11 @@ void stacktab__release(struct stacktab *t)
 
 uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint32_t n)
 {
-	/* a stack's frames are looked up one by one: a stack is named once
-	 * (when first met), its samples by its id after */
-	uint32_t ids[256], *key = n <= 256 ? ids : malloc(n * sizeof(*key));
+	/* a stack's frames are looked up one by one, then the stack: once a
+	 * stack for a recording's reader (its samples name it by the file's
+	 * id after), once a sample for a live tap (a few thousand a second) */
+	static __thread uint32_t ids[512];	/* resolve.h's RES_MAX_FRAMES */
+	uint32_t *key = n <= 512 ? ids : malloc(n * sizeof(*key));
 	if (!key)
 		return HINDEX_NONE;
 	uint32_t id = HINDEX_NONE;

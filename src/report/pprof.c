@@ -784,7 +784,9 @@ static int pack_part(struct gz *g, const Profile *p, enum part part)
 	}
 	if (part != PART_MIDDLE)
 		q.n_mapping = q.n_location = q.n_function = 0;
-	if (part != PART_TAIL) {
+	if (part != PART_TAIL) {	/* 7 on */
+		q.drop_frames = q.keep_frames = 0;
+		q.time_nanos = 0;
 		q.period_type = NULL;
 		q.period = q.duration_nanos = q.default_sample_type = 0;
 		q.n_comment = 0;

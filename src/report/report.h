@@ -93,8 +93,8 @@ struct report_extras {
 	uint32_t naccounts;
 	const struct report_series *series;	/* or NULL */
 	/* time per call stack: rows keyed by RF_STACK (and labels), whose
-	 * stack ids are runs of (function, dso, account) name ids in stack_frames,
-	 * leaf first; NULL without stacks */
+	 * stack ids are stacks of stack_frames (core/stacktab.h: frames of
+	 * (function, dso, account) name ids, leaf first); NULL without stacks */
 	const struct rows *stacks;
 	const struct stacktab *stack_frames;
 	const struct strtab *names;

@@ -175,8 +175,8 @@ ssize_t ${fn}64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("$f
 C
 		cc -shared -fPIC -o "$TMP/fail$fn.so" "$TMP/fail$fn.c" || fail "cc $fn"
 		# (under ASan, which wants to be the first library loaded: told not to mind)
-		for what in json:many:"the rows of gone threads" pprof:stacks:"the profile's samples" \
-			    pprof:long:"the profile's samples"; do
+		for what in json:many:"the rows of gone threads" pprof:stacks:"the profile's samples and strings" \
+			    pprof:long:"the profile's samples and strings"; do
 			f=${what%%:*} rec=${what#*:} rec=${rec%%:*} held=${what##*:}
 			run env TMPDIR="$TMP/scratch" LD_PRELOAD="$TMP/fail$fn.so" \
 				ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
