@@ -765,6 +765,15 @@ static void gz_buffer_append(ProtobufCBuffer *base, size_t len, const uint8_t *d
 	w->len += len;
 }
 
+/* A gz_buffer for g, or NULL. */
+static struct gz_buffer *gz_buffer_new(struct gz *g)
+{
+	struct gz_buffer *w = malloc(sizeof(*w));
+	if (w)
+		*w = (struct gz_buffer){ .base.append = gz_buffer_append, .g = g };
+	return w;
+}
+
 /* Which of a Profile's fields pack_part packs: those before the samples
  * (1, sample_type), those between them and the string table (3 to 5:
  * mappings, locations, functions), those after it (7 on). */
@@ -791,12 +800,9 @@ static int pack_part(struct gz *g, const Profile *p, enum part part)
 		q.period = q.duration_nanos = q.default_sample_type = 0;
 		q.n_comment = 0;
 	}
-	struct gz_buffer *w = malloc(sizeof(*w));
+	struct gz_buffer *w = gz_buffer_new(g);
 	if (!w)
 		return -ENOMEM;
-	w->base.append = gz_buffer_append;
-	w->g = g;
-	w->len = 0;
 	perftools__profiles__profile__pack_to_buffer(&q, &w->base);
 	gz_buffer_flush(w);
 	free(w);
@@ -832,12 +838,9 @@ static const char *long_batch(struct builder *b, uint32_t k)
  * back from the store a batch at a time, in the order of their ids. */
 static int gz_strings(struct gz *g, struct builder *b)
 {
-	struct gz_buffer *w = malloc(sizeof(*w));
+	struct gz_buffer *w = gz_buffer_new(g);
 	if (!w)
 		return -ENOMEM;
-	w->base.append = gz_buffer_append;
-	w->g = g;
-	w->len = 0;
 	uint32_t j = 0, k = 0;	/* the next long string, and its batch */
 	const char *batch = NULL;
 	uint64_t batch_off = 0;
