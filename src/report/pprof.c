@@ -140,20 +140,24 @@ static int str_error(const struct builder *b)
 	return b->store_err ? b->store_err : -ENOMEM;
 }
 
-/* Long string i's bytes: in pending, or read back from the store (NULL,
- * with b->store_err set, when that fails). */
-static const char *long_bytes(struct builder *b, uint32_t i)
+/* len bytes at off in the store, read back into b->back (NULL, with
+ * b->store_err set, when that fails). */
+static const char *read_back(struct builder *b, uint64_t off, size_t len)
 {
-	const struct long_string *l = &b->longs[i];
-	if (i >= b->nlongs_put)
-		return b->pending + l->off;
-	int err = grow_bytes(&b->back, &b->back_cap, l->len + 1, 256) ? -ENOMEM :
-		  b->store->get(b->store->ctx, l->off, b->back, l->len);
+	int err = grow_bytes(&b->back, &b->back_cap, len + 1, 256) ? -ENOMEM :
+		  b->store->get(b->store->ctx, off, b->back, len);
 	if (err) {
 		b->store_err = err;
 		return NULL;
 	}
 	return b->back;
+}
+
+/* Long string i's bytes: in pending, or read back from the store. */
+static const char *long_bytes(struct builder *b, uint32_t i)
+{
+	const struct long_string *l = &b->longs[i];
+	return i >= b->nlongs_put ? b->pending + l->off : read_back(b, l->off, l->len);
 }
 
 struct long_key {
@@ -819,20 +823,6 @@ static size_t varint(uint8_t *out, uint64_t v)
 	return n;
 }
 
-/* Batch k of the long strings read back (into b->back); NULL when the
- * store fails. */
-static const char *long_batch(struct builder *b, uint32_t k)
-{
-	const struct long_batch *batch = &b->batches[k];
-	int err = grow_bytes(&b->back, &b->back_cap, batch->len, 4096) ? -ENOMEM :
-		  b->store->get(b->store->ctx, batch->off, b->back, batch->len);
-	if (err) {
-		b->store_err = err;
-		return NULL;
-	}
-	return b->back;
-}
-
 /* The string table into g (field 6), as protobuf-c packs a repeated
  * string: each string's tag, length and bytes. The long strings come
  * back from the store a batch at a time, in the order of their ids. */
@@ -841,25 +831,20 @@ static int gz_strings(struct gz *g, struct builder *b)
 	struct gz_buffer *w = gz_buffer_new(g);
 	if (!w)
 		return -ENOMEM;
-	uint32_t j = 0, k = 0;	/* the next long string, and its batch */
-	const char *batch = NULL;
-	uint64_t batch_off = 0;
+	uint32_t j = 0, k = 0;	/* the next long string, the next batch */
+	const char *batch = NULL;	/* batch k - 1, read back */
 	for (uint32_t i = 0; i < b->strings.count; i++) {
 		const char *bytes = strtab__str(&b->strings, i);
 		size_t len = strtab__len(&b->strings, i);
 		if (j < b->nlongs && b->longs[j].id == i) {
 			const struct long_string *l = &b->longs[j];
-			if (j >= b->nlongs_put) {
-				bytes = b->pending + l->off;
-			} else {
-				if (!batch || (k + 1 < b->nbatches && j >= b->batches[k + 1].first)) {
-					k = batch ? k + 1 : 0;
-					if (!(batch = long_batch(b, k)))
-						break;
-					batch_off = b->batches[k].off;
-				}
-				bytes = batch + (l->off - batch_off);
+			if (k < b->nbatches && j == b->batches[k].first) {
+				const struct long_batch *next = &b->batches[k++];
+				if (!(batch = read_back(b, next->off, next->len)))
+					break;
 			}
+			bytes = j >= b->nlongs_put ? b->pending + l->off :
+				batch + (l->off - b->batches[k - 1].off);
 			len = l->len;
 			j++;
 		}
