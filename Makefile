@@ -95,7 +95,7 @@ $(BUILD)/cpuledger: $(CLI_OBJ) $(BUILD)/libcpuledger.a $(BUILD)/libcore.a
 # reports may add libcpuledger.a.
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libcpuledger.a $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Isrc -o $@ $< \
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Isrc -I$(GEN) -o $@ $< \
 		$(if $(filter core_%,$*),,$(BUILD)/libcpuledger.a) $(BUILD)/libcore.a \
 		$(CMOCKA_LIBS) $(LDLIBS)
 

@@ -440,8 +440,11 @@ static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *
 	(void)e;
 	(void)t;
 	uint32_t stack = stack_of(a, f, &err);
-	if (stack == HINDEX_NONE || !stacktab__depth(a->stack_frames, stack) ||
-	    !wanted(a, name(a, stacktab__frame(a->stack_frames, stack, 0).dso)))
+	if (stack == HINDEX_NONE || !stacktab__depth(a->stack_frames, stack) || !a->cur.wanted)
+		return err;
+	/* the leaf's file matters to --dsos alone: reading it is a miss of
+	 * the cache for each stack of each thread */
+	if (a->o.ndsos && !wanted(a, name(a, stacktab__frame(a->stack_frames, stack, 0).dso)))
 		return err;
 	if (counts_inclusive(a) && f->stack != ENGINE_NONE)
 		err = stack_inclusive(a, stack, f->samples);

@@ -36,16 +36,35 @@ static inline uint32_t stacktab__depth(const struct stacktab *t, uint32_t id)
 	return strtab__len(&t->stacks, id) / (uint32_t)sizeof(uint32_t);
 }
 
+/* The id of frame k of stack id (0: its leaf): frame ids are dense, from
+ * 0, so a reader can keep what it made of a frame in an array. */
+static inline uint32_t stacktab__frame_id(const struct stacktab *t, uint32_t id, uint32_t k)
+{
+	uint32_t fid;
+	/* the tables' strings are not aligned */
+	memcpy(&fid, strtab__str(&t->stacks, id) + k * sizeof(uint32_t), sizeof(fid));
+	return fid;
+}
+
+/* How many distinct frames there are: frame ids are below it. */
+static inline uint32_t stacktab__nframes(const struct stacktab *t)
+{
+	return t->frames.count;
+}
+
+/* The frame of a frame id. */
+static inline struct stack_frame stacktab__frame_of(const struct stacktab *t, uint32_t fid)
+{
+	struct stack_frame f;
+	memcpy(&f, strtab__str(&t->frames, fid), sizeof(f));
+	return f;
+}
+
 /* Frame k of stack id (0: its leaf). */
 static inline struct stack_frame stacktab__frame(const struct stacktab *t, uint32_t id,
 						 uint32_t k)
 {
-	uint32_t fid;
-	struct stack_frame f;
-	/* the tables' strings are not aligned */
-	memcpy(&fid, strtab__str(&t->stacks, id) + k * sizeof(uint32_t), sizeof(fid));
-	memcpy(&f, strtab__str(&t->frames, fid), sizeof(f));
-	return f;
+	return stacktab__frame_of(t, stacktab__frame_id(t, id, k));
 }
 
 /* Up to max of stack id's frames into f, leaf first; how many. */

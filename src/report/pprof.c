@@ -10,7 +10,9 @@
  * valid UTF-8 (profile.proto's strings are UTF-8): bytes that are not
  * become U+FFFD. The message is built with protobuf-c from
  * the profile.proto Debian ships with pprof, so the wire format is the
- * one the readers are built from.
+ * one the readers are built from; its samples and string table, most of
+ * its bytes, are written by hand as protobuf-c writes them (pprof_wire.h
+ * says why; test_pprof_wire compares the bytes).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include <zstd.h>
 
 #include "profile.pb-c.h"
+#include "pprof_wire.h"
 #include "report.h"
 #include "../core/grow.h"
 #include "../core/stacks.h"
@@ -75,17 +78,18 @@ struct long_batch {
 /*
  * Mappings, functions and locations are kept in arrays of pointers, each
  * allocated on its own, since protobuf-c packs from pointers. Samples,
- * one for each stack of each thread (most of a profile), are packed by
- * protobuf-c as they come, each as the Profile's field 2, and kept as
- * bytes: an unpacked sample with its labels took a kilobyte, its bytes
- * a tenth of it. pack() writes the fields before and after them.
+ * one for each stack of each thread (most of a profile), are packed as
+ * they come (by pprof_wire.c, as protobuf-c would pack them), each as the
+ * Profile's field 2, and kept as bytes: an unpacked sample with its labels
+ * took a kilobyte, its bytes a tenth of it. pack() writes the fields
+ * before and after them.
  */
 /* The string a label had last, and its id: a thread's stacks come one
  * after another with the same command line, comm and pid, and hashing a
  * long command line again for each was 5 % of a profile's making. */
 struct label_memo {
 	char *s;
-	size_t len, cap;
+	size_t cap;
 	int64_t id;
 };
 
@@ -117,6 +121,13 @@ struct builder {
 	struct strtab loc_keys;
 	int64_t *loc_ids;
 	uint32_t loc_ids_cap;
+	/* and by the stack table's frame id (0: not yet): a profile's
+	 * samples are mostly their frames, a few thousand distinct ones
+	 * looked up a million times; hashing each (name, file) pair again
+	 * was a fifth of a profile's making */
+	const struct stacktab *frames_of;
+	uint32_t *frame_locs;
+	uint32_t frame_locs_cap;
 	bool steal_known;
 	/* samples packed as their threads went, with both values: whether
 	 * steal is known is said at the end */
@@ -423,14 +434,14 @@ static int locs_room(struct builder *b, size_t n)
 /* str of s, found as label k had it last (m). */
 static int64_t str_memo(struct builder *b, struct label_memo *m, const char *s)
 {
-	size_t n = strlen(s);
-	if (m->s && m->len == n && !memcmp(m->s, s, n))
+	/* one pass over a long command line where it is the same, not two */
+	if (m->s && !strcmp(m->s, s))
 		return m->id;
+	size_t n = strlen(s);
 	int64_t id = str(b, s);
 	if (id < 0 || grow_bytes(&m->s, &m->cap, n + 1, 64))
 		return -1;
 	memcpy(m->s, s, n + 1);
-	m->len = n;
 	m->id = id;
 	return id;
 }
@@ -493,18 +504,14 @@ static int open_run(struct builder *b, const struct run *r, uint8_t *buf, size_t
 static int put_sample(struct builder *b, const Sample *s)
 {
 	/* length-delimited: its tag, its length, its bytes */
-	size_t len = perftools__profiles__sample__get_packed_size(s);
-	if (grow_bytes((char **)&b->samples, &b->samples_cap, b->samples_len + len + 11,
-		       1 << 16))
+	size_t len = pprof_wire__sample_size(s);
+	if (grow_bytes((char **)&b->samples, &b->samples_cap,
+		       b->samples_len + 1 + PPROF_VARINT_MAX + len, 1 << 16))
 		return -ENOMEM;
 	uint8_t *p = b->samples + b->samples_len;
 	*p++ = 2 << 3 | 2;
-	for (size_t v = len; ; v >>= 7) {
-		*p++ = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
-		if (v < 0x80)
-			break;
-	}
-	p += perftools__profiles__sample__pack(s, p);
+	p += pprof_wire__varint(p, len);
+	p += pprof_wire__sample(p, s);
 	b->samples_len = (size_t)(p - b->samples);
 	b->nsamples++;
 	return b->samples_len >= (b->store ? STORED_RUN_BYTES : RUN_BYTES) ? seal_run(b) : 0;
@@ -654,13 +661,31 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 	/* the labels' strings first, then the locations' (the string table's
 	 * order, as when the sample was made before its locations) */
 	int err = locs_room(b, nloc) || strings_of(b, &l) ? str_error(b) : 0;
+	if (!err && b->frames_of != rs->frames) {
+		free(b->frame_locs);
+		b->frame_locs = NULL;
+		b->frame_locs_cap = 0;
+		b->frames_of = rs->frames;
+	}
 	for (uint32_t n = 0; n < nloc && !err; n++) {
-		struct stack_frame f = stacktab__frame(rs->frames, w->stack, n);
-		uint32_t pair[2] = { f.function, f.dso };
-		int64_t loc = stack_location(b, rs->names, pair);
-		if (loc < 0)
-			return str_error(b);
-		b->locs[n] = (uint64_t)loc;
+		uint32_t fid = stacktab__frame_id(rs->frames, w->stack, n);
+		while (fid >= b->frame_locs_cap) {
+			uint32_t cap = b->frame_locs_cap;
+			if (grow_array((void **)&b->frame_locs, &b->frame_locs_cap, cap,
+				       sizeof(*b->frame_locs), 1024))
+				return -ENOMEM;
+			memset(b->frame_locs + cap, 0,
+			       (b->frame_locs_cap - cap) * sizeof(*b->frame_locs));
+		}
+		if (!b->frame_locs[fid]) {
+			struct stack_frame f = stacktab__frame_of(rs->frames, fid);
+			uint32_t pair[2] = { f.function, f.dso };
+			int64_t loc = stack_location(b, rs->names, pair);
+			if (loc < 0)
+				return str_error(b);
+			b->frame_locs[fid] = (uint32_t)loc;
+		}
+		b->locs[n] = (uint64_t)b->frame_locs[fid];
 	}
 	return err ? err : sample(b, nloc, w->f.cpu_ns, w->f.steal_ns, &l);
 }
@@ -813,16 +838,6 @@ static int pack_part(struct gz *g, const Profile *p, enum part part)
 	return 0;
 }
 
-/* A varint, as protobuf writes one; its length. */
-static size_t varint(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-	for (; v >= 0x80; v >>= 7)
-		out[n++] = (uint8_t)(v | 0x80);
-	out[n++] = (uint8_t)v;
-	return n;
-}
-
 /* The string table into g (field 6), as protobuf-c packs a repeated
  * string: each string's tag, length and bytes. The long strings come
  * back from the store a batch at a time, in the order of their ids. */
@@ -848,8 +863,8 @@ static int gz_strings(struct gz *g, struct builder *b)
 			len = l->len;
 			j++;
 		}
-		uint8_t head[11] = { 6 << 3 | 2 };
-		size_t n = 1 + varint(head + 1, len);
+		uint8_t head[1 + PPROF_VARINT_MAX] = { 6 << 3 | 2 };
+		size_t n = 1 + pprof_wire__varint(head + 1, len);
 		w->base.append(&w->base, n, head);
 		w->base.append(&w->base, len, (const uint8_t *)bytes);
 	}
@@ -930,6 +945,7 @@ static void builder_free(void *ctx)
 	free(b->locs);
 	free(b->raw_ids);
 	free(b->loc_ids);
+	free(b->frame_locs);
 	free(b->longs);
 	hindex__release(&b->long_index);
 	free(b->pending);

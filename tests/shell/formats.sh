@@ -10,7 +10,8 @@
 #   function with time of its own there, call stacks deeper than one frame
 #   where perf recorded them, every location's function and mapping there;
 # - folded stacks of a recording (`-f folded` without perf-script:) count
-#   as many samples as the report's rows.
+#   as many samples as the report's rows, and with --dso as many as that
+#   file's row.
 . "$(dirname "$0")/../lib.sh"
 command -v promtool >/dev/null || skip "promtool is not installed (package prometheus)"
 command -v protoc >/dev/null || skip "protoc is not installed (package protobuf-compiler)"
@@ -52,6 +53,21 @@ ok = all(re.match(r'^[^ ;]+(;[^;]+)+ \d+$', l.rstrip('\n')) for l in open(sys.ar
 want = sum(r["samples"] for r in json.load(open(sys.argv[2]))["rows"])
 print("folded: %d samples (report %d)" % (n, want))
 sys.exit(0 if ok and n == want else 1)
+PY
+		# --dso keeps the stacks whose leaf is in the files named: as many
+		# samples as that file's row
+		"$CL" report -i "$input" --by dso --format json -o "$TMP/dso.json"
+		dso=$(python3 -c 'import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+print(max(rows, key=lambda r: r["samples"])["dso"])' "$TMP/dso.json")
+		"$CL" report -i "$input" --format folded --dso "$dso" -o "$TMP/d.folded" ||
+			fail "$name: folded --dso"
+		python3 - "$TMP/d.folded" "$TMP/dso.json" "$dso" <<'PY' || fail "$name: folded --dso $dso"
+import json, sys
+n = sum(int(l.rsplit(' ', 1)[1]) for l in open(sys.argv[1]))
+want = sum(r["samples"] for r in json.load(open(sys.argv[2]))["rows"] if r["dso"] == sys.argv[3])
+print("folded --dso %s: %d samples (report %d)" % (sys.argv[3], n, want))
+sys.exit(0 if n == want and n > 0 else 1)
 PY
 	fi
 	gzip -t "$TMP/p.pb.gz" || fail "$name: pprof is not gzip"

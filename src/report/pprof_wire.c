@@ -1,0 +1,116 @@
+/* report/pprof_wire: see pprof_wire.h. profile.proto is proto3, so its
+ * repeated numbers are packed (a tag, the bytes' length, each a varint)
+ * and a Label's numbers that are 0 are not written at all; int64 values
+ * are written as their two's complement uint64, as protobuf-c does. */
+#include "pprof_wire.h"
+
+#include "../core/banned.h"
+
+enum {
+	SAMPLE_LOCATION_ID = 1 << 3 | 2,	/* field 1, length-delimited */
+	SAMPLE_VALUE = 2 << 3 | 2,
+	SAMPLE_LABEL = 3 << 3 | 2,
+	LABEL_KEY = 1 << 3,			/* field 1, varint */
+	LABEL_STR = 2 << 3,
+	LABEL_NUM = 3 << 3,
+	LABEL_NUM_UNIT = 4 << 3,
+};
+
+size_t pprof_wire__varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+	for (; v >= 0x80; v >>= 7)
+		out[n++] = (uint8_t)(v | 0x80);
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	/* 7 bits a byte: 1 for 0..127, 10 for the top bit set */
+	return v < 0x80 ? 1 : (size_t)(64 - __builtin_clzll(v) + 6) / 7;
+}
+
+/* A field of its own: the tag and its value's bytes, or nothing for 0. */
+static size_t num_field_len(int64_t v)
+{
+	return v ? 1 + varint_len((uint64_t)v) : 0;
+}
+
+static size_t label_len(const Perftools__Profiles__Label *l)
+{
+	return num_field_len(l->key) + num_field_len(l->str) + num_field_len(l->num) +
+	       num_field_len(l->num_unit);
+}
+
+static size_t packed_len(const uint64_t *v, size_t n)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += varint_len(v[i]);
+	return len;
+}
+
+static size_t packed_len_signed(const int64_t *v, size_t n)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += varint_len((uint64_t)v[i]);
+	return len;
+}
+
+/* A length-delimited field's head and its len bytes' size. */
+static size_t delimited_len(size_t len)
+{
+	return 1 + varint_len(len) + len;
+}
+
+size_t pprof_wire__sample_size(const Perftools__Profiles__Sample *s)
+{
+	size_t len = 0;
+	if (s->n_location_id)
+		len += delimited_len(packed_len(s->location_id, s->n_location_id));
+	if (s->n_value)
+		len += delimited_len(packed_len_signed(s->value, s->n_value));
+	for (size_t i = 0; i < s->n_label; i++)
+		len += delimited_len(label_len(s->label[i]));
+	return len;
+}
+
+static size_t put_head(uint8_t *out, uint8_t tag, size_t len)
+{
+	out[0] = tag;
+	return 1 + pprof_wire__varint(out + 1, len);
+}
+
+static size_t put_num_field(uint8_t *out, uint8_t tag, int64_t v)
+{
+	if (!v)
+		return 0;
+	out[0] = tag;
+	return 1 + pprof_wire__varint(out + 1, (uint64_t)v);
+}
+
+size_t pprof_wire__sample(uint8_t *out, const Perftools__Profiles__Sample *s)
+{
+	uint8_t *p = out;
+	if (s->n_location_id) {
+		p += put_head(p, SAMPLE_LOCATION_ID, packed_len(s->location_id, s->n_location_id));
+		for (size_t i = 0; i < s->n_location_id; i++)
+			p += pprof_wire__varint(p, s->location_id[i]);
+	}
+	if (s->n_value) {
+		p += put_head(p, SAMPLE_VALUE, packed_len_signed(s->value, s->n_value));
+		for (size_t i = 0; i < s->n_value; i++)
+			p += pprof_wire__varint(p, (uint64_t)s->value[i]);
+	}
+	for (size_t i = 0; i < s->n_label; i++) {
+		const Perftools__Profiles__Label *l = s->label[i];
+		p += put_head(p, SAMPLE_LABEL, label_len(l));
+		p += put_num_field(p, LABEL_KEY, l->key);
+		p += put_num_field(p, LABEL_STR, l->str);
+		p += put_num_field(p, LABEL_NUM, l->num);
+		p += put_num_field(p, LABEL_NUM_UNIT, l->num_unit);
+	}
+	return (size_t)(p - out);
+}

@@ -1,0 +1,30 @@
+/*
+ * report/pprof_wire: the two parts of a profile that pprof.c writes as
+ * protobuf's wire format itself, byte for byte as protobuf-c packs them:
+ * a varint, and a Sample. A profile is mostly its samples (one for each
+ * stack of each thread), and protobuf-c packs a message by walking its
+ * descriptor field by field: a tenth of an 8-minute recording's profile
+ * went to sizing and packing its samples that way. test_pprof_wire
+ * checks the bytes against protobuf-c's.
+ */
+#ifndef CPULEDGER_REPORT_PPROF_WIRE_H
+#define CPULEDGER_REPORT_PPROF_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.pb-c.h"
+
+/* The most bytes a varint takes. */
+#define PPROF_VARINT_MAX 10
+
+/* v as a varint into out; its length. */
+size_t pprof_wire__varint(uint8_t *out, uint64_t v);
+
+/* The length of s packed (protobuf-c's get_packed_size). */
+size_t pprof_wire__sample_size(const Perftools__Profiles__Sample *s);
+
+/* s packed into out, which has room for its size; the bytes written. */
+size_t pprof_wire__sample(uint8_t *out, const Perftools__Profiles__Sample *s);
+
+#endif
