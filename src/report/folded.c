@@ -114,12 +114,70 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
  * two lines compare piece by piece, and pieces of the same name id are
  * the same text. Made, the lines were the output's size again in memory
  * (and an index of them): 17 MB of 62 at the peak of an 8-minute
- * recording's report.
+ * recording's report. Each name and program is ranked once, as its text
+ * sorts in a line that goes on after it (followed by ';'), so that two
+ * lines compare by ranks; only where a line ends at the piece that tells
+ * them apart are the two pieces' bytes compared (then what follows the
+ * ended one is the line's end, not ';': "f" before "f.cold" either way,
+ * but "f;g" after "f.cold;g").
  */
 static struct {
 	const struct report_extras *x;
 	const struct report_folds *f;
+	const struct strtab *ranked;	/* piece_ranks' table */
+	uint32_t *name_rank, *prog_rank;
 } sorting;
+
+static int safe_byte(char ch)
+{
+	return (unsigned char)(ch == ';' ? ':' : ch == ' ' ? '_' : ch);
+}
+
+/* Two pieces made safe as strcmp would order them in their lines, each
+ * followed by ';' where its line goes on (more), else by the line's end. */
+static int piece_cmp(const char *a, bool a_more, const char *b, bool b_more)
+{
+	for (;;) {
+		bool a_end = !*a, b_end = !*b;
+		int ca = a_end ? (a_more ? ';' : 0) : safe_byte(*a++);
+		int cb = b_end ? (b_more ? ';' : 0) : safe_byte(*b++);
+		if (ca != cb)
+			return ca - cb;
+		if (a_end && b_end)
+			return 0;
+	}
+}
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+	const struct strtab *t = sorting.ranked;
+	return piece_cmp(strtab__str(t, *(const uint32_t *)pa), true,
+			 strtab__str(t, *(const uint32_t *)pb), true);
+}
+
+/* The rank of each string of t as a piece of a line that goes on: equal
+ * texts (made safe) equal ranks. NULL when out of memory. */
+static uint32_t *piece_ranks(const struct strtab *t)
+{
+	uint32_t n = t->count ? t->count : 1;
+	uint32_t *order = malloc(n * sizeof(*order)), *rank = malloc(n * sizeof(*rank));
+	if (!order || !rank) {
+		free(order);
+		free(rank);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < t->count; i++)
+		order[i] = i;
+	sorting.ranked = t;
+	qsort(order, t->count, sizeof(*order), cmp_ranked);
+	for (uint32_t i = 0, r = 0; i < t->count; i++) {
+		if (i && cmp_ranked(&order[i - 1], &order[i]))
+			r++;
+		rank[order[i]] = r;
+	}
+	free(order);
+	return rank;
+}
 
 /* Piece k of a line of stack's n frames (k >= 1: frame n - k's function,
  * so root first). */
@@ -128,55 +186,33 @@ static uint32_t frame_name(const struct stacktab *t, uint32_t stack, size_t n, s
 	return stacktab__frame(t, stack, (uint32_t)(n - k)).function;
 }
 
-/* A line read a byte at a time from piece k on, as put makes it. */
-struct line_cursor {
-	uint32_t stack;
-	const char *p;
-	size_t n, k;
-};
-
-static int next_byte(struct line_cursor *c)
-{
-	if (!*c->p) {
-		if (c->k >= c->n)
-			return 0;
-		c->p = strtab__str(sorting.x->names,
-				   frame_name(sorting.x->stack_frames, c->stack, c->n, ++c->k));
-		return ';';
-	}
-	char ch = *c->p++;
-	return (unsigned char)(ch == ';' ? ':' : ch == ' ' ? '_' : ch);
-}
-
 /* Two lines (ids in sorting.f) as strcmp would order them made. */
 static int cmp_fold(const void *pa, const void *pb)
 {
 	const struct report_fold *a = &sorting.f->v[*(const uint32_t *)pa];
 	const struct report_fold *b = &sorting.f->v[*(const uint32_t *)pb];
 	const struct stacktab *t = sorting.x->stack_frames;
-	struct line_cursor x = { .stack = a->stack, .p = strtab__str(&sorting.f->progs, a->prog),
-				 .n = stacktab__depth(t, a->stack) };
-	struct line_cursor y = { .stack = b->stack, .p = strtab__str(&sorting.f->progs, b->prog),
-				 .n = stacktab__depth(t, b->stack) };
-	if (a->prog == b->prog) {
-		/* the same program: skip the frames both name alike */
-		size_t k = 1;
-		while (k <= x.n && k <= y.n &&
-		       frame_name(t, x.stack, x.n, k) == frame_name(t, y.stack, y.n, k))
-			k++;
-		if (k > x.n && k > y.n)
-			return 0;
-		x.k = y.k = k - 1;
-		x.p = x.k ? strtab__str(sorting.x->names, frame_name(t, x.stack, x.n, x.k)) : "";
-		y.p = y.k ? strtab__str(sorting.x->names, frame_name(t, y.stack, y.n, y.k)) : "";
-		x.p += strlen(x.p);
-		y.p += strlen(y.p);
+	if (a->prog != b->prog) {
+		/* a program is followed by its first frame: ';' */
+		uint32_t ra = sorting.prog_rank[a->prog], rb = sorting.prog_rank[b->prog];
+		if (ra != rb)
+			return ra < rb ? -1 : 1;
 	}
-	for (;;) {
-		int cx = next_byte(&x), cy = next_byte(&y);
-		if (cx != cy || !cx)
-			return cx - cy;
+	size_t na = stacktab__depth(t, a->stack), nb = stacktab__depth(t, b->stack);
+	for (size_t k = 1; k <= na && k <= nb; k++) {
+		uint32_t fa = frame_name(t, a->stack, na, k), fb = frame_name(t, b->stack, nb, k);
+		if (fa == fb)
+			continue;
+		uint32_t ra = sorting.name_rank[fa], rb = sorting.name_rank[fb];
+		if (ra == rb)
+			continue;
+		if (k < na && k < nb)
+			return ra < rb ? -1 : 1;
+		return piece_cmp(strtab__str(sorting.x->names, fa), k < na,
+				 strtab__str(sorting.x->names, fb), k < nb);
 	}
+	/* one line the other's beginning: it ends where the other goes on */
+	return (na > nb) - (na < nb);
 }
 
 /* A line made into *line, NUL-terminated. */
@@ -206,6 +242,14 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 			order[n++] = i;
 	sorting.x = x;
 	sorting.f = f;
+	sorting.name_rank = piece_ranks(x->names);
+	sorting.prog_rank = piece_ranks(&f->progs);
+	if (!sorting.name_rank || !sorting.prog_rank) {
+		free(sorting.name_rank);
+		free(sorting.prog_rank);
+		free(order);
+		return -ENOMEM;
+	}
 	qsort(order, n, sizeof(*order), cmp_fold);
 	char *line = NULL;
 	size_t cap = 0;
@@ -230,6 +274,9 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 	}
 	free(line);
 	free(order);
+	free(sorting.name_rank);
+	free(sorting.prog_rank);
+	sorting.name_rank = sorting.prog_rank = NULL;
 	return err;
 }
 

@@ -3,6 +3,21 @@
 # and every option (pid, tid, kernel, jit, all, addrs) against the
 # reference's own output kept beside it (issue 6's conformance test).
 . "$(dirname "$0")/../lib.sh"
+# a recording's folded stacks (the engine's, not the collapser's) sorted
+# as text, each line once, where names sort subtly: one the beginning of
+# another followed by bytes below and above ';' ("f", "f.cold", "f;g"),
+# names alike once made safe ("a b", "a_b"); as many samples as were read
+python3 "$ROOT/tests/tricky_names.py" >"$TMP/tricky.txt"
+"$CL" import perf-script "$TMP/tricky.txt" -o "$TMP/tricky.rec" 2>/dev/null || fail "import of tricky names"
+"$CL" report -i "$TMP/tricky.rec" --format folded -o "$TMP/tricky.folded" || fail "folded of tricky names"
+sed 's/ [0-9]*$//' "$TMP/tricky.folded" | LC_ALL=C sort -c -u ||
+	fail "folded lines of tricky names not sorted as text, or not each once"
+[ "$(awk '{ n += $NF } END { print n }' "$TMP/tricky.folded")" = \
+	"$(grep -c 'cpu-clock:$' "$TMP/tricky.txt")" ] ||
+	fail "folded samples of tricky names differ from those read"
+[ "$(grep '^\[fixed\]' "$TMP/tricky.folded" | tr '\n' ,)" = \
+	"[fixed];f 1,[fixed];f.cold 1,[fixed];f.cold;g 1,[fixed];f;g 1," ] ||
+	fail "tricky names: $(grep '^\[fixed\]' "$TMP/tricky.folded" | tr '\n' ,)"
 data=${TESTDATA:-$ROOT/../shared/testdata}/flamegraph
 [ -d "$data/results" ] || skip "no test data at $data (the reference collapser's own output is needed: tests/README.md says where; script_frames.sh checks each frame shape on fixtures here)"
 n=0
