@@ -3,12 +3,16 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "grow.h"
 #include "banned.h"
 
 void stacktab__init(struct stacktab *t)
 {
-	strtab__init(&t->frames);
+	t->frames = NULL;
+	t->nframes = t->frames_cap = 0;
+	hindex__init(&t->frame_index);
 	strtab__init(&t->stacks);
 }
 
@@ -16,8 +20,46 @@ void stacktab__release(struct stacktab *t)
 {
 	if (!t)
 		return;
-	strtab__release(&t->frames);
+	free(t->frames);
+	hindex__release(&t->frame_index);
 	strtab__release(&t->stacks);
+}
+
+static uint64_t frame_hash(const struct stack_frame *f)
+{
+	return hash_mix(((uint64_t)f->function << 32 | f->dso) ^ hash_mix(f->account));
+}
+
+struct frame_key {
+	const struct stacktab *t;
+	const struct stack_frame *f;
+};
+
+static bool frame_eq(const void *ctx, uint32_t id)
+{
+	const struct frame_key *k = ctx;
+	const struct stack_frame *g = &k->t->frames[id];
+	return g->function == k->f->function && g->dso == k->f->dso &&
+	       g->account == k->f->account;
+}
+
+/* Frames are a fixed 12 bytes: an array and an index of them, not a
+ * string table (its offsets, lengths and NULs were as much again). */
+uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f)
+{
+	struct frame_key k = { t, f };
+	uint64_t h = frame_hash(f);
+	uint32_t id = hindex__find(&t->frame_index, h, frame_eq, &k);
+	if (id != HINDEX_NONE)
+		return id;
+	if (grow_array((void **)&t->frames, &t->frames_cap, t->nframes, sizeof(*t->frames),
+		       256) ||
+	    hindex__insert(&t->frame_index, h, t->nframes)) {
+		errno = ENOMEM;
+		return HINDEX_NONE;
+	}
+	t->frames[t->nframes] = *f;
+	return t->nframes++;
 }
 
 uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint32_t n)
@@ -26,18 +68,38 @@ uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint3
 	 * stack for a recording's reader (its samples name it by the file's
 	 * id after), once a sample for a live tap (a few thousand a second) */
 	static __thread uint32_t ids[512];	/* resolve.h's RES_MAX_FRAMES */
-	uint32_t *key = n <= 512 ? ids : malloc(n * sizeof(*key));
-	if (!key)
-		return HINDEX_NONE;
+	static __thread char bytes[1 + 512 * STACKTAB_WIDE];
+	uint32_t *fid = n <= 512 ? ids : malloc(n * sizeof(*fid));
+	char *key = n <= 512 ? bytes : malloc(1 + (size_t)n * STACKTAB_WIDE);
 	uint32_t id = HINDEX_NONE;
-	for (uint32_t i = 0; i < n; i++)
-		if ((key[i] = strtab__intern(&t->frames, (const char *)&f[i], sizeof(*f))) ==
-		    HINDEX_NONE)
+	if (!fid || !key)
+		goto out;
+	uint32_t most = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if ((fid[i] = stacktab__intern_frame(t, &f[i])) == HINDEX_NONE)
 			goto out;
-	id = strtab__intern(&t->stacks, (const char *)key, n * sizeof(*key));
+		most = fid[i] > most ? fid[i] : most;
+	}
+	/* the same stack is always the same bytes: narrow wherever it can be */
+	size_t len = 1;
+	key[0] = most <= UINT16_MAX ? STACKTAB_NARROW : STACKTAB_WIDE;
+	for (uint32_t i = 0; i < n; i++) {
+		if (key[0] == STACKTAB_NARROW) {
+			uint16_t v = (uint16_t)fid[i];
+			memcpy(key + len, &v, sizeof(v));
+		} else {
+			memcpy(key + len, &fid[i], sizeof(fid[i]));
+		}
+		len += (size_t)key[0];
+	}
+	id = strtab__intern(&t->stacks, key, len);
 out:
-	if (key != ids)
+	if (fid && fid != ids)
+		free(fid);
+	if (key && key != bytes)
 		free(key);
+	if (!fid || !key)
+		errno = ENOMEM;
 	return id;
 }
 

@@ -1,10 +1,10 @@
 /*
  * stacktab: call stacks as dense ids. A stack is a run of frames, leaf
  * first; a frame is a (function, dso, account) triple of name ids. Each
- * distinct frame is kept once and a stack holds its frames' ids, 4 bytes
- * a frame where the triples took 12: a long recording's stacks grow with
- * it (30 000 of them, 260 000 frames, in 8 minutes of a compile loop),
- * the frames they are made of much less.
+ * distinct frame is kept once and a stack holds its frames' ids, 2 or 4
+ * bytes a frame where the triples took 12: a long recording's stacks grow
+ * with it (30 000 of them, 260 000 frames, in 8 minutes of a compile
+ * loop), the frames they are made of much less.
  */
 #ifndef CPULEDGER_CORE_STACKTAB_H
 #define CPULEDGER_CORE_STACKTAB_H
@@ -19,9 +19,20 @@ struct stack_frame {
 };
 
 struct stacktab {
-	struct strtab frames;	/* each a struct stack_frame's bytes */
-	struct strtab stacks;	/* each a run of frame ids, leaf first */
+	struct stack_frame *frames;	/* by frame id */
+	uint32_t nframes, frames_cap;
+	struct hindex frame_index;
+	struct strtab stacks;		/* each a run of frame ids, leaf first */
 };
+
+/*
+ * A stack's bytes: its width (2 or 4), then its frame ids of that many
+ * bytes each. 2 where every id is below 65536: a long recording's 34 000
+ * stacks of 9 frames were made of 8 700 distinct frames, and their ids
+ * were the largest part of a folded report's memory.
+ */
+#define STACKTAB_NARROW 2
+#define STACKTAB_WIDE 4
 
 void stacktab__init(struct stacktab *t);
 void stacktab__release(struct stacktab *t);
@@ -30,34 +41,43 @@ void stacktab__release(struct stacktab *t);
  * with errno set when out of memory. */
 uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint32_t n);
 
+/* The id of frame f, adding it if new (a stack's frames are added with
+ * it); HINDEX_NONE with errno set when out of memory. */
+uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f);
+
 /* How many frames stack id has. */
 static inline uint32_t stacktab__depth(const struct stacktab *t, uint32_t id)
 {
-	return strtab__len(&t->stacks, id) / (uint32_t)sizeof(uint32_t);
+	uint32_t width = (unsigned char)strtab__str(&t->stacks, id)[0];
+	return (strtab__len(&t->stacks, id) - 1) / width;
 }
 
 /* The id of frame k of stack id (0: its leaf): frame ids are dense, from
  * 0, so a reader can keep what it made of a frame in an array. */
 static inline uint32_t stacktab__frame_id(const struct stacktab *t, uint32_t id, uint32_t k)
 {
-	uint32_t fid;
+	const char *s = strtab__str(&t->stacks, id);
 	/* the tables' strings are not aligned */
-	memcpy(&fid, strtab__str(&t->stacks, id) + k * sizeof(uint32_t), sizeof(fid));
+	if (s[0] == STACKTAB_NARROW) {
+		uint16_t fid;
+		memcpy(&fid, s + 1 + k * sizeof(fid), sizeof(fid));
+		return fid;
+	}
+	uint32_t fid;
+	memcpy(&fid, s + 1 + k * sizeof(fid), sizeof(fid));
 	return fid;
 }
 
 /* How many distinct frames there are: frame ids are below it. */
 static inline uint32_t stacktab__nframes(const struct stacktab *t)
 {
-	return t->frames.count;
+	return t->nframes;
 }
 
 /* The frame of a frame id. */
 static inline struct stack_frame stacktab__frame_of(const struct stacktab *t, uint32_t fid)
 {
-	struct stack_frame f;
-	memcpy(&f, strtab__str(&t->frames, fid), sizeof(f));
-	return f;
+	return t->frames[fid];
 }
 
 /* Frame k of stack id (0: its leaf). */

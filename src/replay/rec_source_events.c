@@ -193,9 +193,12 @@ int rec_source_stack(struct rec_source *s, struct file_stack *fs, const struct r
 		struct eng_event ev = { .stack = ENGINE_NONE };
 		if ((err = name_sample(s, f, n, &ev)))
 			return err;
+		struct stack_frame leaf = { ev.function, ev.dso, ev.account };
+		uint32_t id = stacktab__intern_frame(&s->stacks, &leaf);
+		if (id == HINDEX_NONE)
+			return -ENOMEM;
 		*fs = (struct file_stack){ .n = fs->n, .nframes = fs->nframes, .named = true,
-					   .flags = ev.flags, .function = ev.function,
-					   .dso = ev.dso, .account = ev.account, .stack = ev.stack };
+					   .flags = ev.flags, .leaf = id, .stack = ev.stack };
 		return 0;
 	}
 	if (grow_array((void **)&s->file_frames, &s->file_frames_cap, s->nfile_frames + n,
@@ -238,9 +241,10 @@ int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_
 			f[n++] = (struct res_frame){ .function = s->unknown, .dso = s->unknown };
 		return rec_source_sample(s, e, f, n, h->pid, h->tid, h->cpu, h->time_ns);
 	}
+	struct stack_frame leaf = stacktab__frame_of(&s->stacks, fs->leaf);
 	struct eng_event ev = { .kind = EK_SAMPLE, .time = h->time_ns, .cpu = h->cpu,
-				.pid = h->pid, .tid = h->tid, .function = fs->function,
-				.dso = fs->dso, .account = fs->account, .flags = fs->flags,
+				.pid = h->pid, .tid = h->tid, .function = leaf.function,
+				.dso = leaf.dso, .account = leaf.account, .flags = fs->flags,
 				.stack = s->o.stacks ? fs->stack : ENGINE_NONE };
 	memcpy(&ev.ip, ips, sizeof(ev.ip));
 	s->samples++;

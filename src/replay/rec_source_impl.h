@@ -33,20 +33,22 @@ struct file_frame {
  * stack id) where accounts do not read addresses: its samples then need
  * nothing else of it. Where they do, its frames are kept, in
  * file_frames[first, first + n), and each sample is named as it comes. */
-/* 24 bytes: a long recording names tens of thousands of stacks. */
+/* 16 bytes: a long recording names tens of thousands of stacks, made of
+ * a few thousand frames (its leaf is one of them, in the stacks table). */
 struct file_stack {
 	uint16_t n;		/* the frames named, RES_MAX_FRAMES at most */
 	uint16_t nframes;	/* as in the file (REC_MAX_FRAMES at most):
 				 * its samples' addresses */
-	bool named;		/* function to stack are set; else first is */
-	uint8_t flags;
-	uint32_t function, dso, account;	/* its leaf's */
+	bool named;		/* leaf and stack are set; else first is */
+	uint8_t flags;		/* named: its leaf's */
+	uint32_t leaf;		/* named: its leaf's (function, dso, account),
+				 * a frame id of stacks */
 	union {
 		uint32_t stack;	/* named, with stacks: its id in the stacks table */
 		uint32_t first;	/* not named: its frames in file_frames */
 	};
 };
-_Static_assert(sizeof(struct file_stack) == 24, "a file stack's size");
+_Static_assert(sizeof(struct file_stack) == 16, "a file stack's size");
 
 struct rec_source {
 	int fd;

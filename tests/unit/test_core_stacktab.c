@@ -3,7 +3,9 @@
  * stacks that differ in any frame's function, dso or account, or in
  * length, have their own; frames read back leaf first as given; a frame
  * on many stacks is kept once; a stack deeper than the table's own
- * buffer is kept whole.
+ * buffer is kept whole; stacks of frames whose ids no longer fit 2 bytes
+ * (over 65 536 distinct frames) read back as given, beside the narrow
+ * ones made before, and are found again.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -36,7 +38,7 @@ static void ids_and_frames(void **state)
 		assert_memory_equal(&f, &b[k], sizeof(f));
 	}
 	/* four distinct frames over the three stacks */
-	assert_int_equal(t.frames.count, 4);
+	assert_int_equal(stacktab__nframes(&t), 4);
 	struct stack_frame two[2];
 	assert_int_equal(stacktab__frames(&t, abc, two, 2), 2);
 	assert_memory_equal(two, a, sizeof(two));
@@ -63,11 +65,53 @@ static void deep(void **state)
 	stacktab__release(&t);
 }
 
+static void wide(void **state)
+{
+	(void)state;
+	struct stacktab t;
+	stacktab__init(&t);
+	struct stack_frame one[2] = { { 1, 1, 1 }, { 2, 2, 2 } };
+	uint32_t narrow = stacktab__intern(&t, one, 2);
+	/* 70 000 stacks of three frames, new frames each: ids past 65 535 */
+	uint32_t n = 70000, *ids = calloc(n, sizeof(*ids));
+	assert_non_null(ids);
+	for (uint32_t i = 0; i < n; i++) {
+		struct stack_frame f[3] = { { 10 + i, 1, 0 }, { 2, 2, 2 }, { 10 + i, 2, 0 } };
+		ids[i] = stacktab__intern(&t, f, 3);
+		assert_int_not_equal(ids[i], HINDEX_NONE);
+	}
+	assert_true(stacktab__nframes(&t) > 65536);
+	for (uint32_t i = 0; i < n; i += 997) {
+		struct stack_frame f[3] = { { 10 + i, 1, 0 }, { 2, 2, 2 }, { 10 + i, 2, 0 } };
+		assert_int_equal(stacktab__intern(&t, f, 3), ids[i]);
+		assert_int_equal(stacktab__depth(&t, ids[i]), 3);
+		for (uint32_t k = 0; k < 3; k++) {
+			struct stack_frame g = stacktab__frame(&t, ids[i], k);
+			assert_memory_equal(&g, &f[k], sizeof(g));
+		}
+	}
+	/* the last is wide, the first narrow: each reads back as it was */
+	struct stack_frame last = stacktab__frame(&t, ids[n - 1], 2);
+	assert_int_equal(last.function, 10 + n - 1);
+	assert_true(stacktab__frame_id(&t, ids[n - 1], 2) > UINT16_MAX);
+	assert_int_equal(stacktab__intern(&t, one, 2), narrow);
+	assert_int_equal(stacktab__depth(&t, narrow), 2);
+	struct stack_frame g = stacktab__frame(&t, narrow, 1);
+	assert_memory_equal(&g, &one[1], sizeof(g));
+	/* a stack of old frames made after the ids grew wide is narrow, and
+	 * the same stack as before */
+	struct stack_frame again[2] = { { 1, 1, 1 }, { 2, 2, 2 } };
+	assert_int_equal(stacktab__intern(&t, again, 2), narrow);
+	free(ids);
+	stacktab__release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ids_and_frames),
 		cmocka_unit_test(deep),
+		cmocka_unit_test(wide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
