@@ -59,7 +59,6 @@ void report_folds__init(struct report_folds *f)
 {
 	memset(f, 0, sizeof(*f));
 	strtab__init(&f->progs);
-	hindex__init(&f->index);
 }
 
 void report_folds__release(struct report_folds *f)
@@ -67,20 +66,35 @@ void report_folds__release(struct report_folds *f)
 	if (!f)
 		return;
 	strtab__release(&f->progs);
-	hindex__release(&f->index);
 	free(f->v);
+	free(f->next);
+	free(f->by_stack);
 	memset(f, 0, sizeof(*f));
 }
 
-struct fold_key {
-	const struct report_folds *f;
-	uint32_t prog, stack;
-};
-
-static bool fold_eq(const void *ctx, uint32_t id)
+/* Room for line n and for stack's first line. */
+static int folds_room(struct report_folds *f, uint32_t stack)
 {
-	const struct fold_key *k = ctx;
-	return k->f->v[id].prog == k->prog && k->f->v[id].stack == k->stack;
+	if (f->n == f->cap) {
+		uint32_t cap = f->cap;
+		if (grow_array((void **)&f->v, &cap, f->n, sizeof(*f->v), 256))
+			return -ENOMEM;
+		uint32_t *next = realloc(f->next, (size_t)cap * sizeof(*next));
+		if (!next) {
+			/* v grew, the chains did not: keep the smaller capacity */
+			return -ENOMEM;
+		}
+		f->next = next;
+		f->cap = cap;
+	}
+	while (stack >= f->by_stack_cap) {
+		uint32_t cap = f->by_stack_cap;
+		if (grow_array((void **)&f->by_stack, &f->by_stack_cap, cap,
+			       sizeof(*f->by_stack), 1024))
+			return -ENOMEM;
+		memset(f->by_stack + cap, 0, (f->by_stack_cap - cap) * sizeof(*f->by_stack));
+	}
+	return 0;
 }
 
 int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
@@ -94,17 +108,18 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 			return -ENOMEM;
 		f->last_prog = ++p;
 	}
-	struct fold_key k = { f, p - 1, stack };
-	uint64_t h = hash_mix(((uint64_t)(p - 1) << 32) | stack);
-	uint32_t id = hindex__find(&f->index, h, fold_eq, &k);
-	if (id == HINDEX_NONE) {
-		if (grow_array((void **)&f->v, &f->cap, f->n, sizeof(*f->v), 256) ||
-		    hindex__insert(&f->index, h, f->n))
-			return -ENOMEM;
-		id = f->n++;
-		f->v[id] = (struct report_fold){ .prog = p - 1, .stack = stack };
-	}
-	f->v[id].samples += samples;
+	p--;
+	if (stack < f->by_stack_cap)
+		for (uint32_t i = f->by_stack[stack]; i; i = f->next[i - 1])
+			if (f->v[i - 1].prog == p) {
+				f->v[i - 1].samples += samples;
+				return 0;
+			}
+	if (folds_room(f, stack))
+		return -ENOMEM;
+	f->v[f->n] = (struct report_fold){ .prog = p, .stack = stack, .samples = samples };
+	f->next[f->n] = f->by_stack[stack];
+	f->by_stack[stack] = ++f->n;
 	return 0;
 }
 

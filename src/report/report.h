@@ -170,8 +170,11 @@ void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 /*
  * Stacks summed by the line folded makes of them: its program (an id in
  * progs, as report_stack_program names it) and its stack (an id in the
- * report's stack_frames). 24 bytes a stack where a row of rows.h is 144:
+ * report's stack_frames). 20 bytes a stack where a row of rows.h is 144:
  * a long recording's distinct stacks number in the hundred thousands.
+ * A line is found from its stack: the lines of a stack are chained
+ * (by_stack, then next), one or a few programs each; a hash index of
+ * (program, stack) pairs was a megabyte of an 8-minute recording's report.
  */
 struct report_fold {
 	uint32_t prog, stack;
@@ -181,8 +184,10 @@ struct report_fold {
 struct report_folds {
 	struct strtab progs;
 	struct report_fold *v;
+	uint32_t *next;		/* next[i]: the next line of v[i]'s stack, + 1 */
 	uint32_t n, cap;
-	struct hindex index;
+	uint32_t *by_stack;	/* a stack id's first line, + 1 (0: none) */
+	uint32_t by_stack_cap;
 	uint32_t last_prog;	/* the program named last, + 1 (0: none) */
 };
 
