@@ -33,14 +33,14 @@ struct file_frame {
  * stack id) where accounts do not read addresses: its samples then need
  * nothing else of it. Where they do, its frames are kept, in
  * file_frames[first, first + n), and each sample is named as it comes. */
-/* 16 bytes: a long recording names tens of thousands of stacks, made of
+/* 12 bytes: a long recording names tens of thousands of stacks, made of
  * a few thousand frames (its leaf is one of them, in the stacks table). */
 struct file_stack {
-	uint16_t n;		/* the frames named, RES_MAX_FRAMES at most */
-	uint16_t nframes;	/* as in the file (REC_MAX_FRAMES at most):
+	uint32_t n : 10;	/* the frames named, RES_MAX_FRAMES at most */
+	uint32_t nframes : 13;	/* as in the file (REC_MAX_FRAMES at most):
 				 * its samples' addresses */
-	bool named;		/* leaf and stack are set; else first is */
-	uint8_t flags;		/* named: its leaf's */
+	uint32_t named : 1;	/* leaf and stack are set; else first is */
+	uint32_t flags : 8;	/* named: its leaf's */
 	uint32_t leaf;		/* named: its leaf's (function, dso, account),
 				 * a frame id of stacks */
 	union {
@@ -48,7 +48,9 @@ struct file_stack {
 		uint32_t first;	/* not named: its frames in file_frames */
 	};
 };
-_Static_assert(sizeof(struct file_stack) == 16, "a file stack's size");
+_Static_assert(RES_MAX_FRAMES < 1 << 10 && REC_MAX_FRAMES < 1 << 13,
+	       "a file stack's frame counts fit its fields");
+_Static_assert(sizeof(struct file_stack) == 12, "a file stack's size");
 
 struct rec_source {
 	int fd;

@@ -110,16 +110,26 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 	}
 	p--;
 	if (stack < f->by_stack_cap)
-		for (uint32_t i = f->by_stack[stack]; i; i = f->next[i - 1])
-			if (f->v[i - 1].prog == p) {
-				f->v[i - 1].samples += samples;
-				return 0;
-			}
-	if (folds_room(f, stack))
-		return -ENOMEM;
-	f->v[f->n] = (struct report_fold){ .prog = p, .stack = stack, .samples = samples };
-	f->next[f->n] = f->by_stack[stack];
-	f->by_stack[stack] = ++f->n;
+		/* the stack's newest line of the program first: an older one is full */
+		for (uint32_t i = f->by_stack[stack]; i; i = f->next[i - 1]) {
+			struct report_fold *l = &f->v[i - 1];
+			if (l->prog != p)
+				continue;
+			uint32_t room = UINT32_MAX - l->samples;
+			uint32_t add = samples < room ? (uint32_t)samples : room;
+			l->samples += add;
+			samples -= add;
+			break;
+		}
+	while (samples) {
+		if (folds_room(f, stack))
+			return -ENOMEM;
+		uint32_t add = samples < UINT32_MAX ? (uint32_t)samples : UINT32_MAX;
+		f->v[f->n] = (struct report_fold){ .prog = p, .stack = stack, .samples = add };
+		f->next[f->n] = f->by_stack[stack];
+		f->by_stack[stack] = ++f->n;
+		samples -= add;
+	}
 	return 0;
 }
 

@@ -170,15 +170,17 @@ void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 /*
  * Stacks summed by the line folded makes of them: its program (an id in
  * progs, as report_stack_program names it) and its stack (an id in the
- * report's stack_frames). 20 bytes a stack where a row of rows.h is 144:
+ * report's stack_frames). 16 bytes a stack where a row of rows.h is 144:
  * a long recording's distinct stacks number in the hundred thousands.
  * A line is found from its stack: the lines of a stack are chained
  * (by_stack, then next), one or a few programs each; a hash index of
  * (program, stack) pairs was a megabyte of an 8-minute recording's report.
+ * A line's samples past 2^32 - 1 go on in a line of their own: lines
+ * that read alike are summed when written.
  */
 struct report_fold {
 	uint32_t prog, stack;
-	uint64_t samples;
+	uint32_t samples;
 };
 
 struct report_folds {

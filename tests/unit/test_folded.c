@@ -3,7 +3,8 @@
  * them made, though they are compared piece by piece unmade: a name
  * whose ';' or ' ' is made ':' or '_' sorts as made, a line that is the
  * start of another first, and lines that read alike (two programs or two
- * names made the same) summed into one; a line of no samples not shown.
+ * names made the same) summed into one; a line of no samples not shown;
+ * a line's samples past 2^32 (kept in lines of their own) summed whole.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -72,10 +73,48 @@ static void sorted_as_made(void **state)
 	strtab__release(&names);
 }
 
+static void many_samples(void **state)
+{
+	(void)state;
+	struct strtab names;
+	struct stacktab frames;
+	strtab__init(&names);
+	stacktab__init(&frames);
+	assert_int_equal(strtab__intern(&names, "f", 1), 0);
+	assert_int_equal(strtab__intern(&names, "g", 1), 1);
+	uint32_t f = stack(&frames, (const uint32_t[]){ 0 }, 1);
+	uint32_t fg = stack(&frames, (const uint32_t[]){ 0, 1 }, 2);
+	struct report_folds folds;
+	report_folds__init(&folds);
+	/* one line over 2^32, by adds below it and one above it */
+	assert_int_equal(report_folds__add(&folds, "P", f, UINT32_MAX - 1), 0);
+	assert_int_equal(report_folds__add(&folds, "Q", f, 3), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f, 5), 0);
+	assert_int_equal(report_folds__add(&folds, "P", fg, 7), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f, 1ull << 33), 0);
+	assert_int_equal(report_folds__add(&folds, "P", f, 2), 0);
+	struct report_extras x = { .stack_frames = &frames, .names = &names, .folds = &folds };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	assert_int_equal(report_folded.write(out, NULL, &x), 0);
+	fclose(out);
+	char want[128];
+	snprintf(want, sizeof(want), "P;f %llu\nP;f;g 7\nQ;f 3\n",
+		 (unsigned long long)UINT32_MAX - 1 + 5 + (1ull << 33) + 2);
+	assert_string_equal(buf, want);
+	free(buf);
+	report_folds__release(&folds);
+	stacktab__release(&frames);
+	strtab__release(&names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sorted_as_made),
+		cmocka_unit_test(many_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
