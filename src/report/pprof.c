@@ -10,9 +10,9 @@
  * valid UTF-8 (profile.proto's strings are UTF-8): bytes that are not
  * become U+FFFD. The message is built with protobuf-c from
  * the profile.proto Debian ships with pprof, so the wire format is the
- * one the readers are built from; its samples and string table, most of
- * its bytes, are written by hand as protobuf-c writes them (pprof_wire.h
- * says why; test_pprof_wire compares the bytes).
+ * one the readers are built from; its samples, locations, functions and
+ * string table, most of its bytes, are written by hand as protobuf-c
+ * writes them (pprof_wire.h says why; test_pprof_wire compares the bytes).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -76,8 +76,10 @@ struct long_batch {
 };
 
 /*
- * Mappings, functions and locations are kept in arrays of pointers, each
- * allocated on its own, since protobuf-c packs from pointers. Samples,
+ * Mappings are kept in an array of pointers, each allocated on its own,
+ * since protobuf-c packs from pointers; functions and their locations,
+ * one of each for every function named, as struct function (12 bytes,
+ * written by gz_functions). Samples,
  * one for each stack of each thread (most of a profile), are packed as
  * they come (by pprof_wire.c, as protobuf-c would pack them), each as the
  * Profile's field 2, and kept as bytes: an unpacked sample with its labels
@@ -93,14 +95,20 @@ struct label_memo {
 	int64_t id;
 };
 
+/* A function and its location (the same id): its name and file as string
+ * ids, its file's mapping. The Function, Location and Line protobuf-c
+ * would pack are made as they are written (pprof_wire.h). */
+struct function {
+	uint32_t name, file, mapping;
+};
+
 struct builder {
 	struct strtab strings;		/* the profile's string table */
 	struct label_memo memo[2 * LABELS];	/* each label's key and str */
 	struct strtab mapping_keys;	/* file string -> mapping index */
 	struct strtab function_keys;	/* (name, file) strings -> function index */
 	Mapping **mappings;
-	Function **functions;
-	Location **locations;
+	struct function *functions;	/* each with its location, by id - 1 */
 	uint8_t *samples;		/* the packed samples since the last run */
 	size_t samples_len, samples_cap;
 	struct run *runs;		/* and before, stored or compressed */
@@ -109,7 +117,7 @@ struct builder {
 	uint64_t *locs;			/* a sample's location ids */
 	size_t locs_cap;
 	uint32_t nmappings, nfunctions, nsamples;
-	uint32_t mappings_cap, functions_cap, locations_cap;
+	uint32_t mappings_cap, functions_cap;
 	/* what was looked up before, as the lookup would find it again: a
 	 * string as given (raw) -> string id, a stack's (name, file) ids of
 	 * x->names -> location id. By the strings' bytes, not where they
@@ -387,34 +395,12 @@ static int64_t location(struct builder *b, const char *name, const char *dso)
 	int64_t id = key_index(&b->function_keys, key, sizeof(key), &is_new);
 	if (id < 0 || !is_new)
 		return id < 0 ? -1 : id + 1;
-	/* one allocation: the function, its location and the line joining them */
-	struct part {
-		Function fn;
-		Location loc;
-		Line line;
-		Line *lines[1];
-	} *p = malloc(sizeof(*p));
-	if (!p || grow_array((void **)&b->functions, &b->functions_cap, b->nfunctions,
-			     sizeof(*b->functions), 256) ||
-	    grow_array((void **)&b->locations, &b->locations_cap, b->nfunctions,
-		       sizeof(*b->locations), 256)) {
-		free(p);
+	if (grow_array((void **)&b->functions, &b->functions_cap, b->nfunctions,
+		       sizeof(*b->functions), 256))
 		return -1;
-	}
-	perftools__profiles__function__init(&p->fn);
-	p->fn.id = (uint64_t)id + 1;
-	p->fn.name = p->fn.system_name = n;
-	p->fn.filename = f;
-	perftools__profiles__line__init(&p->line);
-	p->line.function_id = (uint64_t)id + 1;
-	p->lines[0] = &p->line;
-	perftools__profiles__location__init(&p->loc);
-	p->loc.id = (uint64_t)id + 1;
-	p->loc.mapping_id = (uint64_t)m;
-	p->loc.n_line = 1;
-	p->loc.line = p->lines;
-	b->functions[b->nfunctions] = &p->fn;
-	b->locations[b->nfunctions++] = &p->loc;
+	/* string ids and mapping ids are below 2^32 (strtab's, mapping()'s) */
+	b->functions[b->nfunctions++] = (struct function){ (uint32_t)n, (uint32_t)f,
+							   (uint32_t)m };
 	return id + 1;
 }
 
@@ -804,8 +790,8 @@ static struct gz_buffer *gz_buffer_new(struct gz *g)
 }
 
 /* Which of a Profile's fields pack_part packs: those before the samples
- * (1, sample_type), those between them and the string table (3 to 5:
- * mappings, locations, functions), those after it (7 on). */
+ * (1, sample_type), the mappings after them (3: gz_functions writes 4 and
+ * 5, locations and functions), those after the string table (7 on). */
 enum part { PART_HEAD, PART_MIDDLE, PART_TAIL };
 
 /* Part of p into g, packed by protobuf-c as it is made: the rest of a
@@ -873,6 +859,50 @@ static int gz_strings(struct gz *g, struct builder *b)
 	return b->store_err;
 }
 
+/* The locations (field 4), then the functions (field 5), into g: each
+ * function's id is its location's, a location one line of its function
+ * at no address. */
+static int gz_functions(struct gz *g, const struct builder *b)
+{
+	struct gz_buffer *w = gz_buffer_new(g);
+	if (!w)
+		return -ENOMEM;
+	uint8_t buf[1 + PPROF_VARINT_MAX + 128];	/* either message is under 64 bytes */
+	for (int field = 4; field <= 5; field++)
+		for (uint32_t i = 0; i < b->nfunctions; i++) {
+			const struct function *fn = &b->functions[i];
+			Function f;
+			Location loc;
+			Line line, *lines[1] = { &line };
+			size_t len, n;
+			buf[0] = (uint8_t)(field << 3 | 2);
+			if (field == 4) {
+				perftools__profiles__line__init(&line);
+				line.function_id = i + 1;
+				perftools__profiles__location__init(&loc);
+				loc.id = i + 1;
+				loc.mapping_id = fn->mapping;
+				loc.n_line = 1;
+				loc.line = lines;
+				len = pprof_wire__location_size(&loc);
+				n = 1 + pprof_wire__varint(buf + 1, len);
+				n += pprof_wire__location(buf + n, &loc);
+			} else {
+				perftools__profiles__function__init(&f);
+				f.id = i + 1;
+				f.name = f.system_name = fn->name;
+				f.filename = fn->file;
+				len = pprof_wire__function_size(&f);
+				n = 1 + pprof_wire__varint(buf + 1, len);
+				n += pprof_wire__function(buf + n, &f);
+			}
+			w->base.append(&w->base, n, buf);
+		}
+	gz_buffer_flush(w);
+	free(w);
+	return 0;
+}
+
 static int pack(struct builder *b, const struct table *t, const struct report_extras *x,
 		FILE *out)
 {
@@ -897,10 +927,6 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 	p.sample_type = type_ptrs;
 	p.n_mapping = b->nmappings;
 	p.mapping = b->mappings;
-	p.n_location = b->nfunctions;
-	p.location = b->locations;
-	p.n_function = b->nfunctions;
-	p.function = b->functions;
 	p.period_type = &period_type;
 	p.period = (int64_t)t->interval_ns;
 	p.default_sample_type = cpu;	/* else readers show the last, steal */
@@ -910,14 +936,15 @@ static int pack(struct builder *b, const struct table *t, const struct report_ex
 		p.comment = &note;
 	}
 	/* the fields in their numbers' order, as protobuf-c packs them:
-	 * sample_type (1), the samples (2), mappings to functions (3 to 5),
-	 * the string table (6), the rest (7 on) */
+	 * sample_type (1), the samples (2), mappings (3), locations (4),
+	 * functions (5), the string table (6), the rest (7 on) */
 	struct gz g;
 	int err = gz_begin(&g, out);
 	if (!err) {
 		err = pack_part(&g, &p, PART_HEAD);
 		err = err ? err : gz_samples(&g, b);
 		err = err ? err : pack_part(&g, &p, PART_MIDDLE);
+		err = err ? err : gz_functions(&g, b);
 		err = err ? err : gz_strings(&g, b);
 		err = err ? err : pack_part(&g, &p, PART_TAIL);
 		gz_put(&g, NULL, 0, true);
@@ -934,8 +961,6 @@ static void builder_free(void *ctx)
 		return;
 	for (uint32_t i = 0; i < b->nmappings; i++)
 		free(b->mappings[i]);
-	for (uint32_t i = 0; i < b->nfunctions; i++)
-		free(b->functions[i]);	/* the part starts with its function */
 	free(b->samples);
 	for (size_t i = 0; i < 2 * LABELS; i++)
 		free(b->memo[i].s);
@@ -955,7 +980,6 @@ static void builder_free(void *ctx)
 	strtab__release(&b->loc_keys);
 	free(b->mappings);
 	free(b->functions);
-	free(b->locations);
 	strtab__release(&b->strings);
 	strtab__release(&b->mapping_keys);
 	strtab__release(&b->function_keys);

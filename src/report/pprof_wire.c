@@ -14,6 +14,18 @@ enum {
 	LABEL_STR = 2 << 3,
 	LABEL_NUM = 3 << 3,
 	LABEL_NUM_UNIT = 4 << 3,
+	LOCATION_ID = 1 << 3,			/* varints */
+	LOCATION_MAPPING_ID = 2 << 3,
+	LOCATION_ADDRESS = 3 << 3,
+	LOCATION_LINE = 4 << 3 | 2,		/* a Line */
+	LOCATION_IS_FOLDED = 5 << 3,
+	LINE_FUNCTION_ID = 1 << 3,
+	LINE_LINE = 2 << 3,
+	FUNCTION_ID = 1 << 3,
+	FUNCTION_NAME = 2 << 3,
+	FUNCTION_SYSTEM_NAME = 3 << 3,
+	FUNCTION_FILENAME = 4 << 3,
+	FUNCTION_START_LINE = 5 << 3,
 };
 
 size_t pprof_wire__varint(uint8_t *out, uint64_t v)
@@ -35,6 +47,11 @@ static size_t varint_len(uint64_t v)
 static size_t num_field_len(int64_t v)
 {
 	return v ? 1 + varint_len((uint64_t)v) : 0;
+}
+
+static size_t line_len(const Perftools__Profiles__Line *l)
+{
+	return num_field_len((int64_t)l->function_id) + num_field_len(l->line);
 }
 
 static size_t label_len(const Perftools__Profiles__Label *l)
@@ -112,5 +129,48 @@ size_t pprof_wire__sample(uint8_t *out, const Perftools__Profiles__Sample *s)
 		p += put_num_field(p, LABEL_NUM, l->num);
 		p += put_num_field(p, LABEL_NUM_UNIT, l->num_unit);
 	}
+	return (size_t)(p - out);
+}
+
+size_t pprof_wire__location_size(const Perftools__Profiles__Location *l)
+{
+	size_t len = num_field_len((int64_t)l->id) + num_field_len((int64_t)l->mapping_id) +
+		     num_field_len((int64_t)l->address) + num_field_len(l->is_folded);
+	for (size_t i = 0; i < l->n_line; i++)
+		len += delimited_len(line_len(l->line[i]));
+	return len;
+}
+
+size_t pprof_wire__location(uint8_t *out, const Perftools__Profiles__Location *l)
+{
+	uint8_t *p = out;
+	p += put_num_field(p, LOCATION_ID, (int64_t)l->id);
+	p += put_num_field(p, LOCATION_MAPPING_ID, (int64_t)l->mapping_id);
+	p += put_num_field(p, LOCATION_ADDRESS, (int64_t)l->address);
+	for (size_t i = 0; i < l->n_line; i++) {
+		const Perftools__Profiles__Line *line = l->line[i];
+		p += put_head(p, LOCATION_LINE, line_len(line));
+		p += put_num_field(p, LINE_FUNCTION_ID, (int64_t)line->function_id);
+		p += put_num_field(p, LINE_LINE, line->line);
+	}
+	p += put_num_field(p, LOCATION_IS_FOLDED, l->is_folded);
+	return (size_t)(p - out);
+}
+
+size_t pprof_wire__function_size(const Perftools__Profiles__Function *f)
+{
+	return num_field_len((int64_t)f->id) + num_field_len(f->name) +
+	       num_field_len(f->system_name) + num_field_len(f->filename) +
+	       num_field_len(f->start_line);
+}
+
+size_t pprof_wire__function(uint8_t *out, const Perftools__Profiles__Function *f)
+{
+	uint8_t *p = out;
+	p += put_num_field(p, FUNCTION_ID, (int64_t)f->id);
+	p += put_num_field(p, FUNCTION_NAME, f->name);
+	p += put_num_field(p, FUNCTION_SYSTEM_NAME, f->system_name);
+	p += put_num_field(p, FUNCTION_FILENAME, f->filename);
+	p += put_num_field(p, FUNCTION_START_LINE, f->start_line);
 	return (size_t)(p - out);
 }

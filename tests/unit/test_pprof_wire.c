@@ -1,9 +1,10 @@
 /*
- * report/pprof_wire packs a profile's samples by hand: its bytes must be
- * protobuf-c's for every sample pprof.c makes and any other. Samples of
- * every shape (no locations, no values, labels with a string or a number,
- * numbers 0, large, negative) are packed both ways and compared, plus a
- * few worked out by hand from the wire format.
+ * report/pprof_wire packs a profile's samples, locations and functions
+ * by hand: its bytes must be protobuf-c's for every message pprof.c makes
+ * and any other. Messages of every shape (samples with no locations, no
+ * values, labels with a string or a number; locations of no line or
+ * several, folded or not; numbers 0, large, negative) are packed both
+ * ways and compared, plus a few worked out by hand from the wire format.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -87,6 +88,53 @@ static void random_samples(void **state)
 	}
 }
 
+static void random_locations_and_functions(void **state)
+{
+	(void)state;
+	unsigned seed = 5;
+	uint8_t a[512], b[512];
+	for (int round = 0; round < 20000; round++) {
+		Perftools__Profiles__Line lines[4];
+		Perftools__Profiles__Line *ptrs[4];
+		Perftools__Profiles__Location l;
+		perftools__profiles__location__init(&l);
+		l.id = some_number(&seed);
+		l.mapping_id = some_number(&seed);
+		l.address = rand_r(&seed) % 2 ? some_number(&seed) : 0;
+		l.n_line = (size_t)rand_r(&seed) % 4;
+		l.line = ptrs;
+		for (size_t i = 0; i < l.n_line; i++) {
+			perftools__profiles__line__init(&lines[i]);
+			ptrs[i] = &lines[i];
+			lines[i].function_id = some_number(&seed);
+			lines[i].line = (int64_t)some_number(&seed);
+		}
+		l.is_folded = rand_r(&seed) % 2;
+		size_t want = perftools__profiles__location__get_packed_size(&l);
+		assert_int_equal(pprof_wire__location_size(&l), want);
+		memset(a, 0xa5, sizeof(a));
+		memset(b, 0xa5, sizeof(b));
+		assert_int_equal(perftools__profiles__location__pack(&l, a), want);
+		assert_int_equal(pprof_wire__location(b, &l), want);
+		assert_memory_equal(a, b, sizeof(a));
+
+		Perftools__Profiles__Function f;
+		perftools__profiles__function__init(&f);
+		f.id = some_number(&seed);
+		f.name = (int64_t)some_number(&seed);
+		f.system_name = rand_r(&seed) % 2 ? f.name : (int64_t)some_number(&seed);
+		f.filename = (int64_t)some_number(&seed);
+		f.start_line = rand_r(&seed) % 3 ? 0 : (int64_t)some_number(&seed);
+		want = perftools__profiles__function__get_packed_size(&f);
+		assert_int_equal(pprof_wire__function_size(&f), want);
+		memset(a, 0xa5, sizeof(a));
+		memset(b, 0xa5, sizeof(b));
+		assert_int_equal(perftools__profiles__function__pack(&f, a), want);
+		assert_int_equal(pprof_wire__function(b, &f), want);
+		assert_memory_equal(a, b, sizeof(a));
+	}
+}
+
 static void by_hand(void **state)
 {
 	(void)state;
@@ -126,6 +174,32 @@ static void by_hand(void **state)
 	assert_int_equal(pprof_wire__sample(out, &s), sizeof(want));
 	assert_memory_equal(out, want, sizeof(want));
 	packs_as_protobuf_c(&s);
+
+	/* a location as pprof.c writes it: id 3, mapping 1, one line of
+	 * function 3; its function: id 3, name and system name 7, file 2 */
+	Perftools__Profiles__Line line;
+	Perftools__Profiles__Line *lines[] = { &line };
+	perftools__profiles__line__init(&line);
+	line.function_id = 3;
+	Perftools__Profiles__Location l;
+	perftools__profiles__location__init(&l);
+	l.id = 3;
+	l.mapping_id = 1;
+	l.n_line = 1;
+	l.line = lines;
+	static const uint8_t want_l[] = { 0x08, 3, 0x10, 1, 0x22, 2, 0x08, 3 };
+	assert_int_equal(pprof_wire__location_size(&l), sizeof(want_l));
+	assert_int_equal(pprof_wire__location(out, &l), sizeof(want_l));
+	assert_memory_equal(out, want_l, sizeof(want_l));
+	Perftools__Profiles__Function f;
+	perftools__profiles__function__init(&f);
+	f.id = 3;
+	f.name = f.system_name = 7;
+	f.filename = 2;
+	static const uint8_t want_f[] = { 0x08, 3, 0x10, 7, 0x18, 7, 0x20, 2 };
+	assert_int_equal(pprof_wire__function_size(&f), sizeof(want_f));
+	assert_int_equal(pprof_wire__function(out, &f), sizeof(want_f));
+	assert_memory_equal(out, want_f, sizeof(want_f));
 }
 
 static void varints(void **state)
@@ -148,6 +222,7 @@ int main(void)
 		cmocka_unit_test(varints),
 		cmocka_unit_test(by_hand),
 		cmocka_unit_test(random_samples),
+		cmocka_unit_test(random_locations_and_functions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
