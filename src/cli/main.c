@@ -3,6 +3,7 @@
  * cmd-NAME.c and is listed here once, with its option table (options.h),
  * from which its help and the shell completion are made.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -136,8 +137,17 @@ __attribute__((constructor)) static void hold_signals_early(int argc, char **arg
 		live_block_signals();
 }
 
+/* Blocks of 128 KiB and more are mapped on their own, and always: glibc
+ * otherwise raises that threshold to the size of each mapped block freed,
+ * after which the tables that grow by doubling (stacks, names, a report's
+ * lines) are copied within the heap as they grow, their old copies left
+ * resident. Mapped, they grow by mremap in place. A report of an 8-minute
+ * recording peaked 0.3 MB (3 %) lower, its 1-minute one the same. */
+#define MMAP_THRESHOLD (128 * 1024)
+
 int main(int argc, char **argv)
 {
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

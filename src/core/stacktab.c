@@ -13,7 +13,11 @@ void stacktab__init(struct stacktab *t)
 	t->frames = NULL;
 	t->nframes = t->frames_cap = 0;
 	hindex__init(&t->frame_index);
-	strtab__init(&t->stacks);
+	t->bytes = NULL;
+	t->len = t->cap = 0;
+	t->at = NULL;
+	t->nstacks = t->at_cap = 0;
+	hindex__init(&t->stack_index);
 }
 
 void stacktab__release(struct stacktab *t)
@@ -22,7 +26,9 @@ void stacktab__release(struct stacktab *t)
 		return;
 	free(t->frames);
 	hindex__release(&t->frame_index);
-	strtab__release(&t->stacks);
+	free(t->bytes);
+	free(t->at);
+	hindex__release(&t->stack_index);
 }
 
 static uint64_t frame_hash(const struct stack_frame *f)
@@ -62,15 +68,63 @@ uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f)
 	return t->nframes++;
 }
 
+struct stack_key {
+	const struct stacktab *t;
+	const uint8_t *bytes;
+	size_t len;
+};
+
+static bool stack_eq(const void *ctx, uint32_t id)
+{
+	const struct stack_key *k = ctx;
+	const struct stacktab *t = k->t;
+	return t->at[id + 1] - t->at[id] == k->len &&
+	       !memcmp(t->bytes + t->at[id], k->bytes, k->len);
+}
+
+/* The id of the stack of these bytes, adding it if new. */
+static uint32_t intern_bytes(struct stacktab *t, const uint8_t *bytes, size_t len)
+{
+	struct stack_key k = { t, bytes, len };
+	uint64_t h = hash_bytes(bytes, len, 0x5bd1e995);
+	uint32_t id = hindex__find(&t->stack_index, h, stack_eq, &k);
+	if (id != HINDEX_NONE)
+		return id;
+	if (t->len + len > UINT32_MAX) {
+		errno = EOVERFLOW;
+		return HINDEX_NONE;
+	}
+	/* at[] holds one more than the stacks: where the next would begin */
+	if (t->nstacks + 1 >= t->at_cap || !t->at) {
+		uint32_t cap = t->at_cap;
+		if (grow_array((void **)&t->at, &cap, cap, sizeof(*t->at), 256)) {
+			errno = ENOMEM;
+			return HINDEX_NONE;
+		}
+		if (!t->at_cap)
+			t->at[0] = 0;
+		t->at_cap = cap;
+	}
+	if (grow_bytes((char **)&t->bytes, &t->cap, t->len + len, 4096) ||
+	    hindex__insert(&t->stack_index, h, t->nstacks)) {
+		errno = ENOMEM;
+		return HINDEX_NONE;
+	}
+	memcpy(t->bytes + t->len, bytes, len);
+	t->len += len;
+	t->at[++t->nstacks] = (uint32_t)t->len;
+	return t->nstacks - 1;
+}
+
 uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint32_t n)
 {
 	/* a stack's frames are looked up one by one, then the stack: once a
 	 * stack for a recording's reader (its samples name it by the file's
 	 * id after), once a sample for a live tap (a few thousand a second) */
 	static __thread uint32_t ids[512];	/* resolve.h's RES_MAX_FRAMES */
-	static __thread char bytes[1 + 512 * STACKTAB_WIDE];
+	static __thread uint8_t bytes[1 + 512 * STACKTAB_WIDE];
 	uint32_t *fid = n <= 512 ? ids : malloc(n * sizeof(*fid));
-	char *key = n <= 512 ? bytes : malloc(1 + (size_t)n * STACKTAB_WIDE);
+	uint8_t *key = n <= 512 ? bytes : malloc(1 + (size_t)n * STACKTAB_WIDE);
 	uint32_t id = HINDEX_NONE;
 	if (!fid || !key)
 		goto out;
@@ -92,7 +146,7 @@ uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint3
 		}
 		len += (size_t)key[0];
 	}
-	id = strtab__intern(&t->stacks, key, len);
+	id = intern_bytes(t, key, len);
 out:
 	if (fid && fid != ids)
 		free(fid);

@@ -12,25 +12,31 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "strtab.h"
+#include "hindex.h"
 
 struct stack_frame {
 	uint32_t function, dso, account;
 };
 
+/*
+ * A stack's bytes: its width (2 or 4), then its frame ids of that many
+ * bytes each, leaf first. 2 where every id is below 65536: a long
+ * recording's 34 000 stacks of 9 frames were made of 8 700 distinct
+ * frames, and their ids were the largest part of a folded report's
+ * memory. The stacks lie back to back, so a stack's length is where the
+ * next begins: no length or end mark of its own.
+ */
 struct stacktab {
 	struct stack_frame *frames;	/* by frame id */
 	uint32_t nframes, frames_cap;
 	struct hindex frame_index;
-	struct strtab stacks;		/* each a run of frame ids, leaf first */
+	uint8_t *bytes;			/* every stack's, back to back */
+	size_t len, cap;
+	uint32_t *at;			/* at[id]: stack id's bytes; at[nstacks]: len */
+	uint32_t nstacks, at_cap;
+	struct hindex stack_index;
 };
 
-/*
- * A stack's bytes: its width (2 or 4), then its frame ids of that many
- * bytes each. 2 where every id is below 65536: a long recording's 34 000
- * stacks of 9 frames were made of 8 700 distinct frames, and their ids
- * were the largest part of a folded report's memory.
- */
 #define STACKTAB_NARROW 2
 #define STACKTAB_WIDE 4
 
@@ -45,19 +51,24 @@ uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint3
  * it); HINDEX_NONE with errno set when out of memory. */
 uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f);
 
+/* How many stacks there are: stack ids are below it. */
+static inline uint32_t stacktab__nstacks(const struct stacktab *t)
+{
+	return t->nstacks;
+}
+
 /* How many frames stack id has. */
 static inline uint32_t stacktab__depth(const struct stacktab *t, uint32_t id)
 {
-	uint32_t width = (unsigned char)strtab__str(&t->stacks, id)[0];
-	return (strtab__len(&t->stacks, id) - 1) / width;
+	return (t->at[id + 1] - t->at[id] - 1) / t->bytes[t->at[id]];
 }
 
 /* The id of frame k of stack id (0: its leaf): frame ids are dense, from
  * 0, so a reader can keep what it made of a frame in an array. */
 static inline uint32_t stacktab__frame_id(const struct stacktab *t, uint32_t id, uint32_t k)
 {
-	const char *s = strtab__str(&t->stacks, id);
-	/* the tables' strings are not aligned */
+	const uint8_t *s = t->bytes + t->at[id];
+	/* the ids are not aligned */
 	if (s[0] == STACKTAB_NARROW) {
 		uint16_t fid;
 		memcpy(&fid, s + 1 + k * sizeof(fid), sizeof(fid));
