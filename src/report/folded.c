@@ -66,35 +66,38 @@ void report_folds__release(struct report_folds *f)
 	if (!f)
 		return;
 	strtab__release(&f->progs);
-	free(f->v);
-	free(f->next);
-	free(f->by_stack);
+	free(f->first);
+	free(f->more);
 	memset(f, 0, sizeof(*f));
 }
 
-/* Room for line n and for stack's first line. */
-static int folds_room(struct report_folds *f, uint32_t stack)
+/* Lines are named by a stack id (its first line) or by MORE_LINE plus
+ * their place in more: stack ids are below 2^31 (a stack takes 3 bytes
+ * or more of the 4 GiB stacktab holds). */
+#define MORE_LINE (1u << 31)
+
+static void line_of(const struct report_folds *f, uint32_t id, uint32_t *prog,
+		    uint32_t *stack, uint32_t *samples)
 {
-	if (f->n == f->cap) {
-		uint32_t cap = f->cap;
-		if (grow_array((void **)&f->v, &cap, f->n, sizeof(*f->v), 256))
-			return -ENOMEM;
-		uint32_t *next = realloc(f->next, (size_t)cap * sizeof(*next));
-		if (!next) {
-			/* v grew, the chains did not: keep the smaller capacity */
-			return -ENOMEM;
-		}
-		f->next = next;
-		f->cap = cap;
+	if (id < MORE_LINE) {
+		*prog = f->first[id].prog - 1;
+		*stack = id;
+		*samples = f->first[id].samples;
+		return;
 	}
-	while (stack >= f->by_stack_cap) {
-		uint32_t cap = f->by_stack_cap;
-		if (grow_array((void **)&f->by_stack, &f->by_stack_cap, cap,
-			       sizeof(*f->by_stack), 1024))
-			return -ENOMEM;
-		memset(f->by_stack + cap, 0, (f->by_stack_cap - cap) * sizeof(*f->by_stack));
-	}
-	return 0;
+	const struct report_fold *l = &f->more[id - MORE_LINE];
+	*prog = l->prog;
+	*stack = l->stack;
+	*samples = l->samples;
+}
+
+/* Up to samples added to a line that has room; what is left. */
+static uint64_t add_to(uint32_t *line, uint64_t samples)
+{
+	uint32_t room = UINT32_MAX - *line;
+	uint32_t add = samples < room ? (uint32_t)samples : room;
+	*line += add;
+	return samples - add;
 }
 
 int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
@@ -108,27 +111,35 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 			return -ENOMEM;
 		f->last_prog = ++p;
 	}
-	p--;
-	if (stack < f->by_stack_cap)
-		/* the stack's newest line of the program first: an older one is full */
-		for (uint32_t i = f->by_stack[stack]; i; i = f->next[i - 1]) {
-			struct report_fold *l = &f->v[i - 1];
-			if (l->prog != p)
-				continue;
-			uint32_t room = UINT32_MAX - l->samples;
-			uint32_t add = samples < room ? (uint32_t)samples : room;
-			l->samples += add;
-			samples -= add;
-			break;
-		}
-	while (samples) {
-		if (folds_room(f, stack))
+	if (!samples)
+		return 0;
+	if (stack >= MORE_LINE)
+		return -ENOMEM;
+	while (stack >= f->first_cap) {
+		uint32_t cap = f->first_cap;
+		if (grow_array((void **)&f->first, &f->first_cap, cap, sizeof(*f->first), 1024))
 			return -ENOMEM;
-		uint32_t add = samples < UINT32_MAX ? (uint32_t)samples : UINT32_MAX;
-		f->v[f->n] = (struct report_fold){ .prog = p, .stack = stack, .samples = add };
-		f->next[f->n] = f->by_stack[stack];
-		f->by_stack[stack] = ++f->n;
-		samples -= add;
+		memset(f->first + cap, 0, (f->first_cap - cap) * sizeof(*f->first));
+	}
+	struct report_fold_first *first = &f->first[stack];
+	if (!first->prog) {
+		first->prog = p;
+		samples = add_to(&first->samples, samples);
+	} else if (first->prog == p) {
+		samples = add_to(&first->samples, samples);
+	}
+	/* the program's lines of the stack with room, in more */
+	for (uint32_t i = first->next; samples && i; i = f->more[i - 1].next)
+		if (f->more[i - 1].prog == p - 1)
+			samples = add_to(&f->more[i - 1].samples, samples);
+	while (samples) {
+		if (grow_array((void **)&f->more, &f->more_cap, f->nmore, sizeof(*f->more), 256))
+			return -ENOMEM;
+		first = &f->first[stack];
+		struct report_fold *l = &f->more[f->nmore];
+		*l = (struct report_fold){ .prog = p - 1, .stack = stack, .next = first->next };
+		samples = add_to(&l->samples, samples);
+		first->next = ++f->nmore;
 	}
 	return 0;
 }
@@ -214,18 +225,19 @@ static uint32_t frame_name(const struct stacktab *t, uint32_t stack, size_t n, s
 /* Two lines (ids in sorting.f) as strcmp would order them made. */
 static int cmp_fold(const void *pa, const void *pb)
 {
-	const struct report_fold *a = &sorting.f->v[*(const uint32_t *)pa];
-	const struct report_fold *b = &sorting.f->v[*(const uint32_t *)pb];
+	struct { uint32_t prog, stack, samples; } a, b;
+	line_of(sorting.f, *(const uint32_t *)pa, &a.prog, &a.stack, &a.samples);
+	line_of(sorting.f, *(const uint32_t *)pb, &b.prog, &b.stack, &b.samples);
 	const struct stacktab *t = sorting.x->stack_frames;
-	if (a->prog != b->prog) {
+	if (a.prog != b.prog) {
 		/* a program is followed by its first frame: ';' */
-		uint32_t ra = sorting.prog_rank[a->prog], rb = sorting.prog_rank[b->prog];
+		uint32_t ra = sorting.prog_rank[a.prog], rb = sorting.prog_rank[b.prog];
 		if (ra != rb)
 			return ra < rb ? -1 : 1;
 	}
-	size_t na = stacktab__depth(t, a->stack), nb = stacktab__depth(t, b->stack);
+	size_t na = stacktab__depth(t, a.stack), nb = stacktab__depth(t, b.stack);
 	for (size_t k = 1; k <= na && k <= nb; k++) {
-		uint32_t fa = frame_name(t, a->stack, na, k), fb = frame_name(t, b->stack, nb, k);
+		uint32_t fa = frame_name(t, a.stack, na, k), fb = frame_name(t, b.stack, nb, k);
 		if (fa == fb)
 			continue;
 		uint32_t ra = sorting.name_rank[fa], rb = sorting.name_rank[fb];
@@ -258,13 +270,21 @@ static int make_line(char **line, size_t *cap, const struct report_extras *x,
 /* The lines of f sorted, those that read alike summed, written. */
 static int write_lines(FILE *out, const struct report_extras *x, const struct report_folds *f)
 {
-	uint32_t *order = malloc((f->n ? f->n : 1) * sizeof(*order));
+	uint32_t lines = 0;
+	for (uint32_t s = 0; s < f->first_cap; s++)
+		lines += f->first[s].prog && f->first[s].samples;
+	for (uint32_t i = 0; i < f->nmore; i++)
+		lines += f->more[i].samples > 0;
+	uint32_t *order = malloc((lines ? lines : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < f->n; i++)
-		if (f->v[i].samples)
-			order[n++] = i;
+	for (uint32_t s = 0; s < f->first_cap; s++)
+		if (f->first[s].prog && f->first[s].samples)
+			order[n++] = s;
+	for (uint32_t i = 0; i < f->nmore; i++)
+		if (f->more[i].samples)
+			order[n++] = MORE_LINE + i;
 	sorting.x = x;
 	sorting.f = f;
 	sorting.name_rank = piece_ranks(x->names);
@@ -282,10 +302,13 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 	for (uint32_t i = 0; !err && i < n;) {
 		uint64_t samples = 0;
 		uint32_t j = i;
-		for (; j < n && (j == i || !cmp_fold(&order[i], &order[j])); j++)
-			samples += f->v[order[j]].samples;
-		const struct report_fold *l = &f->v[order[i]];
-		err = make_line(&line, &cap, x, strtab__str(&f->progs, l->prog), l->stack);
+		uint32_t prog, stack, some;
+		for (; j < n && (j == i || !cmp_fold(&order[i], &order[j])); j++) {
+			line_of(f, order[j], &prog, &stack, &some);
+			samples += some;
+		}
+		line_of(f, order[i], &prog, &stack, &some);
+		err = make_line(&line, &cap, x, strtab__str(&f->progs, prog), stack);
 		if (!err) {
 			/* names are the processes' own: no control characters */
 			char num[REPORT_NUM_MAX + 2];

@@ -170,26 +170,32 @@ void report_stack_program(const struct rows *st, const struct row *w, char *buf,
 /*
  * Stacks summed by the line folded makes of them: its program (an id in
  * progs, as report_stack_program names it) and its stack (an id in the
- * report's stack_frames). 16 bytes a stack where a row of rows.h is 144:
- * a long recording's distinct stacks number in the hundred thousands.
- * A line is found from its stack: the lines of a stack are chained
- * (by_stack, then next), one or a few programs each; a hash index of
+ * report's stack_frames). A stack's first line is kept by the stack's id
+ * (12 bytes), the lines of other programs on the same stack in more,
+ * chained from it (16 bytes): a long recording's distinct stacks number
+ * in the hundred thousands, most of one program, and a hash index of
  * (program, stack) pairs was a megabyte of an 8-minute recording's report.
  * A line's samples past 2^32 - 1 go on in a line of their own: lines
  * that read alike are summed when written.
  */
+struct report_fold_first {
+	uint32_t prog;		/* + 1; 0: the stack has no line */
+	uint32_t samples;
+	uint32_t next;		/* its stack's next line in more, + 1 */
+};
+
 struct report_fold {
 	uint32_t prog, stack;
 	uint32_t samples;
+	uint32_t next;
 };
 
 struct report_folds {
 	struct strtab progs;
-	struct report_fold *v;
-	uint32_t *next;		/* next[i]: the next line of v[i]'s stack, + 1 */
-	uint32_t n, cap;
-	uint32_t *by_stack;	/* a stack id's first line, + 1 (0: none) */
-	uint32_t by_stack_cap;
+	struct report_fold_first *first;	/* by stack id */
+	uint32_t first_cap;
+	struct report_fold *more;
+	uint32_t nmore, more_cap;
 	uint32_t last_prog;	/* the program named last, + 1 (0: none) */
 };
 
