@@ -96,6 +96,13 @@ int hindex__insert(struct hindex *h, uint64_t hash, uint32_t id)
 	return 0;
 }
 
+void hindex__clear(struct hindex *h)
+{
+	if (h->slots)
+		memset(h->slots, 0, (h->mask + 1) * sizeof(*h->slots));
+	h->count = 0;
+}
+
 /* Linear probing without tombstones: the entries after the one removed,
  * up to the next empty slot, move back where a probe for them still
  * reaches them (each slot keeps its tag, which says where it starts). */

@@ -34,6 +34,10 @@ uint32_t hindex__find(const struct hindex *h, uint64_t hash, hindex_eq_fn eq,
 /* Adds id under hash; the caller has checked it is absent. 0 or -ENOMEM. */
 int hindex__insert(struct hindex *h, uint64_t hash, uint32_t id);
 
+/* Empties the index, keeping its slots: as many entries as it held
+ * before go in again without it growing. */
+void hindex__clear(struct hindex *h);
+
 /* Removes entry id, stored under hash: the index then no longer finds it,
  * and the id may be given again. Returns whether it was there. */
 bool hindex__remove(struct hindex *h, uint64_t hash, uint32_t id);

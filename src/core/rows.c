@@ -402,10 +402,16 @@ static int store_row(struct rows *r, uint32_t id)
  * index made again (a row's hash is of its strings' ids). */
 static int compact(struct rows *r)
 {
-	struct strtab s;
-	strtab__init(&s);
-	/* the live rows' strings first, the rows untouched should memory run
-	 * out; then each id made the new table's */
+	uint32_t count = r->strings.count;
+	uint8_t *keep = calloc(count / 8 + 1, 1);
+	uint32_t *map = malloc((count ? count : 1) * sizeof(*map));
+	if (!keep || !map) {	/* the rows untouched */
+		free(keep);
+		free(map);
+		return -ENOMEM;
+	}
+	/* the live rows' strings kept in place, the others' let go: a table
+	 * made anew each time grew again from nothing, taking fresh pages */
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < r->n; i++) {
 			struct row *w = &r->v[i];
@@ -419,30 +425,22 @@ static int compact(struct rows *r)
 			for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
 				if (*ids[k] == ROW_NONE)
 					continue;
-				const char *str = strtab__str(&r->strings, *ids[k]);
-				uint32_t len = strtab__len(&r->strings, *ids[k]);
-				uint32_t id = pass ? strtab__find(&s, str, len) :
-						     strtab__intern(&s, str, len);
-				if (id == HINDEX_NONE) {
-					strtab__release(&s);
-					return -ENOMEM;
-				}
 				if (pass)
-					*ids[k] = id;
+					*ids[k] = map[*ids[k]];
+				else
+					keep[*ids[k] / 8] |= (uint8_t)(1u << (*ids[k] % 8));
 			}
 		}
 		if (!pass)
-			continue;
-		strtab__release(&r->strings);
-		r->strings = s;
-		strtab__init(&s);
+			strtab__keep(&r->strings, keep, map);
 	}
+	free(keep);
+	free(map);
 	memset(r->recent, 0, sizeof(r->recent));
-	hindex__release(&r->index);
-	hindex__init(&r->index);
+	/* its rows were in the index before: they fit it again */
+	hindex__clear(&r->index);
 	for (uint32_t i = 0; i < r->n; i++)
-		if (hindex__insert(&r->index, key_hash(&r->v[i]), i))
-			return -ENOMEM;
+		(void)hindex__insert(&r->index, key_hash(&r->v[i]), i);
 	r->retired = 0;
 	return 0;
 }

@@ -9,6 +9,8 @@
 #include "grow.h"
 #include "banned.h"
 
+#define STRTAB_SEED 0x5bd1e995
+
 void strtab__init(struct strtab *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -63,13 +65,13 @@ static int reserve(struct strtab *t, size_t extra)
 uint32_t strtab__find(const struct strtab *t, const char *s, size_t len)
 {
 	struct key k = { t, s, len };
-	return hindex__find(&t->index, hash_bytes(s, len, 0x5bd1e995), key_eq, &k);
+	return hindex__find(&t->index, hash_bytes(s, len, STRTAB_SEED), key_eq, &k);
 }
 
 uint32_t strtab__intern(struct strtab *t, const char *s, size_t len)
 {
 	struct key k = { t, s, len };
-	uint64_t h = hash_bytes(s, len, 0x5bd1e995);
+	uint64_t h = hash_bytes(s, len, STRTAB_SEED);
 	uint32_t id = hindex__find(&t->index, h, key_eq, &k);
 	if (id != HINDEX_NONE)
 		return id;
@@ -110,4 +112,28 @@ void strtab__set_slot(struct strtab *t, uint32_t id, const char *s, size_t len)
 	memcpy(t->bytes + t->offset[id], s, len);
 	t->bytes[t->offset[id] + len] = '\0';
 	t->length[id] = (uint32_t)len;
+}
+
+void strtab__keep(struct strtab *t, const uint8_t *keep, uint32_t *map)
+{
+	size_t len = 0;
+	uint32_t n = 0;
+	/* the index had room for every string: it has for those kept */
+	hindex__clear(&t->index);
+	for (uint32_t id = 0; id < t->count; id++) {
+		if (!(keep[id / 8] >> (id % 8) & 1)) {
+			map[id] = HINDEX_NONE;
+			continue;
+		}
+		uint32_t l = t->length[id];
+		/* strings lie in the order of their ids: each moves down */
+		memmove(t->bytes + len, t->bytes + t->offset[id], (size_t)l + 1);
+		t->offset[n] = (uint32_t)len;
+		t->length[n] = l;
+		(void)hindex__insert(&t->index, hash_bytes(t->bytes + len, l, STRTAB_SEED), n);
+		map[id] = n++;
+		len += (size_t)l + 1;
+	}
+	t->count = n;
+	t->len = len;
 }

@@ -39,6 +39,15 @@ uint32_t strtab__add_slot(struct strtab *t, size_t cap);
 /* Writes s[0..len) into slot id, in place; len < the slot's cap. */
 void strtab__set_slot(struct strtab *t, uint32_t id, const char *s, size_t len);
 
+/*
+ * Keeps the strings whose ids are set in keep (bit id % 8 of byte id / 8),
+ * moved down in place in the order of their ids, and writes each old id's
+ * new one into map (HINDEX_NONE: let go). The table keeps its memory, so
+ * one that grows again after does not take fresh pages. Not for a table
+ * with slots (strtab__add_slot's are outside the index). Cannot fail.
+ */
+void strtab__keep(struct strtab *t, const uint8_t *keep, uint32_t *map);
+
 /* The NUL-terminated string of id; owned by the table. */
 static inline const char *strtab__str(const struct strtab *t, uint32_t id)
 {
