@@ -1,0 +1,98 @@
+/*
+ * Strings as ids (core/strtab.c), and letting some go in place
+ * (strtab__keep): the strings kept keep their bytes and are found by
+ * them, their new ids in the order of the old; those let go are found no
+ * more and interned again as new; the table's memory is kept (a string
+ * added after fits without the table growing); keeping none, or all.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/strtab.h"
+
+static void intern_and_find(void **state)
+{
+	(void)state;
+	struct strtab t;
+	strtab__init(&t);
+	uint32_t a = strtab__intern(&t, "alpha", 5);
+	uint32_t b = strtab__intern(&t, "be\0ta", 5);	/* bytes, not C strings */
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 1);
+	assert_int_equal(strtab__intern(&t, "alpha", 5), a);
+	assert_int_equal(strtab__find(&t, "be\0ta", 5), b);
+	assert_int_equal(strtab__find(&t, "be", 2), HINDEX_NONE);
+	assert_int_equal(strtab__len(&t, b), 5);
+	assert_string_equal(strtab__str(&t, a), "alpha");
+	strtab__release(&t);
+}
+
+static void keep_some(void **state)
+{
+	(void)state;
+	struct strtab t;
+	strtab__init(&t);
+	uint32_t n = 5000;
+	char s[32];
+	for (uint32_t i = 0; i < n; i++) {
+		int len = snprintf(s, sizeof(s), "string %u%s", i, i % 7 ? "" : " and more");
+		assert_int_equal(strtab__intern(&t, s, (size_t)len), i);
+	}
+	size_t cap = t.cap, len_before = t.len;
+	uint8_t *keep = calloc(n / 8 + 1, 1);
+	uint32_t *map = malloc(n * sizeof(*map));
+	assert_non_null(keep);
+	assert_non_null(map);
+	for (uint32_t i = 0; i < n; i += 3)	/* every third */
+		keep[i / 8] |= (uint8_t)(1u << (i % 8));
+	strtab__keep(&t, keep, map);
+	assert_int_equal(t.count, (n + 2) / 3);
+	assert_true(t.len < len_before);
+	assert_int_equal(t.cap, cap);
+	for (uint32_t i = 0; i < n; i++) {
+		int len = snprintf(s, sizeof(s), "string %u%s", i, i % 7 ? "" : " and more");
+		if (i % 3) {
+			assert_int_equal(map[i], HINDEX_NONE);
+			assert_int_equal(strtab__find(&t, s, (size_t)len), HINDEX_NONE);
+			continue;
+		}
+		assert_int_equal(map[i], i / 3);
+		assert_string_equal(strtab__str(&t, map[i]), s);
+		assert_int_equal(strtab__len(&t, map[i]), len);
+		assert_int_equal(strtab__find(&t, s, (size_t)len), map[i]);
+	}
+	/* one let go comes back as new; the memory kept holds it */
+	uint32_t before = t.count;
+	assert_int_equal(strtab__intern(&t, "string 1", 8), before);
+	assert_int_equal(t.cap, cap);
+	/* none kept, then strings again */
+	memset(keep, 0, n / 8 + 1);
+	strtab__keep(&t, keep, map);
+	assert_int_equal(t.count, 0);
+	assert_int_equal(strtab__find(&t, "string 0", 8), HINDEX_NONE);
+	assert_int_equal(strtab__intern(&t, "string 0", 8), 0);
+	/* all kept: the same ids */
+	memset(keep, 0xff, n / 8 + 1);
+	strtab__keep(&t, keep, map);
+	assert_int_equal(map[0], 0);
+	assert_int_equal(strtab__find(&t, "string 0", 8), 0);
+	free(keep);
+	free(map);
+	strtab__release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(intern_and_find),
+		cmocka_unit_test(keep_some),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
