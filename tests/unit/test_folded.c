@@ -29,6 +29,20 @@ static uint32_t stack(struct stacktab *frames, const uint32_t *root_first, size_
 	return id;
 }
 
+/* What folded writes of folds (to free). */
+static char *folded_of(struct stacktab *frames, struct strtab *names,
+		       struct report_folds *folds)
+{
+	struct report_extras x = { .stack_frames = frames, .names = names, .folds = folds };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	assert_int_equal(report_folded.write(out, NULL, &x), 0);
+	fclose(out);
+	return buf;
+}
+
 static void sorted_as_made(void **state)
 {
 	(void)state;
@@ -55,13 +69,7 @@ static void sorted_as_made(void **state)
 	assert_int_equal(report_folds__add(&folds, "P x", f, 7), 0);
 	assert_int_equal(report_folds__add(&folds, "P", f, 1), 0);
 	assert_int_equal(report_folds__add(&folds, "P", f_ab, 10), 0);
-	struct report_extras x = { .stack_frames = &frames, .names = &names, .folds = &folds };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	assert_non_null(out);
-	assert_int_equal(report_folded.write(out, NULL, &x), 0);
-	fclose(out);
+	char *buf = folded_of(&frames, &names, &folds);
 	assert_string_equal(buf, "P;f 1\n"
 				 "P;f;a_b 15\n"
 				 "P;f;g:h 4\n"
@@ -93,13 +101,7 @@ static void many_samples(void **state)
 	assert_int_equal(report_folds__add(&folds, "P", fg, 7), 0);
 	assert_int_equal(report_folds__add(&folds, "P", f, 1ull << 33), 0);
 	assert_int_equal(report_folds__add(&folds, "P", f, 2), 0);
-	struct report_extras x = { .stack_frames = &frames, .names = &names, .folds = &folds };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	assert_non_null(out);
-	assert_int_equal(report_folded.write(out, NULL, &x), 0);
-	fclose(out);
+	char *buf = folded_of(&frames, &names, &folds);
 	char want[128];
 	snprintf(want, sizeof(want), "P;f %llu\nP;f;g 7\nQ;f 3\n",
 		 (unsigned long long)UINT32_MAX - 1 + 5 + (1ull << 33) + 2);
