@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Makes *arr (with *cap elements of elem bytes, used of them taken) hold
  * one more, starting at first elements. 0, or -ENOMEM leaving it as it was. */
@@ -26,6 +27,20 @@ static inline int grow_array(void **arr, uint32_t *cap, uint32_t used,
 		return -ENOMEM;
 	*arr = p;
 	*cap = n;
+	return 0;
+}
+
+/* Makes *arr (as grow_array's) hold element index, the elements added
+ * zeroed: a table indexed by ids met in any order. 0, or -ENOMEM. */
+static inline int grow_array_to(void **arr, uint32_t *cap, uint32_t index,
+				size_t elem, uint32_t first)
+{
+	while (index >= *cap) {
+		uint32_t old = *cap;
+		if (grow_array(arr, cap, old, elem, first))
+			return -ENOMEM;
+		memset((char *)*arr + (size_t)old * elem, 0, (size_t)(*cap - old) * elem);
+	}
 	return 0;
 }
 

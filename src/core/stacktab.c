@@ -68,6 +68,8 @@ uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f)
 	return t->nframes++;
 }
 
+#define STACK_SEED 0x5bd1e995
+
 struct stack_key {
 	const struct stacktab *t;
 	const uint8_t *bytes;
@@ -86,7 +88,7 @@ static bool stack_eq(const void *ctx, uint32_t id)
 static uint32_t intern_bytes(struct stacktab *t, const uint8_t *bytes, size_t len)
 {
 	struct stack_key k = { t, bytes, len };
-	uint64_t h = hash_bytes(bytes, len, 0x5bd1e995);
+	uint64_t h = hash_bytes(bytes, len, STACK_SEED);
 	uint32_t id = hindex__find(&t->stack_index, h, stack_eq, &k);
 	if (id != HINDEX_NONE)
 		return id;
@@ -94,18 +96,10 @@ static uint32_t intern_bytes(struct stacktab *t, const uint8_t *bytes, size_t le
 		errno = EOVERFLOW;
 		return HINDEX_NONE;
 	}
-	/* at[] holds one more than the stacks: where the next would begin */
-	if (t->nstacks + 1 >= t->at_cap || !t->at) {
-		uint32_t cap = t->at_cap;
-		if (grow_array((void **)&t->at, &cap, cap, sizeof(*t->at), 256)) {
-			errno = ENOMEM;
-			return HINDEX_NONE;
-		}
-		if (!t->at_cap)
-			t->at[0] = 0;
-		t->at_cap = cap;
-	}
-	if (grow_bytes((char **)&t->bytes, &t->cap, t->len + len, 4096) ||
+	/* at[] holds one more than the stacks: where the next would begin
+	 * (at[0], zeroed when made, is 0) */
+	if (grow_array_to((void **)&t->at, &t->at_cap, t->nstacks + 1, sizeof(*t->at), 256) ||
+	    grow_bytes((char **)&t->bytes, &t->cap, t->len + len, 4096) ||
 	    hindex__insert(&t->stack_index, h, t->nstacks)) {
 		errno = ENOMEM;
 		return HINDEX_NONE;

@@ -51,12 +51,6 @@ uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint3
  * it); HINDEX_NONE with errno set when out of memory. */
 uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f);
 
-/* How many stacks there are: stack ids are below it. */
-static inline uint32_t stacktab__nstacks(const struct stacktab *t)
-{
-	return t->nstacks;
-}
-
 /* How many frames stack id has. */
 static inline uint32_t stacktab__depth(const struct stacktab *t, uint32_t id)
 {

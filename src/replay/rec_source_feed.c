@@ -138,7 +138,7 @@ static int on_stack(struct rec_source *s, const uint8_t *d, uint32_t len,
 		f[i] = named_frame(s, 0, rf.function, rf.dso, rf.flags);
 	}
 	struct file_stack *fs = &s->fstacks[s->nfstacks++];
-	*fs = (struct file_stack){ .n = (uint16_t)n, .nframes = (uint16_t)h.nframes };
+	*fs = (struct file_stack){ .n = n, .nframes = h.nframes };
 	return rec_source_stack(s, fs, f, n);
 bad:
 	s->bad_records++;

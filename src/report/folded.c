@@ -115,12 +115,8 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 		return 0;
 	if (stack >= MORE_LINE)
 		return -ENOMEM;
-	while (stack >= f->first_cap) {
-		uint32_t cap = f->first_cap;
-		if (grow_array((void **)&f->first, &f->first_cap, cap, sizeof(*f->first), 1024))
-			return -ENOMEM;
-		memset(f->first + cap, 0, (f->first_cap - cap) * sizeof(*f->first));
-	}
+	if (grow_array_to((void **)&f->first, &f->first_cap, stack, sizeof(*f->first), 1024))
+		return -ENOMEM;
 	struct report_fold_first *first = &f->first[stack];
 	if (!first->prog) {
 		first->prog = p;

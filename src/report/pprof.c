@@ -79,12 +79,11 @@ struct long_batch {
  * Mappings are kept in an array of pointers, each allocated on its own,
  * since protobuf-c packs from pointers; functions and their locations,
  * one of each for every function named, as struct function (12 bytes,
- * written by gz_functions). Samples,
- * one for each stack of each thread (most of a profile), are packed as
- * they come (by pprof_wire.c, as protobuf-c would pack them), each as the
- * Profile's field 2, and kept as bytes: an unpacked sample with its labels
- * took a kilobyte, its bytes a tenth of it. pack() writes the fields
- * before and after them.
+ * written by gz_functions). Samples, one for each stack of each thread
+ * (most of a profile), are packed as they come (by pprof_wire.c, as
+ * protobuf-c would pack them), each as the Profile's field 2, and kept as
+ * bytes: an unpacked sample with its labels took a kilobyte, its bytes a
+ * tenth of it. pack() writes the fields before and after them.
  */
 /* The string a label had last, and its id: a thread's stacks come one
  * after another with the same command line, comm and pid, and hashing a
@@ -655,14 +654,9 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 	}
 	for (uint32_t n = 0; n < nloc && !err; n++) {
 		uint32_t fid = stacktab__frame_id(rs->frames, w->stack, n);
-		while (fid >= b->frame_locs_cap) {
-			uint32_t cap = b->frame_locs_cap;
-			if (grow_array((void **)&b->frame_locs, &b->frame_locs_cap, cap,
-				       sizeof(*b->frame_locs), 1024))
-				return -ENOMEM;
-			memset(b->frame_locs + cap, 0,
-			       (b->frame_locs_cap - cap) * sizeof(*b->frame_locs));
-		}
+		if (grow_array_to((void **)&b->frame_locs, &b->frame_locs_cap, fid,
+				  sizeof(*b->frame_locs), 1024))
+			return -ENOMEM;
 		if (!b->frame_locs[fid]) {
 			struct stack_frame f = stacktab__frame_of(rs->frames, fid);
 			uint32_t pair[2] = { f.function, f.dso };
