@@ -96,15 +96,15 @@ static uint32_t intern_bytes(struct stacktab *t, const uint8_t *bytes, size_t le
 		errno = EOVERFLOW;
 		return HINDEX_NONE;
 	}
-	/* at[] holds one more than the stacks: where the next would begin
-	 * (at[0], zeroed when made, is 0) */
-	if (grow_array_to((void **)&t->at, &t->at_cap, t->nstacks + 1, sizeof(*t->at), 256) ||
+	/* at[] holds one more than the stacks: where the next would begin */
+	if (grow_array((void **)&t->at, &t->at_cap, t->nstacks + 1, sizeof(*t->at), 256) ||
 	    grow_bytes((char **)&t->bytes, &t->cap, t->len + len, 4096) ||
 	    hindex__insert(&t->stack_index, h, t->nstacks)) {
 		errno = ENOMEM;
 		return HINDEX_NONE;
 	}
 	memcpy(t->bytes + t->len, bytes, len);
+	t->at[t->nstacks] = (uint32_t)t->len;	/* the previous one's end, or 0 */
 	t->len += len;
 	t->at[++t->nstacks] = (uint32_t)t->len;
 	return t->nstacks - 1;
