@@ -290,6 +290,9 @@ struct engine_stats {
 	bool steal_from_gaps;	/* steal was found from sample gaps */
 	bool steal_scaled;	/* and shared out as the kernel's steal */
 	uint64_t unmatched_runtime_ns;	/* runtime outside any known stint */
+	uint64_t steal_over_runtime_ns;	/* found in sample gaps past what a
+					 * runtime holding steal held: not
+					 * placed */
 	uint64_t unmeasured_stints;	/* no runtime event: not a fair task */
 	uint64_t missed_switches;	/* a switch the kernel did not report,
 					 * inferred from the next event */

@@ -648,6 +648,32 @@ static struct engine *start_at(uint64_t s, uint32_t ncpus)
 }
 
 /*
+ * The scheduler reads the clock before it reports a switch: a task's
+ * runtime starts a few microseconds before the switch to it (from idle)
+ * and stops a microsecond or two before the switch from it (to idle).
+ * Idle is what no runtime holds: 0-2.994 ms (10's runtime read at 2.994,
+ * its switch reported at 3), and 4.998-6 ms. Before, the 6 us before the
+ * switch to 10 counted as idle and 10's run, and the 2 us before the
+ * switch from it as neither: over 27 000 such wakes in 3 s, run + idle came
+ * 130 ms over the CPUs' 6 s.
+ */
+static void idle_ends_where_runtime_begins(void **state)
+{
+	(void)state;
+	struct engine *e = start_at(0, 1);
+	sw(0, 0, 0, 0);
+	sw(0, 3 * MS, 0, 10);
+	rt(0, 4998 * US, 10, 2004 * US);	/* from 2.994 ms */
+	sw(0, 5 * MS, 10, 0);
+	run_all(e, 6 * MS);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->run_ns, 2004 * US);
+	assert_int_equal(st->idle_ns, 2994 * US + 1002 * US);
+	assert_int_equal(st->run_ns + st->steal_ns + st->idle_ns, 6 * MS);
+	engine__free(e);
+}
+
+/*
  * The kernel did not report the switch from idle to 20 at 5 ms (as on
  * some guests); a sample of 20 at 6 ms shows it running, and its first
  * runtime event (3 ms at 8 ms) says it began at 5 ms. With a sample or
@@ -891,6 +917,68 @@ static void steal_in_runtime_from_gaps(void **state)
 }
 
 /*
+ * A late sample whose missed grid points fell before its thread's stint:
+ * the CPU idled from 0 (sampled at 1 ms), its timer missed 2-5 ms (the
+ * vCPU was halted, and not run), and 10 was switched in at 5.2 ms. Its
+ * first sample, at 5.5 ms, covers points 2-5 ms, none of them its own:
+ * no steal for 10 (it was given 4 ms, more than its 3.8 ms runtime, and
+ * run + steal + idle came out 4 ms over the CPU's time). A late sample
+ * later in the stint still counts.
+ */
+static void gap_before_stint_not_its_steal(void **state)
+{
+	(void)state;
+	struct engine *e = start_acct(ACCT_INCLUDED, false);
+	sw(0, 0, 0, 0);
+	smp(0, 1 * MS, 0, 0, 0);
+	sw(0, 5 * MS + 200 * US, 0, 10);
+	smp(0, 5 * MS + 500 * US, 10, 10, FN_F);	/* points 2-5: idle's */
+	smp(0, 6 * MS + 500 * US, 10, 10, FN_F);
+	smp(0, 8 * MS + 700 * US, 10, 10, FN_F);	/* points 7, 8: 10's */
+	rt(0, 9 * MS, 10, 3800 * US);
+	sw(0, 9 * MS, 10, 0);
+	run_all(e, 10 * MS);
+	assert_int_equal(thread_steal(10), 2 * MS);
+	assert_int_equal(thread_cpu(10), 1800 * US);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->run_ns + st->steal_ns + st->idle_ns, 10 * MS);
+	engine__free(e);
+}
+
+/*
+ * A late sample counts whole intervals; a kworker's stint is shorter: 10
+ * runs 3.95-4.15 ms (200 us of runtime) and the sample due at 4.01 ms
+ * fires at 4.12 ms, 1 ms of steal by the grid. Its runtime held 170 us
+ * at the sample: that much is its steal, the rest (830 us) is counted as
+ * too much, not taken out of a runtime that never held it (10's cpu was
+ * 0 and run + steal + idle passed the CPU's time by 830 us).
+ */
+static void gap_steal_no_more_than_runtime(void **state)
+{
+	(void)state;
+	struct engine *e = start_acct(ACCT_INCLUDED, false);
+	sw(0, 0, 0, 20);
+	for (uint64_t p = 1; p <= 3; p++)
+		smp(0, p * MS + 10 * US, 20, 20, FN_F);
+	rt(0, 3950 * US, 20, 3950 * US);
+	sw(0, 3950 * US, 20, 10);
+	smp(0, 4120 * US, 10, 10, FN_G);	/* due at 4.01 ms */
+	rt(0, 4150 * US, 10, 200 * US);
+	sw(0, 4150 * US, 10, 20);
+	smp(0, 5 * MS + 10 * US, 20, 20, FN_F);
+	rt(0, 6 * MS, 20, 1850 * US);
+	sw(0, 6 * MS, 20, 0);
+	run_all(e, 6 * MS);
+	assert_int_equal(thread_steal(10), 170 * US);
+	assert_int_equal(thread_cpu(10), 30 * US);
+	assert_int_equal(thread_steal(20), 0);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->steal_over_runtime_ns, 830 * US);
+	assert_int_equal(st->run_ns + st->steal_ns + st->idle_ns, 6 * MS);
+	engine__free(e);
+}
+
+/*
  * Where gaps are counted as found (runtime holds steal, no steal clock to
  * scale them by), the series shows their steal where it fell: a 2.5 s
  * stint from t = 1 s whose sample due at 1.4 s fires 2.8 ms late, in
@@ -1005,6 +1093,9 @@ int main(void)
 		cmocka_unit_test(steal_between_samples_counts),
 		cmocka_unit_test(heavy_steal_bias),
 		cmocka_unit_test(steal_in_runtime_from_gaps),
+		cmocka_unit_test(gap_before_stint_not_its_steal),
+		cmocka_unit_test(idle_ends_where_runtime_begins),
+		cmocka_unit_test(gap_steal_no_more_than_runtime),
 		cmocka_unit_test(gap_steal_in_series_where_it_fell),
 		cmocka_unit_test(residuals_scaled_to_kernel),
 		cmocka_unit_test(accounting_judged),
