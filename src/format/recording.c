@@ -2,10 +2,13 @@
 #include "recording.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -241,13 +244,23 @@ void rec_writer__free(struct rec_writer *w)
 	free(w);
 }
 
+/* A block of the file, read and decompressed. */
+struct rec_block {
+	uint8_t *raw, *z;	/* grown to the largest block read */
+	size_t raw_len, raw_cap, z_cap;
+	uint64_t offset;	/* of the block in the file */
+	int status;		/* of reading it: 0, 1 (a partial file's end), -errno */
+	struct rec_error err;	/* status -EINVAL: what is wrong */
+	enum { BLOCK_FREE, BLOCK_FILLED, BLOCK_HELD } state;	/* reading ahead */
+};
+
 struct rec_reader {
 	int fd;
 	ZSTD_DCtx *dctx;
-	uint8_t *raw, *z;	/* grown to the largest block read */
-	size_t raw_len, pos, raw_cap, z_cap;
+	struct rec_block blk[2];	/* the second only to read ahead into */
+	unsigned cur;		/* the block items come from */
+	size_t pos;		/* in it */
 	uint64_t offset;	/* of the next block in the file */
-	uint64_t block_offset;	/* of the block being read */
 	uint64_t items;
 	uint32_t version;
 	bool ended;
@@ -255,6 +268,14 @@ struct rec_reader {
 	bool salvage;		/* damage ends the file, kept in damage */
 	bool damaged;
 	struct rec_error damage;
+	/* reading ahead: a thread reads and decompresses the next block while
+	 * the items of this one are handled; the fd, dctx and offset are its */
+	bool ahead, stop;
+	unsigned first_fill;	/* the block the thread reads into first: not
+				 * r->cur ^ 1 as it runs, r->cur may have moved */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
 };
 
 uint32_t rec_reader__version(const struct rec_reader *r)
@@ -264,7 +285,7 @@ uint32_t rec_reader__version(const struct rec_reader *r)
 
 uint64_t rec_reader__offset(const struct rec_reader *r)
 {
-	return r->block_offset;
+	return r->blk[r->cur].offset;
 }
 
 void rec_reader__set_partial(struct rec_reader *r)
@@ -348,39 +369,126 @@ struct rec_reader *rec_reader__new(int fd, struct rec_error *err)
 	return r;
 }
 
-static int next_block(struct rec_reader *r, struct rec_error *err)
+/* The block at r->offset into b: b->status 0, 1 at a partial file's end,
+ * or -errno (-EINVAL: b->err says what is wrong); r->offset past it. */
+static void read_block(struct rec_reader *r, struct rec_block *b)
 {
 	struct block_header h;
+	struct rec_error *err = &b->err;
 	int n = read_exact(r->fd, &h, sizeof(h));
+	b->raw_len = 0;
+	b->offset = r->offset;
 	if (n == 0 && r->partial)
-		return 1;	/* what is there so far, read whole */
-	if (n == 0)
-		return damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
-	if (n == -EPIPE)
-		return damaged(err, r->offset, "block header cut short");
-	if (n < 0)
-		return n;
-	if (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW ||
-	    h.zlen > ZSTD_compressBound(BLOCK_RAW))
-		return damaged(err, r->offset, "bad block header");
+		n = 1;	/* what is there so far, read whole */
+	else if (n == 0)
+		n = damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
+	else if (n == -EPIPE)
+		n = damaged(err, r->offset, "block header cut short");
+	else if (n == 1 && (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW ||
+			    h.zlen > ZSTD_compressBound(BLOCK_RAW)))
+		n = damaged(err, r->offset, "bad block header");
 	/* buffers as big as the blocks read, not the largest allowed */
-	if (grow_bytes((char **)&r->z, &r->z_cap, h.zlen, 4096) ||
-	    grow_bytes((char **)&r->raw, &r->raw_cap, h.raw_len, 4096))
-		return -ENOMEM;
-	n = read_exact(r->fd, r->z, h.zlen);
-	if (n == 0 || n == -EPIPE)
-		return damaged(err, r->offset, "block cut short");
-	if (n < 0)
-		return n;
-	size_t raw = ZSTD_decompressDCtx(r->dctx, r->raw, h.raw_len, r->z, h.zlen);
-	if (ZSTD_isError(raw) || raw != h.raw_len)
-		return damaged(err, r->offset, "block does not decompress or fails its checksum (%s)",
-			       ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
-	r->block_offset = r->offset;
-	r->offset += sizeof(h) + h.zlen;
-	r->raw_len = raw;
+	else if (n == 1 && (grow_bytes((char **)&b->z, &b->z_cap, h.zlen, 4096) ||
+			    grow_bytes((char **)&b->raw, &b->raw_cap, h.raw_len, 4096)))
+		n = -ENOMEM;
+	else if (n == 1 && (n = read_exact(r->fd, b->z, h.zlen)) == 1) {
+		size_t raw = ZSTD_decompressDCtx(r->dctx, b->raw, h.raw_len, b->z, h.zlen);
+		if (ZSTD_isError(raw) || raw != h.raw_len) {
+			n = damaged(err, r->offset,
+				    "block does not decompress or fails its checksum (%s)",
+				    ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
+		} else {
+			r->offset += sizeof(h) + h.zlen;
+			b->raw_len = raw;
+			n = 0;
+		}
+	} else if (n == 0 || n == -EPIPE) {
+		n = damaged(err, r->offset, "block cut short");
+	}
+	b->status = n;
+}
+
+/* The reading thread: fills the block items are not coming from, then
+ * waits for it to be let go; ends at the file's end or its first error. */
+static void *read_ahead(void *arg)
+{
+	struct rec_reader *r = arg;
+	pthread_mutex_lock(&r->mu);
+	unsigned k = r->first_fill;
+	for (;;) {
+		while (r->blk[k].state != BLOCK_FREE && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop)
+			break;
+		pthread_mutex_unlock(&r->mu);
+		read_block(r, &r->blk[k]);
+		pthread_mutex_lock(&r->mu);
+		r->blk[k].state = BLOCK_FILLED;
+		pthread_cond_broadcast(&r->cv);
+		if (r->blk[k].status)
+			break;
+		k ^= 1;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* More than one CPU to run on: a second thread costs, not helps, on one. */
+static bool cpus_to_spare(void)
+{
+	cpu_set_t set;
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
+}
+
+bool rec_reader__read_ahead(struct rec_reader *r)
+{
+	struct stat st;
+	/* a pipe's read could wait for ever when the reader is freed early;
+	 * a partial file is still being written */
+	if (r->ahead || r->ended || r->partial || r->blk[r->cur].status || fstat(r->fd, &st) || !S_ISREG(st.st_mode) ||
+	    !cpus_to_spare())
+		return r->ahead;
+	if (pthread_mutex_init(&r->mu, NULL))
+		return false;
+	if (pthread_cond_init(&r->cv, NULL)) {
+		pthread_mutex_destroy(&r->mu);
+		return false;
+	}
+	r->blk[r->cur].state = BLOCK_HELD;
+	r->first_fill = r->cur ^ 1;
+	r->blk[r->first_fill].state = BLOCK_FREE;
+	if (pthread_create(&r->thread, NULL, read_ahead, r)) {
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+		return false;	/* read as before, in this thread */
+	}
+	r->ahead = true;
+	return true;
+}
+
+/* The next block as the current one: 0, 1 at a partial file's end, or
+ * -errno (err set for -EINVAL). Read ahead, an end or error stays the
+ * current block's, said again to each call after. */
+static int next_block(struct rec_reader *r, struct rec_error *err)
+{
+	struct rec_block *b = &r->blk[r->cur];
+	if (!r->ahead) {
+		read_block(r, b);
+	} else if (!b->status) {
+		pthread_mutex_lock(&r->mu);
+		b->state = BLOCK_FREE;
+		pthread_cond_broadcast(&r->cv);
+		r->cur ^= 1;
+		b = &r->blk[r->cur];
+		while (b->state != BLOCK_FILLED)
+			pthread_cond_wait(&r->cv, &r->mu);
+		b->state = BLOCK_HELD;
+		pthread_mutex_unlock(&r->mu);
+	}
 	r->pos = 0;
-	return 0;
+	if (b->status == -EINVAL)
+		*err = b->err;
+	return b->status;
 }
 
 static int next_item(struct rec_reader *r, uint32_t *type, const uint8_t **data,
@@ -388,7 +496,8 @@ static int next_item(struct rec_reader *r, uint32_t *type, const uint8_t **data,
 {
 	if (r->ended)
 		return 0;
-	if (r->pos >= r->raw_len) {
+	const struct rec_block *b = &r->blk[r->cur];
+	if (r->pos >= b->raw_len) {
 		int e = next_block(r, err);
 		if (e == 1) {
 			r->ended = true;
@@ -396,24 +505,25 @@ static int next_item(struct rec_reader *r, uint32_t *type, const uint8_t **data,
 		}
 		if (e)
 			return e;
+		b = &r->blk[r->cur];
 	}
-	if (r->raw_len - r->pos < 8)
-		return damaged(err, r->block_offset, "item header cut short in block");
+	if (b->raw_len - r->pos < 8)
+		return damaged(err, b->offset, "item header cut short in block");
 	uint32_t head[2];
-	memcpy(head, r->raw + r->pos, 8);
+	memcpy(head, b->raw + r->pos, 8);
 	size_t padded = (8 + (size_t)head[1] + 7) & ~(size_t)7;
-	if (padded > r->raw_len - r->pos)
-		return damaged(err, r->block_offset, "item longer than its block");
+	if (padded > b->raw_len - r->pos)
+		return damaged(err, b->offset, "item longer than its block");
 	*type = head[0];
 	*len = head[1];
-	*data = r->raw + r->pos + 8;
+	*data = b->raw + r->pos + 8;
 	r->pos += padded;
 	if (head[0] == REC_END) {
 		uint64_t n = 0;
 		if (head[1] >= 8)
 			memcpy(&n, *data, 8);
 		if (n != r->items)
-			return damaged(err, r->block_offset, "end mark counts %llu items, found %llu",
+			return damaged(err, b->offset, "end mark counts %llu items, found %llu",
 				       (unsigned long long)n, (unsigned long long)r->items);
 		r->ended = true;
 		return 0;
@@ -435,12 +545,34 @@ int rec_reader__next(struct rec_reader *r, uint32_t *type, const uint8_t **data,
 	return 0;
 }
 
+int rec_reader__peek(const struct rec_reader *r, uint32_t *type,
+		     const uint8_t **data, uint32_t len)
+{
+	const struct rec_block *b = &r->blk[r->cur];
+	if (r->ended || b->raw_len - r->pos < 8 + (size_t)len)
+		return 0;
+	memcpy(type, b->raw + r->pos, sizeof(*type));
+	*data = b->raw + r->pos + 8;
+	return 1;
+}
+
 void rec_reader__free(struct rec_reader *r)
 {
 	if (!r)
 		return;
+	if (r->ahead) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(r->thread, NULL);
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+	}
 	ZSTD_freeDCtx(r->dctx);
-	free(r->raw);
-	free(r->z);
+	for (int i = 0; i < 2; i++) {
+		free(r->blk[i].raw);
+		free(r->blk[i].z);
+	}
 	free(r);
 }

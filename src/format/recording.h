@@ -224,6 +224,19 @@ struct rec_reader *rec_reader__new(int fd, struct rec_error *err);
 int rec_reader__next(struct rec_reader *r, uint32_t *type,
 		     const uint8_t **data, uint32_t *len, struct rec_error *err);
 void rec_reader__free(struct rec_reader *r);
+/* The item after the one next returned, when it is in the same block: 1
+ * with *type and *data (at least len bytes of it) set, else 0. Unchecked:
+ * for a reader to fetch ahead what it will need, never to act on. */
+int rec_reader__peek(const struct rec_reader *r, uint32_t *type,
+		     const uint8_t **data, uint32_t len);
+
+/* Reads the blocks after the current one in a thread of their own,
+ * decompressing the next while this one's items are handled (a quarter
+ * of a report's time is zstd's): where the file is a regular one and the
+ * process may run on more than one CPU; else, or if no thread can be
+ * made, reading goes on as before. Items and errors are the same.
+ * Whether a thread reads ahead. */
+bool rec_reader__read_ahead(struct rec_reader *r);
 
 /* The file's format version (1 to 3). */
 uint32_t rec_reader__version(const struct rec_reader *r);

@@ -30,6 +30,7 @@ struct outfile {
 	const char *path;
 	char *tmp;		/* the temporary name, or NULL */
 	FILE *f;
+	char *buf;		/* f's buffer, when ours */
 	int fd;
 	bool in_place;		/* a device or FIFO */
 };

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -37,9 +38,11 @@ static int write_file(int n, off_t *size)
 	return fd;
 }
 
-/* Reads fd to its end; returns 0 or the error, with items counted. */
-static int read_all(int fd, int *items, struct rec_error *e)
+/* Reads fd to its end, reading ahead from item ahead_at on (-1: never);
+ * returns 0 or the error, with items counted. */
+static int read_from(int fd, int *items, struct rec_error *e, int ahead_at)
 {
+	*items = 0;
 	lseek(fd, 0, SEEK_SET);
 	struct rec_reader *r = rec_reader__new(fd, e);
 	if (!r)
@@ -48,7 +51,8 @@ static int read_all(int fd, int *items, struct rec_error *e)
 	const uint8_t *d;
 	int err;
 	*items = 0;
-	while ((err = rec_reader__next(r, &type, &d, &len, e)) == 1) {
+	while ((*items != ahead_at || (assert_true(rec_reader__read_ahead(r)), 1)) &&
+	       (err = rec_reader__next(r, &type, &d, &len, e)) == 1) {
 		uint32_t v;
 		memcpy(&v, d, 4);
 		assert_int_equal(type, REC_PERF);
@@ -58,6 +62,70 @@ static int read_all(int fd, int *items, struct rec_error *e)
 	}
 	rec_reader__free(r);
 	return err;
+}
+
+/* Whether this process may read ahead (it needs a second CPU). */
+static bool can_read_ahead(void)
+{
+	int fd = memfd_create("one", 0);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_int_equal(rec_writer__finish(w), 0);
+	rec_writer__free(w);
+	lseek(fd, 0, SEEK_SET);
+	struct rec_error e;
+	struct rec_reader *r = rec_reader__new(fd, &e);
+	bool can = rec_reader__read_ahead(r);
+	rec_reader__free(r);
+	close(fd);
+	return can;
+}
+
+/* Read as it comes, and read ahead from each of a few items on: the
+ * same items, the same end or the same error at the same offset. */
+static int read_all(int fd, int *items, struct rec_error *e)
+{
+	int err = read_from(fd, items, e, -1);
+	if (!can_read_ahead())
+		return err;
+	static const int starts[] = { 0, 1, 3, 7 };
+	for (size_t i = 0; i < sizeof(starts) / sizeof(*starts); i++) {
+		if (starts[i] > *items)
+			break;
+		int n;
+		struct rec_error e2 = { 0 };
+		assert_int_equal(read_from(fd, &n, &e2, starts[i]), err);
+		assert_int_equal(n, *items);
+		if (err == -EINVAL) {
+			assert_int_equal(e2.offset, e->offset);
+			assert_string_equal(e2.msg, e->msg);
+		}
+	}
+	return err;
+}
+
+/* A reader freed while its thread reads ahead: the thread ends with it
+ * (valgrind and ASan say nothing is left). */
+static void read_ahead_stopped(void **state)
+{
+	(void)state;
+	if (!can_read_ahead())
+		skip();	/* one CPU: nothing reads ahead */
+	off_t size;
+	int fd = write_file(40, &size);
+	for (int stop_at = 0; stop_at < 12; stop_at++) {
+		lseek(fd, 0, SEEK_SET);
+		struct rec_error e;
+		struct rec_reader *r = rec_reader__new(fd, &e);
+		assert_non_null(r);
+		assert_true(rec_reader__read_ahead(r));
+		assert_true(rec_reader__read_ahead(r));	/* once: a second call is the first's */
+		uint32_t type, len;
+		const uint8_t *d;
+		for (int i = 0; i < stop_at; i++)
+			assert_int_equal(rec_reader__next(r, &type, &d, &len, &e), 1);
+		rec_reader__free(r);
+	}
+	close(fd);
 }
 
 static void round_trip(void **state)
@@ -240,6 +308,7 @@ int main(void)
 		cmocka_unit_test(damaged_block),
 		cmocka_unit_test(not_a_recording),
 		cmocka_unit_test(stacks_bounded),
+		cmocka_unit_test(read_ahead_stopped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
