@@ -384,6 +384,8 @@ static void read_block(struct rec_reader *r, struct rec_block *b)
 		n = damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
 	else if (n == -EPIPE)
 		n = damaged(err, r->offset, "block header cut short");
+	else if (n == -EINVAL)	/* read(2)'s own: -EINVAL says err is set */
+		n = damaged(err, r->offset, "cannot read the block: %s", strerror(EINVAL));
 	else if (n == 1 && (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW ||
 			    h.zlen > ZSTD_compressBound(BLOCK_RAW)))
 		n = damaged(err, r->offset, "bad block header");
@@ -404,6 +406,8 @@ static void read_block(struct rec_reader *r, struct rec_block *b)
 		}
 	} else if (n == 0 || n == -EPIPE) {
 		n = damaged(err, r->offset, "block cut short");
+	} else if (n == -EINVAL) {
+		n = damaged(err, r->offset, "cannot read the block: %s", strerror(EINVAL));
 	}
 	b->status = n;
 }
@@ -467,14 +471,16 @@ bool rec_reader__read_ahead(struct rec_reader *r)
 }
 
 /* The next block as the current one: 0, 1 at a partial file's end, or
- * -errno (err set for -EINVAL). Read ahead, an end or error stays the
- * current block's, said again to each call after. */
+ * -errno (err set for -EINVAL). An end or error stays the current
+ * block's, said again to each call after, read ahead or not. */
 static int next_block(struct rec_reader *r, struct rec_error *err)
 {
 	struct rec_block *b = &r->blk[r->cur];
-	if (!r->ahead) {
+	if (b->status) {
+		/* said again: the block after a bad one is not read */
+	} else if (!r->ahead) {
 		read_block(r, b);
-	} else if (!b->status) {
+	} else {
 		pthread_mutex_lock(&r->mu);
 		b->state = BLOCK_FREE;
 		pthread_cond_broadcast(&r->cv);

@@ -135,9 +135,11 @@ static int open_in_place(struct outfile *o, const char *path)
 	if (!o->f) {
 		int err = -errno;
 		close(o->fd);
+		o->fd = -1;
 		return err;
 	}
-	widen(o);
+	if (!isatty(o->fd))	/* a terminal's is read as it comes */
+		widen(o);
 	return 0;
 }
 
@@ -185,6 +187,7 @@ int outfile__open(struct outfile *o, const char *path)
 	if (!o->f) {
 		int err = -errno;
 		close(o->fd);
+		o->fd = -1;	/* abort would close it again */
 		outfile__abort(o);
 		return err;
 	}

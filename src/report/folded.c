@@ -124,10 +124,22 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 	} else if (first->prog == p) {
 		samples = add_to(&first->samples, samples);
 	}
-	/* the program's lines of the stack with room, in more */
-	for (uint32_t i = first->next; samples && i; i = f->more[i - 1].next)
-		if (f->more[i - 1].prog == p - 1)
-			samples = add_to(&f->more[i - 1].samples, samples);
+	/* the program's lines of the stack with room, in more; the one that
+	 * takes them all goes to the front: a program's threads come in runs
+	 * (a compile loop's cc1s), and a stack that every program has (a
+	 * system call's) chains a line for each (the walk was 8 % of folded) */
+	for (uint32_t *link = &first->next; samples && *link;) {
+		uint32_t i = *link;
+		struct report_fold *l = &f->more[i - 1];
+		if (l->prog == p - 1 && !(samples = add_to(&l->samples, samples)) &&
+		    link != &first->next) {
+			*link = l->next;
+			l->next = first->next;
+			first->next = i;
+			break;
+		}
+		link = &l->next;
+	}
 	while (samples) {
 		if (grow_array((void **)&f->more, &f->more_cap, f->nmore, sizeof(*f->more), 256))
 			return -ENOMEM;

@@ -17,7 +17,14 @@
 
 #include "format/recording.h"
 
-/* Writes n items (the second block-filling), returns the file's fd. */
+/* Item i's payload after its u32 pair: every other one large, so that
+ * 20 items take four blocks. */
+static size_t item_len(int i)
+{
+	return i % 2 == 1 ? 300000 : (size_t)i;
+}
+
+/* Writes n items, returns the file's fd. */
 static int write_file(int n, off_t *size)
 {
 	int fd = memfd_create("rec", 0);
@@ -27,9 +34,7 @@ static int write_file(int n, off_t *size)
 	static char big[300000];
 	for (int i = 0; i < n; i++) {
 		uint32_t v[2] = { (uint32_t)i, 0 };
-		/* large items force several blocks */
-		assert_int_equal(rec_writer__add(w, REC_PERF, v, sizeof(v), big,
-						 i % 4 == 1 ? sizeof(big) : (size_t)i), 0);
+		assert_int_equal(rec_writer__add(w, REC_PERF, v, sizeof(v), big, item_len(i)), 0);
 	}
 	assert_int_equal(rec_writer__finish(w), 0);
 	rec_writer__free(w);
@@ -38,30 +43,44 @@ static int write_file(int n, off_t *size)
 	return fd;
 }
 
-/* Reads fd to its end, reading ahead from item ahead_at on (-1: never);
- * returns 0 or the error, with items counted. */
-static int read_from(int fd, int *items, struct rec_error *e, int ahead_at)
+/* What a read of a file met: the offset each item came from, and the
+ * end: its result, what it said, and the results of two calls after. */
+struct trace {
+	uint64_t offsets[64];
+	int items, err, again[2];
+	struct rec_error e;
+};
+
+/* Reads fd to its end, reading ahead from item ahead_at on (-1: never),
+ * checking each item is the one written. */
+static void read_from(int fd, struct trace *t, int ahead_at)
 {
-	*items = 0;
+	memset(t, 0, sizeof(*t));
 	lseek(fd, 0, SEEK_SET);
-	struct rec_reader *r = rec_reader__new(fd, e);
-	if (!r)
-		return -errno;
+	struct rec_reader *r = rec_reader__new(fd, &t->e);
+	if (!r) {	/* no reader to ask again: its refusal stands */
+		t->err = t->again[0] = t->again[1] = -errno;
+		return;
+	}
 	uint32_t type, len;
 	const uint8_t *d;
-	int err;
-	*items = 0;
-	while ((*items != ahead_at || (assert_true(rec_reader__read_ahead(r)), 1)) &&
-	       (err = rec_reader__next(r, &type, &d, &len, e)) == 1) {
+	for (;;) {
+		if (t->items == ahead_at)
+			assert_true(rec_reader__read_ahead(r));
+		if ((t->err = rec_reader__next(r, &type, &d, &len, &t->e)) != 1)
+			break;
 		uint32_t v;
 		memcpy(&v, d, 4);
 		assert_int_equal(type, REC_PERF);
-		assert_int_equal(v, (uint32_t)*items);
-		assert_int_equal(len, 8 + (*items % 4 == 1 ? 300000 : *items));
-		(*items)++;
+		assert_int_equal(v, (uint32_t)t->items);
+		assert_int_equal(len, 8 + item_len(t->items));
+		assert_true(t->items < 64);
+		t->offsets[t->items++] = rec_reader__offset(r);
 	}
+	struct rec_error e2;
+	for (int i = 0; i < 2; i++)
+		t->again[i] = rec_reader__next(r, &type, &d, &len, &e2);
 	rec_reader__free(r);
-	return err;
 }
 
 /* Whether this process may read ahead (it needs a second CPU). */
@@ -80,27 +99,36 @@ static bool can_read_ahead(void)
 	return can;
 }
 
-/* Read as it comes, and read ahead from each of a few items on: the
- * same items, the same end or the same error at the same offset. */
+/*
+ * Reads fd to its end; returns 0 or the error, with items counted. Read
+ * in turn, then reading ahead from each item on: the same items from the
+ * same blocks, the same end or the same error at the same offset, said
+ * again to the calls after it.
+ */
 static int read_all(int fd, int *items, struct rec_error *e)
 {
-	int err = read_from(fd, items, e, -1);
-	if (!can_read_ahead())
-		return err;
-	static const int starts[] = { 0, 1, 3, 7 };
-	for (size_t i = 0; i < sizeof(starts) / sizeof(*starts); i++) {
-		if (starts[i] > *items)
-			break;
-		int n;
-		struct rec_error e2 = { 0 };
-		assert_int_equal(read_from(fd, &n, &e2, starts[i]), err);
-		assert_int_equal(n, *items);
-		if (err == -EINVAL) {
-			assert_int_equal(e2.offset, e->offset);
-			assert_string_equal(e2.msg, e->msg);
+	struct trace seq, ahead;
+	read_from(fd, &seq, -1);
+	*items = seq.items;
+	*e = seq.e;
+	if (seq.err < 0) {
+		assert_int_equal(seq.again[0], seq.err);
+		assert_int_equal(seq.again[1], seq.err);
+	}
+	bool can = can_read_ahead();
+	for (int at = 0; can && at <= seq.items; at++) {
+		read_from(fd, &ahead, at);
+		assert_int_equal(ahead.err, seq.err);
+		assert_int_equal(ahead.items, seq.items);
+		assert_memory_equal(ahead.offsets, seq.offsets, sizeof(seq.offsets));
+		assert_int_equal(ahead.again[0], seq.again[0]);
+		assert_int_equal(ahead.again[1], seq.again[1]);
+		if (seq.err == -EINVAL) {
+			assert_int_equal(ahead.e.offset, seq.e.offset);
+			assert_string_equal(ahead.e.msg, seq.e.msg);
 		}
 	}
-	return err;
+	return seq.err;
 }
 
 /* A reader freed while its thread reads ahead: the thread ends with it
@@ -136,6 +164,51 @@ static void round_trip(void **state)
 	struct rec_error e;
 	assert_int_equal(read_all(fd, &n, &e), 0);
 	assert_int_equal(n, 20);
+	/* blocks enough that reading ahead hands over several */
+	struct trace t;
+	read_from(fd, &t, -1);
+	int blocks = 1;
+	for (int i = 1; i < t.items; i++)
+		blocks += t.offsets[i] != t.offsets[i - 1];
+	assert_true(blocks >= 4);
+	close(fd);
+}
+
+/* Peeking names the next item while it is in this block, and nothing
+ * where the block ends: the item then read says the same. */
+static void peek(void **state)
+{
+	(void)state;
+	off_t size;
+	int fd = write_file(20, &size);
+	struct rec_error e;
+	struct rec_reader *r = rec_reader__new(fd, &e);
+	assert_non_null(r);
+	uint32_t type, len, peeked;
+	const uint8_t *d, *pd;
+	int blocks_ended = 0;
+	for (uint32_t i = 0; rec_reader__next(r, &type, &d, &len, &e) == 1; i++) {
+		uint64_t at = rec_reader__offset(r);
+		int got = rec_reader__peek(r, &peeked, &pd, 8);
+		uint32_t v = 0;
+		if (got)
+			memcpy(&v, pd, 4);
+		int more = rec_reader__next(r, &type, &d, &len, &e);
+		if (more != 1)
+			break;
+		if (got) {
+			assert_int_equal(peeked, type);
+			assert_int_equal(v, i + 1);
+			assert_true(pd == d);
+			assert_int_equal(rec_reader__offset(r), at);
+		} else {
+			assert_true(rec_reader__offset(r) != at);
+			blocks_ended++;
+		}
+		i++;
+	}
+	assert_true(blocks_ended > 0);
+	rec_reader__free(r);
 	close(fd);
 }
 
@@ -192,27 +265,43 @@ static void salvage(void **state)
 	(void)state;
 	off_t size;
 	int fd = write_file(20, &size);
-	struct rec_error e, d;
+	struct rec_error e, d, first = { 0 };
+	bool can = can_read_ahead();
 	for (int cut = 0; cut < 2; cut++) {
-		lseek(fd, 0, SEEK_SET);
-		struct rec_reader *r = rec_reader__new(fd, &e);
-		assert_non_null(r);
-		rec_reader__set_salvage(r);
-		uint32_t type, len;
-		const uint8_t *data;
-		int n = 0, err;
-		while ((err = rec_reader__next(r, &type, &data, &len, &e)) == 1)
-			n++;
-		assert_int_equal(err, 0);
-		if (!cut) {
-			assert_int_equal(n, 20);
-			assert_false(rec_reader__damage(r, &d));
-		} else {
-			assert_true(n < 20);
-			assert_true(rec_reader__damage(r, &d));
-			assert_true(d.offset <= (uint64_t)size / 2 && d.msg[0]);
+		int first_n = -1;
+		/* read in turn, then reading ahead from item 0 and from item 3 */
+		for (int ahead_at = -1; ahead_at <= 3; ahead_at += ahead_at < 0 ? 1 : 3) {
+			if (ahead_at >= 0 && !can)
+				break;
+			lseek(fd, 0, SEEK_SET);
+			struct rec_reader *r = rec_reader__new(fd, &e);
+			assert_non_null(r);
+			rec_reader__set_salvage(r);
+			uint32_t type, len;
+			const uint8_t *data;
+			int n = 0, err;
+			while ((n != ahead_at || rec_reader__read_ahead(r)) &&
+			       (err = rec_reader__next(r, &type, &data, &len, &e)) == 1)
+				n++;
+			assert_int_equal(err, 0);
+			assert_int_equal(rec_reader__next(r, &type, &data, &len, &e), 0);
+			if (!cut) {
+				assert_int_equal(n, 20);
+				assert_false(rec_reader__damage(r, &d));
+			} else {
+				assert_true(n < 20);
+				assert_true(rec_reader__damage(r, &d));
+				assert_true(d.offset <= (uint64_t)size / 2 && d.msg[0]);
+				if (first_n < 0) {
+					first_n = n;
+					first = d;
+				}
+				assert_int_equal(n, first_n);
+				assert_int_equal(d.offset, first.offset);
+				assert_string_equal(d.msg, first.msg);
+			}
+			rec_reader__free(r);
 		}
-		rec_reader__free(r);
 		assert_int_equal(ftruncate(fd, size / 2), 0);
 	}
 	close(fd);
@@ -309,6 +398,7 @@ int main(void)
 		cmocka_unit_test(not_a_recording),
 		cmocka_unit_test(stacks_bounded),
 		cmocka_unit_test(read_ahead_stopped),
+		cmocka_unit_test(peek),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
