@@ -369,47 +369,55 @@ struct rec_reader *rec_reader__new(int fd, struct rec_error *err)
 	return r;
 }
 
-/* The block at r->offset into b: b->status 0, 1 at a partial file's end,
- * or -errno (-EINVAL: b->err says what is wrong); r->offset past it. */
-static void read_block(struct rec_reader *r, struct rec_block *b)
+/* Of read_exact's results for a block's part that is not its first byte:
+ * what is wrong, said in err, or 1 for the part read whole. */
+static int part_read(int n, struct rec_error *err, uint64_t offset, const char *cut)
+{
+	if (n == 0 || n == -EPIPE)
+		return damaged(err, offset, "%s", cut);
+	if (n == -EINVAL)	/* read(2)'s own: -EINVAL says err is set */
+		return damaged(err, offset, "cannot read the block: %s", strerror(EINVAL));
+	return n;
+}
+
+/* The block at r->offset into b: 0, 1 at a partial file's end, or -errno
+ * (-EINVAL: b->err says what is wrong); r->offset past it. */
+static int load_block(struct rec_reader *r, struct rec_block *b)
 {
 	struct block_header h;
 	struct rec_error *err = &b->err;
 	int n = read_exact(r->fd, &h, sizeof(h));
+	if (n == 0 && r->partial)
+		return 1;	/* what is there so far, read whole */
+	if (n == 0)
+		return damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
+	if ((n = part_read(n, err, r->offset, "block header cut short")) != 1)
+		return n;
+	if (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW ||
+	    h.zlen > ZSTD_compressBound(BLOCK_RAW))
+		return damaged(err, r->offset, "bad block header");
+	/* buffers as big as the blocks read, not the largest allowed */
+	if (grow_bytes((char **)&b->z, &b->z_cap, h.zlen, 4096) ||
+	    grow_bytes((char **)&b->raw, &b->raw_cap, h.raw_len, 4096))
+		return -ENOMEM;
+	n = part_read(read_exact(r->fd, b->z, h.zlen), err, r->offset, "block cut short");
+	if (n != 1)
+		return n;
+	size_t raw = ZSTD_decompressDCtx(r->dctx, b->raw, h.raw_len, b->z, h.zlen);
+	if (ZSTD_isError(raw) || raw != h.raw_len)
+		return damaged(err, r->offset, "block does not decompress or fails its checksum (%s)",
+			       ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
+	r->offset += sizeof(h) + h.zlen;
+	b->raw_len = raw;
+	return 0;
+}
+
+/* load_block's, kept in b->status. */
+static void read_block(struct rec_reader *r, struct rec_block *b)
+{
 	b->raw_len = 0;
 	b->offset = r->offset;
-	if (n == 0 && r->partial)
-		n = 1;	/* what is there so far, read whole */
-	else if (n == 0)
-		n = damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
-	else if (n == -EPIPE)
-		n = damaged(err, r->offset, "block header cut short");
-	else if (n == -EINVAL)	/* read(2)'s own: -EINVAL says err is set */
-		n = damaged(err, r->offset, "cannot read the block: %s", strerror(EINVAL));
-	else if (n == 1 && (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW ||
-			    h.zlen > ZSTD_compressBound(BLOCK_RAW)))
-		n = damaged(err, r->offset, "bad block header");
-	/* buffers as big as the blocks read, not the largest allowed */
-	else if (n == 1 && (grow_bytes((char **)&b->z, &b->z_cap, h.zlen, 4096) ||
-			    grow_bytes((char **)&b->raw, &b->raw_cap, h.raw_len, 4096)))
-		n = -ENOMEM;
-	else if (n == 1 && (n = read_exact(r->fd, b->z, h.zlen)) == 1) {
-		size_t raw = ZSTD_decompressDCtx(r->dctx, b->raw, h.raw_len, b->z, h.zlen);
-		if (ZSTD_isError(raw) || raw != h.raw_len) {
-			n = damaged(err, r->offset,
-				    "block does not decompress or fails its checksum (%s)",
-				    ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
-		} else {
-			r->offset += sizeof(h) + h.zlen;
-			b->raw_len = raw;
-			n = 0;
-		}
-	} else if (n == 0 || n == -EPIPE) {
-		n = damaged(err, r->offset, "block cut short");
-	} else if (n == -EINVAL) {
-		n = damaged(err, r->offset, "cannot read the block: %s", strerror(EINVAL));
-	}
-	b->status = n;
+	b->status = load_block(r, b);
 }
 
 /* The reading thread: fills the block items are not coming from, then
@@ -449,8 +457,8 @@ bool rec_reader__read_ahead(struct rec_reader *r)
 	struct stat st;
 	/* a pipe's read could wait for ever when the reader is freed early;
 	 * a partial file is still being written */
-	if (r->ahead || r->ended || r->partial || r->blk[r->cur].status || fstat(r->fd, &st) || !S_ISREG(st.st_mode) ||
-	    !cpus_to_spare())
+	if (r->ahead || r->ended || r->partial || r->blk[r->cur].status ||
+	    fstat(r->fd, &st) || !S_ISREG(st.st_mode) || !cpus_to_spare())
 		return r->ahead;
 	if (pthread_mutex_init(&r->mu, NULL))
 		return false;
