@@ -54,8 +54,6 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 	e->free_slot = ENGINE_NONE;
 	hindex__init(&e->proc_index);
 	hindex__init(&e->thread_index);
-	hindex__init(&e->prog_index);
-	hindex__init(&e->stack_index);
 	hindex__init(&e->gap_sum_index);
 	e->cpus = calloc(c->ncpus ? c->ncpus : 1, sizeof(*e->cpus));
 	e->rings = calloc(c->ncpus + 1, sizeof(*e->rings));

@@ -220,6 +220,11 @@ struct eng_thread {
 	uint32_t unknown_prog;	/* its program of no known function */
 	uint32_t last_prog;	/* its program sampled last, or ENGINE_NONE */
 	uint32_t progs_tail;
+	/* its programs and stacks by key: an index of each thread's own,
+	 * small and warm while it runs, let go whole when it is (one index
+	 * of them all missed the cache on each look-up and each of the
+	 * half-million removals of 8 minutes of a compile loop) */
+	struct hindex prog_index, stack_index;
 	bool used, attached;	/* a slot in use; found by tid */
 	uint32_t hnext;
 };

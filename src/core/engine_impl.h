@@ -170,7 +170,7 @@ struct engine {
 	POOL(struct eng_stack) stacks;
 	POOL(struct eng_gap) gaps;
 	POOL(struct eng_stint) stints;
-	struct hindex proc_index, thread_index, prog_index, stack_index;
+	struct hindex proc_index, thread_index;
 	/* the thread found last for each tid modulo ENGINE_THREAD_HINTS, as
 	 * an index into threads, checked before the index: a CPU's samples
 	 * and clocks mostly name the few threads that run now (0, or a slot

@@ -184,11 +184,11 @@ uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t
 	if (last != ENGINE_NONE && prog_eq(&k, last))
 		return last;
 	uint64_t h = prog_hash(&k);
-	uint32_t i = hindex__find(&e->prog_index, h, prog_eq, &k);
+	uint32_t i = hindex__find(&e->threads.v[thread].prog_index, h, prog_eq, &k);
 	if (i != ENGINE_NONE)
 		return i;
 	i = ALLOC(e->progs, next);
-	if (i == ENGINE_NONE || hindex__insert(&e->prog_index, h, i))
+	if (i == ENGINE_NONE || hindex__insert(&e->threads.v[thread].prog_index, h, i))
 		return ENGINE_NONE;
 	e->progs.v[i] = (struct eng_prog){ .thread = thread, .function = function,
 					   .dso = dso, .account = account, .cpu = k.cpu,
@@ -230,12 +230,12 @@ int eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t
 {
 	struct stack_key k = { e, thread, stack, leaf };
 	uint64_t h = hash_mix(((uint64_t)thread << 32 | stack) ^ hash_mix(leaf));
-	uint32_t i = hindex__find(&e->stack_index, h, stack_eq, &k);
+	struct eng_thread *t = &e->threads.v[thread];
+	uint32_t i = hindex__find(&t->stack_index, h, stack_eq, &k);
 	if (i == ENGINE_NONE) {
 		i = ALLOC(e->stacks, next);
-		if (i == ENGINE_NONE || hindex__insert(&e->stack_index, h, i))
+		if (i == ENGINE_NONE || hindex__insert(&t->stack_index, h, i))
 			return -ENOMEM;
-		struct eng_thread *t = &e->threads.v[thread];
 		e->stacks.v[i] = (struct eng_stack){ .thread = thread, .stack = stack,
 						     .leaf = leaf, .next = t->stacks };
 		t->stacks = i;
@@ -561,21 +561,17 @@ static void thread_release(struct engine *e, uint32_t thread)
 {
 	struct eng_thread *t = &e->threads.v[thread];
 	for (uint32_t p = t->progs; p != ENGINE_NONE;) {
-		struct eng_prog *pr = &e->progs.v[p];
-		struct prog_key k = { e, pr->thread, pr->function, pr->dso, pr->account, pr->cpu };
-		uint32_t next = pr->next;
-		hindex__remove(&e->prog_index, prog_hash(&k), p);
+		uint32_t next = e->progs.v[p].next;
 		FREE(e->progs, next, p);
 		p = next;
 	}
 	for (uint32_t s = t->stacks; s != ENGINE_NONE;) {
-		struct eng_stack *st = &e->stacks.v[s];
-		uint32_t next = st->next;
-		hindex__remove(&e->stack_index, hash_mix(((uint64_t)st->thread << 32 | st->stack) ^
-							 hash_mix(st->leaf)), s);
+		uint32_t next = e->stacks.v[s].next;
 		FREE(e->stacks, next, s);
 		s = next;
 	}
+	hindex__release(&t->prog_index);
+	hindex__release(&t->stack_index);
 	uint32_t proc = t->proc;
 	detach_thread(e, thread);
 	*t = (struct eng_thread){ 0 };
@@ -702,6 +698,10 @@ void eng_tasks_release(struct engine *e)
 		free(e->procs.v[i].command);
 		free(e->procs.v[i].executable);
 	}
+	for (uint32_t i = 0; i < e->threads.n; i++) {
+		hindex__release(&e->threads.v[i].prog_index);
+		hindex__release(&e->threads.v[i].stack_index);
+	}
 	free(e->procs.v);
 	free(e->threads.v);
 	free(e->progs.v);
@@ -709,6 +709,4 @@ void eng_tasks_release(struct engine *e)
 	free(e->exiting);
 	hindex__release(&e->proc_index);
 	hindex__release(&e->thread_index);
-	hindex__release(&e->prog_index);
-	hindex__release(&e->stack_index);
 }
