@@ -17,7 +17,7 @@ CFLAGS_BASE += $(OPT)
 endif
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(CPPFLAGS) $(CFLAGS)
-LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c zlib ncurses libbpf 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lz -lncurses -lbpf) -liberty -lcrypt -lpthread -lm
+LDLIBS = $(shell pkg-config --libs libzstd libdw libelf sqlite3 libprotobuf-c libisal zlib ncurses libbpf 2>/dev/null || echo -lzstd -ldw -lelf -lsqlite3 -lprotobuf-c -lisal -lz -lncurses -lbpf) -liberty -lcrypt -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # pprof's profile.proto as Debian ships it with pprof itself; its C is

@@ -7,7 +7,7 @@ set -eu
 
 # building (profile.proto comes with pprof's Go package; clang and bpftool
 # build the BPF collector, which links libbpf) and the demo
-run="build-essential pkg-config clang bpftool libzstd-dev libdw-dev libelf-dev libiberty-dev libsqlite3-dev libmicrohttpd-dev libbpf-dev zlib1g-dev libncurses-dev libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev python3"
+run="build-essential pkg-config clang bpftool libzstd-dev libdw-dev libelf-dev libiberty-dev libsqlite3-dev libmicrohttpd-dev libbpf-dev zlib1g-dev libisal-dev libncurses-dev libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev python3"
 # the suite: libFuzzer, cmocka, peers and clients (sqlite3, promtool, protoc),
 # compilers of the test programs, the tools the tests time and check with,
 # and what building the Debian package takes (tests/shell/package.sh)

@@ -50,7 +50,7 @@ done
 
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libc6 libdw1 libelf1 libsqlite3 libzstd1 libmicrohttpd libprotobuf-c; do
+for lib in libc6 libdw1 libelf1 libsqlite3 libzstd1 libmicrohttpd libprotobuf-c libisal2; do
 	printf '%s\n' "$depends" | grep -q "$lib" || fail "Depends has no $lib (shlibs): $depends"
 done
 
