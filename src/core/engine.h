@@ -220,6 +220,11 @@ struct eng_thread {
 	uint32_t unknown_prog;	/* its program of no known function */
 	uint32_t last_prog;	/* its program sampled last, or ENGINE_NONE */
 	uint32_t progs_tail;
+	uint32_t nprogs;	/* programs it has had */
+	/* STEAL_GIVEN: its programs sampled since its last EK_CLOCK (a list
+	 * through window_next): a clock walks them, not all it ever ran (a
+	 * make's or a shell's hundreds, at each of its clocks) */
+	uint32_t window;
 	/* its programs and stacks by key: an index of each thread's own,
 	 * small and warm while it runs, let go whole when it is (one index
 	 * of them all missed the cache on each look-up and each of the

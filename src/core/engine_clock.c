@@ -28,19 +28,25 @@ void eng_given_sample(struct engine *e, uint32_t thread, uint32_t prog, uint32_t
 	struct eng_thread *th = &e->threads.v[thread];
 	th->last_prog = prog;
 	th->last_cpu = cpu;
+	struct eng_prog *pr = &e->progs.v[prog];
+	if (pr->samples - pr->clock_mark == 1) {	/* its first in the window */
+		pr->window_next = th->window;
+		th->window = prog;
+	}
 }
 
-/* The window's functions, and the one sampled most in it. */
+/* The window's samples, and the function sampled most in it (of those
+ * alike, the last in its thread's list, as the rounding has it). */
 static uint64_t window_samples(const struct engine *e, const struct eng_thread *th,
 			       uint32_t *busiest)
 {
 	uint64_t best = 0, n = 0;
 	*busiest = ENGINE_NONE;
-	for (uint32_t p = th->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
+	for (uint32_t p = th->window; p != ENGINE_NONE; p = e->progs.v[p].window_next) {
 		const struct eng_prog *pr = &e->progs.v[p];
 		uint64_t k = pr->samples - pr->clock_mark;
 		n += k;
-		if (k && k >= best) {
+		if (k > best || (k == best && pr->nth > e->progs.v[*busiest].nth)) {
 			best = k;
 			*busiest = p;
 		}
@@ -54,16 +60,19 @@ static int place_given(struct engine *e, uint32_t thread, uint64_t steal)
 	struct eng_thread *th = &e->threads.v[thread];
 	uint32_t busiest;
 	uint64_t n = window_samples(e, th, &busiest), given = 0;
-	for (uint32_t p = th->progs; p != ENGINE_NONE; p = e->progs.v[p].next) {
+	for (uint32_t p = th->window; p != ENGINE_NONE;) {
 		struct eng_prog *pr = &e->progs.v[p];
 		uint64_t k = pr->samples - pr->clock_mark;
 		pr->clock_mark = pr->samples;
-		if (!k || !steal)
+		p = pr->window_next;
+		pr->window_next = ENGINE_NONE;
+		if (!steal)
 			continue;
 		uint64_t part = share_u64(steal, k, n);
 		pr->steal_ns += part;
 		given += part;
 	}
+	th->window = ENGINE_NONE;
 	th->clock_mark = th->samples;
 	if (!steal)
 		return 0;

@@ -20,6 +20,9 @@ struct eng_prog {
 	uint64_t samples, steal_samples, steal_ns;
 	uint64_t clock_mark;	/* STEAL_GIVEN: samples at its thread's last
 				 * EK_CLOCK */
+	uint32_t nth;		/* its place in its thread's list */
+	uint32_t window_next;	/* STEAL_GIVEN: its thread's programs sampled
+				 * since its last EK_CLOCK, a list */
 	uint32_t next;		/* the thread's list, in creation order;
 				 * the free list when unused */
 };

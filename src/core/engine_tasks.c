@@ -135,6 +135,7 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 			.cgroup = ENGINE_NONE,
 			.oncpu = ENGINE_NONE, .progs = ENGINE_NONE, .progs_tail = ENGINE_NONE,
 			.stacks = ENGINE_NONE, .unknown_prog = ENGINE_NONE, .last_prog = ENGINE_NONE,
+			.window = ENGINE_NONE,
 			.last_cpu = ENGINE_NONE,
 			.used = true, .attached = true };
 		e->st.threads_live++;
@@ -190,12 +191,13 @@ uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t
 	i = ALLOC(e->progs, next);
 	if (i == ENGINE_NONE || hindex__insert(&e->threads.v[thread].prog_index, h, i))
 		return ENGINE_NONE;
+	struct eng_thread *t = &e->threads.v[thread];
 	e->progs.v[i] = (struct eng_prog){ .thread = thread, .function = function,
 					   .dso = dso, .account = account, .cpu = k.cpu,
-					   .next = ENGINE_NONE };
+					   .nth = t->nprogs++, .next = ENGINE_NONE,
+					   .window_next = ENGINE_NONE };
 	/* appended: rounding leftovers go to the last of the busiest, as
 	 * they always have */
-	struct eng_thread *t = &e->threads.v[thread];
 	if (t->progs_tail == ENGINE_NONE)
 		t->progs = i;
 	else

@@ -2,7 +2,9 @@
  * The engine fed by the kernel's own clocks (STEAL_GIVEN, core/engine.h):
  * a thread's CPU time and steal come read in EK_CLOCK windows and samples
  * only split them. Checked here: the split of a window's steal among the
- * functions sampled in it (not in earlier windows), a window without
+ * functions sampled in it (not in earlier windows), its rounding's
+ * leftover (to the last of the busiest as the thread first ran them), a
+ * window without
  * samples (the function sampled last; "[unknown]" under the bracketed
  * method and for a thread never sampled), a thread's final figures
  * handing it out at once while an exit record alone waits for them, and
@@ -128,6 +130,31 @@ static void steal_split_by_window(void **state)
 	engine__free(e);
 }
 
+/*
+ * Thread 10 runs F, G, H in window 1, then G and F (in that order) in
+ * window 2, stolen 3 ns: 1 ns each, the ns left over to the last of the
+ * busiest in the order the thread first ran them (G, not F, sampled last
+ * in the window, nor H, not sampled in it).
+ */
+static void window_leftover_to_last_of_busiest(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING);
+	smp(e, 0, 100, 10, FN_F);
+	smp(e, 0, 200, 10, FN_G);
+	smp(e, 0, 300, 10, FN_UNKNOWN + 10);
+	clk(e, 1000, 10, 300, 0, false);
+	smp(e, 0, 1100, 10, FN_G);
+	smp(e, 0, 1200, 10, FN_F);
+	push(e, (struct eng_event){ .kind = EK_CLOCK, .time = 2000 * MS, .pid = 10, .tid = 10,
+				    .value = 200 * MS, .steal = 3 });
+	assert_int_equal(engine__finish(e, 2000 * MS), 0);
+	assert_int_equal(prog(10, FN_F)->steal_ns, 1);
+	assert_int_equal(prog(10, FN_G)->steal_ns, 2);
+	assert_int_equal(prog(10, FN_UNKNOWN + 10)->steal_ns, 0);
+	engine__free(e);
+}
+
 /* A window with no sample: its steal to the function sampled last
  * (preceding), or to "[unknown]" (bracketed); a thread never sampled has
  * its time and steal on "[unknown]". */
@@ -203,6 +230,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(steal_split_by_window),
+		cmocka_unit_test(window_leftover_to_last_of_busiest),
 		cmocka_unit_test(window_without_samples),
 		cmocka_unit_test(final_figures_hand_out),
 		cmocka_unit_test(switches_not_counted_twice),
