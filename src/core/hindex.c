@@ -21,6 +21,13 @@ void hindex__init(struct hindex *h)
 	h->count = 0;
 }
 
+/* Without slots, mask holds the first size wanted less 1 (0: 64). */
+void hindex__init_small(struct hindex *h, size_t first)
+{
+	hindex__init(h);
+	h->mask = first - 1;
+}
+
 void hindex__release(struct hindex *h)
 {
 	if (!h)
@@ -70,7 +77,7 @@ static void place(uint64_t *slots, size_t mask, uint64_t s)
 
 static int grow(struct hindex *h)
 {
-	size_t cap = h->slots ? (h->mask + 1) * 2 : 64;
+	size_t cap = h->slots ? (h->mask + 1) * 2 : h->mask ? h->mask + 1 : 64;
 	uint64_t *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;

@@ -25,6 +25,10 @@ struct hindex {
 typedef bool (*hindex_eq_fn)(const void *ctx, uint32_t id);
 
 void hindex__init(struct hindex *h);
+
+/* An empty index whose slots, when it takes its first entry, are first
+ * (a power of 2) instead of 64: a small index of many (a thread's). */
+void hindex__init_small(struct hindex *h, size_t first);
 void hindex__release(struct hindex *h);
 
 /* Returns the id whose hash matches and eq() confirms, or HINDEX_NONE. */

@@ -59,10 +59,34 @@ static void insert_remove_find(void **state)
 	hindex__release(&h);
 }
 
+/* A small index starts with the slots asked for, grows from there, and
+ * once let go starts again from every index's first (64). */
+static void small_first(void **state)
+{
+	(void)state;
+	struct hindex h;
+	hindex__init_small(&h, 8);
+	for (uint32_t i = 0; i < N; i++)
+		keys[i] = (uint64_t)i * 7919 + 13;
+	assert_int_equal(hindex__insert(&h, hash_of(keys[0]), 0), 0);
+	assert_int_equal(h.mask + 1, 8);
+	for (uint32_t i = 1; i < 100; i++)
+		assert_int_equal(hindex__insert(&h, hash_of(keys[i]), i), 0);
+	assert_int_equal(h.mask + 1, 256);	/* kept at most 3/4 full */
+	for (uint32_t i = 0; i < N; i++)
+		assert_int_equal(hindex__find(&h, hash_of(keys[i]), eq, &keys[i]),
+				 i < 100 ? i : HINDEX_NONE);
+	hindex__release(&h);
+	assert_int_equal(hindex__insert(&h, hash_of(keys[0]), 0), 0);
+	assert_int_equal(h.mask + 1, 64);
+	hindex__release(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(insert_remove_find),
+		cmocka_unit_test(small_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
