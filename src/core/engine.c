@@ -50,7 +50,7 @@ struct engine *engine__new(const struct engine_config *c, const struct engine_si
 	/* hrtimer latency on a busy guest is tens of microseconds */
 	e->gap_min_ns = c->interval_ns / 20 > 50000 ? c->interval_ns / 20 : 50000;
 	e->procs.free = e->threads.free = e->progs.free = ENGINE_NONE;
-	e->stacks.free = e->gaps.free = e->stints.free = ENGINE_NONE;
+	e->gaps.free = e->stints.free = ENGINE_NONE;
 	e->free_slot = ENGINE_NONE;
 	hindex__init(&e->proc_index);
 	hindex__init(&e->thread_index);

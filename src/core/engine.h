@@ -216,7 +216,11 @@ struct eng_thread {
 	 * the switch to it was missed, where its stint began */
 	uint64_t pend_start, pend_last, pend_ns;
 	uint32_t progs;		/* its programs, a list */
-	uint32_t stacks;	/* its stacks, a list */
+	/* its stacks, in the order first sampled: an array of its own, let
+	 * go whole with it (from a pool of all threads', each stack taken
+	 * missed the cache on the free list, and a hand-out walked a list) */
+	struct eng_stack *stack_v;
+	uint32_t nstacks, stacks_cap;
 	uint32_t unknown_prog;	/* its program of no known function */
 	uint32_t last_prog;	/* its program sampled last, or ENGINE_NONE */
 	uint32_t progs_tail;

@@ -27,11 +27,10 @@ struct eng_prog {
 				 * the free list when unused */
 };
 
-/* A call stack of a thread. */
+/* A call stack of a thread (in its stack_v). */
 struct eng_stack {
-	uint32_t thread, stack, leaf;	/* leaf: the program of its samples */
+	uint32_t stack, leaf;	/* leaf: the program of its samples */
 	uint64_t samples;
-	uint32_t next;
 };
 
 /* Where a sample gap placed some of a stint's steal. */
@@ -170,7 +169,6 @@ struct engine {
 	POOL(struct eng_proc) procs;
 	POOL(struct eng_thread) threads;
 	POOL(struct eng_prog) progs;
-	POOL(struct eng_stack) stacks;
 	POOL(struct eng_gap) gaps;
 	POOL(struct eng_stint) stints;
 	struct hindex proc_index, thread_index;

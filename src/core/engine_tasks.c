@@ -140,7 +140,7 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 			.tid = tid, .proc = ENGINE_NONE, .comm = ENGINE_NONE,
 			.cgroup = ENGINE_NONE,
 			.oncpu = ENGINE_NONE, .progs = ENGINE_NONE, .progs_tail = ENGINE_NONE,
-			.stacks = ENGINE_NONE, .unknown_prog = ENGINE_NONE, .last_prog = ENGINE_NONE,
+			.unknown_prog = ENGINE_NONE, .last_prog = ENGINE_NONE,
 			.window = ENGINE_NONE,
 			.last_cpu = ENGINE_NONE,
 			.used = true, .attached = true };
@@ -225,32 +225,32 @@ uint32_t eng_unknown_prog(struct engine *e, uint32_t thread)
 }
 
 struct stack_key {
-	const struct engine *e;
-	uint32_t thread, stack, leaf;
+	const struct eng_stack *v;
+	uint32_t stack, leaf;
 };
 
 static bool stack_eq(const void *ctx, uint32_t i)
 {
 	const struct stack_key *k = ctx;
-	const struct eng_stack *s = &k->e->stacks.v[i];
-	return s->thread == k->thread && s->stack == k->stack && s->leaf == k->leaf;
+	return k->v[i].stack == k->stack && k->v[i].leaf == k->leaf;
 }
 
 int eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t leaf)
 {
-	struct stack_key k = { e, thread, stack, leaf };
-	uint64_t h = hash_mix(((uint64_t)thread << 32 | stack) ^ hash_mix(leaf));
 	struct eng_thread *t = &e->threads.v[thread];
+	struct stack_key k = { t->stack_v, stack, leaf };
+	uint64_t h = hash_mix((uint64_t)stack << 32 ^ hash_mix(leaf));
 	uint32_t i = hindex__find(&t->stack_index, h, stack_eq, &k);
 	if (i == ENGINE_NONE) {
-		i = ALLOC(e->stacks, next);
-		if (i == ENGINE_NONE || hindex__insert(&t->stack_index, h, i))
+		if (grow_array((void **)&t->stack_v, &t->stacks_cap, t->nstacks,
+			       sizeof(*t->stack_v), 16))
 			return -ENOMEM;
-		e->stacks.v[i] = (struct eng_stack){ .thread = thread, .stack = stack,
-						     .leaf = leaf, .next = t->stacks };
-		t->stacks = i;
+		i = t->nstacks;
+		if (hindex__insert(&t->stack_index, h, i))
+			return -ENOMEM;
+		t->stack_v[t->nstacks++] = (struct eng_stack){ .stack = stack, .leaf = leaf };
 	}
-	e->stacks.v[i].samples++;
+	t->stack_v[i].samples++;
 	return 0;
 }
 
@@ -526,8 +526,9 @@ static int hand_out_stacks(struct engine *e, const struct engine_sink *sink,
 	int u = unsampled_stacks(e, sink, t);
 	if (u)
 		return u;
-	for (uint32_t s = t->stacks; s != ENGINE_NONE; s = e->stacks.v[s].next) {
-		const struct eng_stack *st = &e->stacks.v[s];
+	/* the newest first, as they always came */
+	for (uint32_t s = t->nstacks; s-- > 0;) {
+		const struct eng_stack *st = &t->stack_v[s];
 		const struct eng_prog *leaf = &e->progs.v[st->leaf];
 		struct eng_stack_figures f = {
 			.stack = st->stack, .account = leaf->account, .samples = st->samples,
@@ -575,11 +576,7 @@ static void thread_release(struct engine *e, uint32_t thread)
 		FREE(e->progs, next, p);
 		p = next;
 	}
-	for (uint32_t s = t->stacks; s != ENGINE_NONE;) {
-		uint32_t next = e->stacks.v[s].next;
-		FREE(e->stacks, next, s);
-		s = next;
-	}
+	free(t->stack_v);
 	hindex__release(&t->prog_index);
 	hindex__release(&t->stack_index);
 	uint32_t proc = t->proc;
@@ -711,11 +708,11 @@ void eng_tasks_release(struct engine *e)
 	for (uint32_t i = 0; i < e->threads.n; i++) {
 		hindex__release(&e->threads.v[i].prog_index);
 		hindex__release(&e->threads.v[i].stack_index);
+		free(e->threads.v[i].stack_v);
 	}
 	free(e->procs.v);
 	free(e->threads.v);
 	free(e->progs.v);
-	free(e->stacks.v);
 	free(e->exiting);
 	hindex__release(&e->proc_index);
 	hindex__release(&e->thread_index);
