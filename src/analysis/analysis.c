@@ -304,6 +304,7 @@ static int stacks_out(struct analysis *a)
 		.attrs = row_keys__has(&a->o.keys, RF_PROCESS) ||
 			 row_keys__has(&a->o.keys, RF_THREAD),
 		.names = a->names, .frames = a->stack_frames, .no_steal = a->no_steal,
+		.batch = ++a->stack_batches,
 	};
 	int err = 0;
 	for (uint32_t i = 0; i < a->stacks.n && !err; i++)

@@ -106,6 +106,7 @@ struct analysis {
 	struct report_cpu *cpus;
 	struct report_event *events;
 	struct rows rows, stacks;
+	uint64_t stack_batches;	/* stacks_out's so far */
 	struct rows staged;	/* fold_stacks: the names of the thread
 				 * handed out, for its program's */
 	struct report_folds folds;	/* fold_stacks: the gone threads'

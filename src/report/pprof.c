@@ -15,6 +15,7 @@
  * writes them (pprof_wire.h says why; test_pprof_wire compares the bytes).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <isa-l/igzip_lib.h>
@@ -150,6 +151,15 @@ struct builder {
 	char *back;			/* a string or batch read back */
 	size_t back_cap;
 	int store_err;			/* the store's error, if it failed */
+	/* the labels of the last stack row, packed (label_cache_hit) */
+	struct {
+		bool valid;
+		const struct rows *st;
+		uint64_t batch;
+		struct row w;
+		uint8_t *bytes;
+		size_t len, cap;
+	} labels;
 };
 
 /* -ENOMEM, or the error of the store where that failed. */
@@ -485,11 +495,14 @@ static int open_run(struct builder *b, const struct run *r, uint8_t *buf, size_t
 	return ZSTD_isError(n) || n != r->len ? -ENOMEM : 0;
 }
 
-/* s packed after the samples before, as the Profile's field 2. */
-static int put_sample(struct builder *b, const Sample *s)
+/* s packed after the samples before, as the Profile's field 2, its
+ * labels (packed, its last field) the tail_len bytes of tail if s has
+ * none. */
+static int put_sample_tail(struct builder *b, const Sample *s, const uint8_t *tail,
+			   size_t tail_len)
 {
 	/* length-delimited: its tag, its length, its bytes */
-	size_t len = pprof_wire__sample_size(s);
+	size_t len = pprof_wire__sample_size(s) + tail_len;
 	if (grow_bytes((char **)&b->samples, &b->samples_cap,
 		       b->samples_len + 1 + PPROF_VARINT_MAX + len, 1 << 16))
 		return -ENOMEM;
@@ -497,9 +510,17 @@ static int put_sample(struct builder *b, const Sample *s)
 	*p++ = 2 << 3 | 2;
 	p += pprof_wire__varint(p, len);
 	p += pprof_wire__sample(p, s);
+	if (tail_len)
+		memcpy(p, tail, tail_len);
+	p += tail_len;
 	b->samples_len = (size_t)(p - b->samples);
 	b->nsamples++;
 	return b->samples_len >= (b->store ? STORED_RUN_BYTES : RUN_BYTES) ? seal_run(b) : 0;
+}
+
+static int put_sample(struct builder *b, const Sample *s)
+{
+	return put_sample_tail(b, s, NULL, 0);
 }
 
 /* The samples streamed with both values packed again with cpu alone (a
@@ -561,8 +582,25 @@ static int cpu_value_only(struct builder *b)
 	return err;
 }
 
+/* l (its strings_of found) as s's labels, made in labels. */
+static void label_msgs(Sample *s, const struct labels *l, Label labels[LABELS],
+		       Label *label_ptrs[LABELS])
+{
+	for (size_t k = 0; k < l->n; k++) {
+		perftools__profiles__label__init(&labels[k]);
+		label_ptrs[k] = &labels[k];
+		labels[k].key = l->key_id[k];
+		if (l->str[k])
+			labels[k].str = l->str_id[k];
+		else
+			labels[k].num = l->num[k];
+	}
+	s->n_label = l->n;
+	s->label = label_ptrs;
+}
+
 /* A sample of nloc locations (b->locs) and labels l (their strings_of
- * found), packed after the ones before. */
+ * found; NULL: b->labels, packed), packed after the ones before. */
 static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
 		  const struct labels *l)
 {
@@ -575,17 +613,9 @@ static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
 	s.value = values;
 	s.n_location_id = nloc;
 	s.location_id = b->locs;
-	for (size_t k = 0; k < l->n; k++) {
-		perftools__profiles__label__init(&labels[k]);
-		label_ptrs[k] = &labels[k];
-		labels[k].key = l->key_id[k];
-		if (l->str[k])
-			labels[k].str = l->str_id[k];
-		else
-			labels[k].num = l->num[k];
-	}
-	s.n_label = l->n;
-	s.label = label_ptrs;
+	if (!l)		/* the labels packed in b->labels */
+		return put_sample_tail(b, &s, b->labels.bytes, b->labels.len);
+	label_msgs(&s, l, labels, label_ptrs);
 	return put_sample(b, &s);
 }
 
@@ -624,12 +654,35 @@ static int64_t stack_location(struct builder *b, const struct strtab *names,
 	return b->loc_ids[i];
 }
 
-/* One stack row w of st: its locations, leaf first. */
-static int stack_sample(struct builder *b, const struct report_stack *rs, const struct rows *st,
-			const struct row *w)
+/* Rows whose labels are alike: every field but their stack and figures
+ * (row_labels reads none of those), compared as two runs of bytes with
+ * no padding in them. */
+_Static_assert(offsetof(struct row, start_ns) == offsetof(struct row, tid) + 4 &&
+	       offsetof(struct row, uid) == offsetof(struct row, start_ns) + 8 &&
+	       offsetof(struct row, cpu) == offsetof(struct row, uid) + 8 &&
+	       offsetof(struct row, stack) == offsetof(struct row, cpu) + 4 &&
+	       offsetof(struct row, derived) == offsetof(struct row, stack) + 4 &&
+	       offsetof(struct row, seq) == offsetof(struct row, attr_cgroup) + 4,
+	       "struct row's key fields lie one after another");
+static bool same_labels(const struct row *a, const struct row *b)
 {
-	if (!w->f.samples && !w->f.cpu_ns && !w->f.steal_ns)
-		return 0;	/* time no sample placed is a stack too */
+	return !memcmp(a, b, offsetof(struct row, stack)) &&
+	       !memcmp(a->derived, b->derived,
+		       offsetof(struct row, seq) - offsetof(struct row, derived));
+}
+
+/* The labels of stack row w of st (in batch) packed as b->labels: a
+ * thread's stacks come one after another with the same labels, whose
+ * strings were looked up and packed for each (a seventh of a profile of
+ * 8 minutes of a compile loop). Strings are looked up in the order they
+ * always were: a row's labels' strings before its locations'. */
+static int stack_labels(struct builder *b, const struct report_stack *rs,
+			const struct rows *st, const struct row *w)
+{
+	if (b->labels.valid && b->labels.st == st && b->labels.batch == rs->batch &&
+	    same_labels(&b->labels.w, w))
+		return 0;
+	b->labels.valid = false;
 	struct table_row r = {
 		.vm = rows__str(st, w->vm), .comm = rows__str(st, w->comm),
 		.command = rows__str(st, w->command), .executable = rows__str(st, w->executable),
@@ -642,10 +695,34 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 		r.command = rows__str(st, w->attr_command);
 	struct labels l;
 	row_labels(rs->attrs, &st->keys, &r, &l);
+	if (strings_of(b, &l))
+		return str_error(b);
+	Sample s;
+	Label labels[LABELS];
+	Label *label_ptrs[LABELS];
+	perftools__profiles__sample__init(&s);
+	label_msgs(&s, &l, labels, label_ptrs);
+	size_t len = pprof_wire__sample_size(&s);
+	if (grow_bytes((char **)&b->labels.bytes, &b->labels.cap, len, 256))
+		return -ENOMEM;
+	b->labels.len = pprof_wire__sample(b->labels.bytes, &s);
+	b->labels.w = *w;
+	b->labels.st = st;
+	b->labels.batch = rs->batch;
+	b->labels.valid = true;
+	return 0;
+}
+
+/* One stack row w of st: its locations, leaf first. */
+static int stack_sample(struct builder *b, const struct report_stack *rs, const struct rows *st,
+			const struct row *w)
+{
+	if (!w->f.samples && !w->f.cpu_ns && !w->f.steal_ns)
+		return 0;	/* time no sample placed is a stack too */
 	uint32_t nloc = stacktab__depth(rs->frames, w->stack);
 	/* the labels' strings first, then the locations' (the string table's
 	 * order, as when the sample was made before its locations) */
-	int err = locs_room(b, nloc) || strings_of(b, &l) ? str_error(b) : 0;
+	int err = locs_room(b, nloc) ? str_error(b) : stack_labels(b, rs, st, w);
 	if (!err && b->frames_of != rs->frames) {
 		free(b->frame_locs);
 		b->frame_locs = NULL;
@@ -667,7 +744,7 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 		}
 		b->locs[n] = (uint64_t)b->frame_locs[fid];
 	}
-	return err ? err : sample(b, nloc, w->f.cpu_ns, w->f.steal_ns, &l);
+	return err ? err : sample(b, nloc, w->f.cpu_ns, w->f.steal_ns, NULL);
 }
 
 static int from_stacks(struct builder *b, const struct table *t,
@@ -980,6 +1057,7 @@ static void builder_free(void *ctx)
 	free(b->pending);
 	free(b->batches);
 	free(b->back);
+	free(b->labels.bytes);
 	strtab__release(&b->raw);
 	strtab__release(&b->loc_keys);
 	free(b->mappings);

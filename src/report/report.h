@@ -129,6 +129,9 @@ struct report_stack {
 	/* the source measures no steal, and says so for good (a file): the
 	 * writer needs no steal values (pipeline_opts' no_steal) */
 	bool no_steal;
+	/* which batch of rows the stacks come in (a gone thread's): a row's
+	 * string ids name the same strings within one batch, not across */
+	uint64_t batch;
 };
 
 struct report_writer {

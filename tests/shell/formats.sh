@@ -8,7 +8,9 @@
 #   in nanoseconds, values summing to the JSON report's rows by function
 #   (each stack's share rounded down: at most 1 ns per stack less), every
 #   function with time of its own there, call stacks deeper than one frame
-#   where perf recorded them, every location's function and mapping there;
+#   where perf recorded them, every location's function and mapping there,
+#   each thread's samples labelled with its pid, tid, command and account
+#   summing to its rows;
 # - folded stacks of a recording (`-f folded` without perf-script:) count
 #   as many samples as the report's rows, and with --dso as many as that
 #   file's row.
@@ -41,6 +43,7 @@ for input in $inputs; do
 	tail -1 "$TMP/om.txt" | grep -qx '# EOF' || fail "$name: no # EOF"
 	"$CL" report -i "$input" --by process,account --format json -o "$TMP/acc.json" 2>/dev/null
 	"$CL" report -i "$input" --by thread,function --format json -o "$TMP/fn.json" 2>/dev/null
+	"$CL" report -i "$input" --by thread,account --format json -o "$TMP/ta.json" 2>/dev/null
 	"$CL" report -i "$input" --format pprof -o "$TMP/p.pb.gz" 2>/dev/null || fail "$name: pprof"
 	# folded stacks of a recording: as many samples as the report's rows
 	if [ "${input#perf-script:}" = "$input" ]; then
@@ -119,11 +122,37 @@ if known:
     ok &= 0 <= sum(r["steal_ns"] for r in rows) - sum(v[1] for v in values) <= slack
 # every function with time of its own is there (callers too, with -g)
 ok &= set(r["function"] for r in rows) <= set(funcs.values())
+# each thread's samples labelled as its rows are: its cpu, summed by
+# (pid, tid, command, account), the rows' (within 1 ns a stack and a
+# function of the thread: each is its share rounded down, and the rows'
+# leftover goes to the thread's busiest function)
+per = {}
+for s in re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S):
+    lab = {}
+    for k, kind, v in re.findall(r'label \{\s*key: (\d+)\s*(str|num): (-?\d+)', s):
+        lab[strings[int(k)]] = strings[int(v)] if kind == "str" else int(v)
+    c = per.setdefault(tuple(lab.get(k) for k in ("pid", "tid", "command", "account")), [0, 0])
+    c[0] += int(re.findall(r'value: (-?\d+)', s)[0])
+    c[1] += 1
+want = {}
+for r in json.load(open(d + "/ta.json"))["rows"]:
+    # (no account: pprof's "[unknown]", as its function has)
+    k = tuple(r.get(k) for k in ("pid", "tid", "command")) + (r["account"] or "[unknown]",)
+    want[k] = want.get(k, 0) + r["cpu_ns"]
+nfn = {}
+for r in rows:
+    t = tuple(r.get(k) for k in ("pid", "tid", "command"))
+    nfn[t] = nfn.get(t, 0) + 1
+apart = [k for k in set(per) | set(want)
+         if abs(want.get(k, 0) - per.get(k, [0, 0])[0]) > per.get(k, [0, 0])[1] + nfn.get(k[:3], 0)]
+ok &= not apart
+if apart:
+    print("%s: pprof threads unlike the rows: %s" % (name, apart[:3]))
 depth = max(len(re.findall(r'location_id:', s))
             for s in re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S))
 ok &= depth > 1 or "oneline" in name
-print("%s: pprof %d samples, %d functions, %d mappings, deepest stack %d, cpu %d ns (report %d ns) %s" %
-      (name, len(values), len(funcs), len(maps), depth, sum(v[0] for v in values),
+print("%s: pprof %d samples, %d threads, %d functions, %d mappings, deepest stack %d, cpu %d ns (report %d ns) %s" %
+      (name, len(values), len(per), len(funcs), len(maps), depth, sum(v[0] for v in values),
        sum(r["cpu_ns"] for r in rows), "ok" if ok else "FAIL"))
 sys.exit(0 if ok else 1)
 PY
