@@ -6,7 +6,7 @@
 # both), the median of each and their ratio. The outputs must be the same
 # bytes (gzip: once decompressed).
 #
-# usage: BASE=path/to/cpuledger bench/report_ab.sh RECORDING [ROUNDS] -- [report options...]
+# usage: [CORE=N] BASE=path/to/cpuledger bench/report_ab.sh RECORDING [ROUNDS] -- [report options...]
 #   e.g. git worktree add /tmp/base 286bd6b && make -C /tmp/base -s all
 #        BASE=/tmp/base/build/cpuledger bench/report_ab.sh live8.rec 5 -- --format json
 set -euo pipefail
@@ -17,6 +17,7 @@ rounds=5
 if [ $# -gt 0 ] && [ "$1" != -- ]; then rounds=$1; shift; fi
 [ "${1:-}" = -- ] && shift
 base=${BASE:?BASE names the cpuledger of the other build}
+core=${CORE:-1}	# the core both are pinned to (a shared host may slow one)
 new=$PWD/build/cpuledger
 [ -x "$new" ] || make -s all
 command -v perf >/dev/null || { echo "bench/report_ab: perf is not installed" >&2; exit 1; }
@@ -33,7 +34,7 @@ fi
 for _ in $(seq "$rounds"); do
 	for b in base new; do
 		bin=$new; [ $b = base ] && bin=$base
-		perf stat -x, -e task-clock -r 3 taskset -c 1 "$bin" report -i "$rec" "$@" \
+		perf stat -x, -e task-clock -r 3 taskset -c "$core" "$bin" report -i "$rec" "$@" \
 			-o /dev/null 2>&1 >/dev/null | awk -F, '/task-clock/ { print $1 }' >>"$tmp/$b"
 	done
 done
