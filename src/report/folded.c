@@ -158,18 +158,26 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
  * two lines compare piece by piece, and pieces of the same name id are
  * the same text. Made, the lines were the output's size again in memory
  * (and an index of them): 17 MB of 62 at the peak of an 8-minute
- * recording's report. Each name and program is ranked once, as its text
- * sorts in a line that goes on after it (followed by ';'), so that two
- * lines compare by ranks; only where a line ends at the piece that tells
- * them apart are the two pieces' bytes compared (then what follows the
- * ended one is the line's end, not ';': "f" before "f.cold" either way,
- * but "f;g" after "f.cold;g").
+ * recording's report. Each name is ranked once as its text sorts in a
+ * line that goes on after it (followed by ';') and once as a line's last
+ * piece (followed by the line's end), in one order: "f" before "f.cold"
+ * either way, but "f;g" after "f.cold;g". A program is always followed
+ * by ';'. Lines then compare as their pieces' ranks do, and are sorted by
+ * them as keys, a piece at a time (sort_lines).
  */
 static struct {
 	const struct report_extras *x;
 	const struct report_folds *f;
 	const struct strtab *ranked;	/* piece_ranks' table */
-	uint32_t *name_rank, *prog_rank;
+	bool ranked_ends;		/* its strings ranked as last pieces too */
+	uint32_t *prog_rank;		/* from 1 */
+	/* each frame id's function's name ranks, from 1: [2 fid] as a
+	 * line's last piece, [2 fid + 1] as one that goes on */
+	uint32_t *frame_rank;
+	/* sort_lines' lines, and for each place whether its line reads as
+	 * the one before it */
+	const uint32_t *lines;
+	uint8_t *same;
 } sorting;
 
 static int safe_byte(char ch)
@@ -192,29 +200,36 @@ static int piece_cmp(const char *a, bool a_more, const char *b, bool b_more)
 	}
 }
 
+/* Pieces as piece_ranks numbers them: with ends, 2 id + 1 goes on and
+ * 2 id is a last piece; without, id goes on. */
 static int cmp_ranked(const void *pa, const void *pb)
 {
 	const struct strtab *t = sorting.ranked;
-	return piece_cmp(strtab__str(t, *(const uint32_t *)pa), true,
-			 strtab__str(t, *(const uint32_t *)pb), true);
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	if (!sorting.ranked_ends)
+		return piece_cmp(strtab__str(t, a), true, strtab__str(t, b), true);
+	return piece_cmp(strtab__str(t, a >> 1), a & 1, strtab__str(t, b >> 1), b & 1);
 }
 
-/* The rank of each string of t as a piece of a line that goes on: equal
- * texts (made safe) equal ranks. NULL when out of memory. */
-static uint32_t *piece_ranks(const struct strtab *t)
+/* The rank, from 1, of each string of t as a piece of a line that goes
+ * on, and with ends as a line's last piece too (numbered as cmp_ranked's):
+ * equal texts (made safe) equal ranks. NULL when out of memory. */
+static uint32_t *piece_ranks(const struct strtab *t, bool ends)
 {
-	uint32_t n = t->count ? t->count : 1;
-	uint32_t *order = malloc(n * sizeof(*order)), *rank = malloc(n * sizeof(*rank));
+	uint32_t n = t->count * (ends ? 2 : 1);
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *rank = malloc((n ? n : 1) * sizeof(*rank));
 	if (!order || !rank) {
 		free(order);
 		free(rank);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < t->count; i++)
+	for (uint32_t i = 0; i < n; i++)
 		order[i] = i;
 	sorting.ranked = t;
-	qsort(order, t->count, sizeof(*order), cmp_ranked);
-	for (uint32_t i = 0, r = 0; i < t->count; i++) {
+	sorting.ranked_ends = ends;
+	qsort(order, n, sizeof(*order), cmp_ranked);
+	for (uint32_t i = 0, r = 1; i < n; i++) {
 		if (i && cmp_ranked(&order[i - 1], &order[i]))
 			r++;
 		rank[order[i]] = r;
@@ -223,41 +238,115 @@ static uint32_t *piece_ranks(const struct strtab *t)
 	return rank;
 }
 
+/* Each frame id's two name ranks (sorting.frame_rank's), or NULL. */
+static uint32_t *frame_ranks(const struct stacktab *t, const uint32_t *name_rank)
+{
+	uint32_t n = stacktab__nframes(t);
+	uint32_t *rank = name_rank ? malloc((n ? 2 * (size_t)n : 1) * sizeof(*rank)) : NULL;
+	for (uint32_t fid = 0; rank && fid < n; fid++) {
+		uint32_t name = stacktab__frame_of(t, fid).function;
+		rank[2 * fid] = name_rank[2 * name];
+		rank[2 * fid + 1] = name_rank[2 * name + 1];
+	}
+	return rank;
+}
+
+/* Piece d of line id as a key: 0 its program's rank, 1 to n its frames'
+ * names' root first, past them 0 (the line has ended). */
+static uint32_t line_key(uint32_t id, size_t d)
+{
+	uint32_t prog, stack, samples;
+	line_of(sorting.f, id, &prog, &stack, &samples);
+	if (!d)
+		return sorting.prog_rank[prog];
+	const struct stacktab *t = sorting.x->stack_frames;
+	size_t n = stacktab__depth(t, stack);
+	if (d > n)
+		return 0;
+	return sorting.frame_rank[2 * stacktab__frame_id(t, stack, (uint32_t)(n - d)) + (d < n)];
+}
+
+/* Two lines as strcmp would order them made, from piece d on (the pieces
+ * before it alike). */
+static int cmp_lines(uint32_t a, uint32_t b, size_t d)
+{
+	for (;; d++) {
+		uint32_t ka = line_key(a, d), kb = line_key(b, d);
+		if (ka != kb)
+			return ka < kb ? -1 : 1;
+		if (!ka)
+			return 0;
+	}
+}
+
+static void swap_lines(uint32_t *a, uint32_t *b)
+{
+	uint32_t c = *a;
+	*a = *b;
+	*b = c;
+}
+
+static uint32_t median3(uint32_t a, uint32_t b, uint32_t c)
+{
+	return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+}
+
+/*
+ * v[0, n), alike up to piece d, sorted (multikey quicksort): split by
+ * piece d into those before, alike and after a pivot; those alike go on
+ * at piece d + 1. A line's pieces shared with others are read once a
+ * split, where a comparison sort read them again in each comparison
+ * (sorting 47 000 lines was a sixteenth of an 8-minute recording's
+ * folded report). The two smaller parts are sorted by a call, the
+ * largest in turn here: calls nest no deeper than log2(n).
+ */
+static void sort_lines(uint32_t *v, size_t n, size_t d)
+{
+	while (n > 1) {
+		if (n < 8) {	/* by insertion */
+			for (size_t i = 1; i < n; i++)
+				for (size_t j = i; j && cmp_lines(v[j - 1], v[j], d) > 0; j--)
+					swap_lines(&v[j - 1], &v[j]);
+			for (size_t i = 1; i < n; i++)
+				sorting.same[v + i - sorting.lines] = !cmp_lines(v[i - 1], v[i], d);
+			return;
+		}
+		uint32_t p = median3(line_key(v[0], d), line_key(v[n / 2], d),
+				     line_key(v[n - 1], d));
+		size_t lt = 0, i = 0, gt = n;
+		while (i < gt) {
+			uint32_t k = line_key(v[i], d);
+			if (k < p)
+				swap_lines(&v[lt++], &v[i++]);
+			else if (k > p)
+				swap_lines(&v[i], &v[--gt]);
+			else
+				i++;
+		}
+		/* before, alike (all ended when the pivot is 0: the same line,
+		 * in its place for good), after */
+		if (!p)
+			memset(sorting.same + (v + lt + 1 - sorting.lines), 1, gt - lt - 1);
+		struct { uint32_t *v; size_t n, d; } part[3] = {
+			{ v, lt, d }, { v + lt, p ? gt - lt : 0, d + 1 }, { v + gt, n - gt, d },
+		};
+		int most = 0;
+		for (int k = 1; k < 3; k++)
+			most = part[k].n > part[most].n ? k : most;
+		for (int k = 0; k < 3; k++)
+			if (k != most)
+				sort_lines(part[k].v, part[k].n, part[k].d);
+		v = part[most].v;
+		n = part[most].n;
+		d = part[most].d;
+	}
+}
+
 /* Piece k of a line of stack's n frames (k >= 1: frame n - k's function,
  * so root first). */
 static uint32_t frame_name(const struct stacktab *t, uint32_t stack, size_t n, size_t k)
 {
 	return stacktab__frame(t, stack, (uint32_t)(n - k)).function;
-}
-
-/* Two lines (ids in sorting.f) as strcmp would order them made. */
-static int cmp_fold(const void *pa, const void *pb)
-{
-	struct { uint32_t prog, stack, samples; } a, b;
-	line_of(sorting.f, *(const uint32_t *)pa, &a.prog, &a.stack, &a.samples);
-	line_of(sorting.f, *(const uint32_t *)pb, &b.prog, &b.stack, &b.samples);
-	const struct stacktab *t = sorting.x->stack_frames;
-	if (a.prog != b.prog) {
-		/* a program is followed by its first frame: ';' */
-		uint32_t ra = sorting.prog_rank[a.prog], rb = sorting.prog_rank[b.prog];
-		if (ra != rb)
-			return ra < rb ? -1 : 1;
-	}
-	size_t na = stacktab__depth(t, a.stack), nb = stacktab__depth(t, b.stack);
-	for (size_t k = 1; k <= na && k <= nb; k++) {
-		uint32_t fa = frame_name(t, a.stack, na, k), fb = frame_name(t, b.stack, nb, k);
-		if (fa == fb)
-			continue;
-		uint32_t ra = sorting.name_rank[fa], rb = sorting.name_rank[fb];
-		if (ra == rb)
-			continue;
-		if (k < na && k < nb)
-			return ra < rb ? -1 : 1;
-		return piece_cmp(strtab__str(sorting.x->names, fa), k < na,
-				 strtab__str(sorting.x->names, fb), k < nb);
-	}
-	/* one line the other's beginning: it ends where the other goes on */
-	return (na > nb) - (na < nb);
 }
 
 /* A line made into *line, NUL-terminated. */
@@ -295,15 +384,25 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 			order[n++] = MORE_LINE + i;
 	sorting.x = x;
 	sorting.f = f;
-	sorting.name_rank = piece_ranks(x->names);
-	sorting.prog_rank = piece_ranks(&f->progs);
-	if (!sorting.name_rank || !sorting.prog_rank) {
-		free(sorting.name_rank);
+	uint32_t *name_rank = piece_ranks(x->names, true);
+	sorting.prog_rank = piece_ranks(&f->progs, false);
+	sorting.frame_rank = frame_ranks(x->stack_frames, name_rank);
+	free(name_rank);
+	if (!sorting.prog_rank || !sorting.frame_rank) {
 		free(sorting.prog_rank);
+		free(sorting.frame_rank);
 		free(order);
 		return -ENOMEM;
 	}
-	qsort(order, n, sizeof(*order), cmp_fold);
+	sorting.lines = order;
+	sorting.same = calloc(n ? n : 1, 1);
+	if (!sorting.same) {
+		free(sorting.prog_rank);
+		free(sorting.frame_rank);
+		free(order);
+		return -ENOMEM;
+	}
+	sort_lines(order, n, 0);
 	char *line = NULL;
 	size_t cap = 0;
 	int err = 0;
@@ -311,7 +410,7 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 		uint64_t samples = 0;
 		uint32_t j = i;
 		uint32_t prog, stack, some;
-		for (; j < n && (j == i || !cmp_fold(&order[i], &order[j])); j++) {
+		for (; j < n && (j == i || sorting.same[j]); j++) {
 			line_of(f, order[j], &prog, &stack, &some);
 			samples += some;
 		}
@@ -330,9 +429,11 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 	}
 	free(line);
 	free(order);
-	free(sorting.name_rank);
 	free(sorting.prog_rank);
-	sorting.name_rank = sorting.prog_rank = NULL;
+	free(sorting.frame_rank);
+	free(sorting.same);
+	sorting.prog_rank = sorting.frame_rank = NULL;
+	sorting.same = NULL;
 	return err;
 }
 
