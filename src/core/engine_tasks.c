@@ -134,8 +134,15 @@ uint32_t eng_thread(struct engine *e, uint32_t tid, uint32_t pid)
 	bool fresh = t == ENGINE_NONE;
 	if (fresh) {
 		t = ALLOC(e->threads, hnext);
-		if (t == ENGINE_NONE || hindex__insert(&e->thread_index, tid_hash(tid), t))
+		if (t == ENGINE_NONE)
 			return ENGINE_NONE;
+		if (hindex__insert(&e->thread_index, tid_hash(tid), t)) {
+			/* given back as a freed one is: zeroed (its indexes
+			 * and stacks are let go at the end, slot by slot) */
+			e->threads.v[t] = (struct eng_thread){ 0 };
+			FREE(e->threads, hnext, t);
+			return ENGINE_NONE;
+		}
 		e->threads.v[t] = (struct eng_thread){
 			.tid = tid, .proc = ENGINE_NONE, .comm = ENGINE_NONE,
 			.cgroup = ENGINE_NONE,
