@@ -200,13 +200,14 @@ uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t
 	if (last != ENGINE_NONE && prog_eq(&k, last))
 		return last;
 	uint64_t h = prog_hash(&k);
-	uint32_t i = hindex__find(&e->threads.v[thread].prog_index, h, prog_eq, &k);
+	struct eng_thread *t = &e->threads.v[thread];	/* (taking a program
+							 * moves no thread) */
+	uint32_t i = hindex__find(&t->prog_index, h, prog_eq, &k);
 	if (i != ENGINE_NONE)
 		return i;
 	i = ALLOC(e->progs, next);
-	if (i == ENGINE_NONE || hindex__insert(&e->threads.v[thread].prog_index, h, i))
+	if (i == ENGINE_NONE || hindex__insert(&t->prog_index, h, i))
 		return ENGINE_NONE;
-	struct eng_thread *t = &e->threads.v[thread];
 	e->progs.v[i] = (struct eng_prog){ .thread = thread, .function = function,
 					   .dso = dso, .account = account, .cpu = k.cpu,
 					   .nth = t->nprogs++, .next = ENGINE_NONE,

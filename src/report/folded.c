@@ -388,24 +388,13 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 	sorting.prog_rank = piece_ranks(&f->progs, false);
 	sorting.frame_rank = frame_ranks(x->stack_frames, name_rank);
 	free(name_rank);
-	if (!sorting.prog_rank || !sorting.frame_rank) {
-		free(sorting.prog_rank);
-		free(sorting.frame_rank);
-		free(order);
-		return -ENOMEM;
-	}
 	sorting.lines = order;
 	sorting.same = calloc(n ? n : 1, 1);
-	if (!sorting.same) {
-		free(sorting.prog_rank);
-		free(sorting.frame_rank);
-		free(order);
-		return -ENOMEM;
-	}
-	sort_lines(order, n, 0);
+	int err = sorting.prog_rank && sorting.frame_rank && sorting.same ? 0 : -ENOMEM;
+	if (!err)
+		sort_lines(order, n, 0);
 	char *line = NULL;
 	size_t cap = 0;
-	int err = 0;
 	for (uint32_t i = 0; !err && i < n;) {
 		uint64_t samples = 0;
 		uint32_t j = i;

@@ -151,7 +151,7 @@ struct builder {
 	char *back;			/* a string or batch read back */
 	size_t back_cap;
 	int store_err;			/* the store's error, if it failed */
-	/* the labels of the last stack row, packed (label_cache_hit) */
+	/* the labels of the last stack row, packed (stack_labels) */
 	struct {
 		bool valid;
 		const struct rows *st;
