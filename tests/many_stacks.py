@@ -3,6 +3,8 @@
 many_stacks: `perf script` text of 500 one-thread processes, 60 distinct
 call stacks each, 6 frames deep, one cpu-clock sample a stack (30 000
 stacks, no scheduler tracepoints: steal unknown), on standard output.
+A thread's leaves are in three files in turn (its library, another and
+the kernel): its stacks are of three accounts, one after another.
 A profile of it is 1.2 MB of packed samples: more than pprof keeps in one
 run, in memory (1 MiB) or in the scratch file (256 KB).
 
@@ -25,5 +27,8 @@ for th in range(500):
             if long_names:
                 fn = ("ns%d::Widget<std::basic_string<char>>::%s(std::vector<int> const&)"
                       " const" % (th % 20, fn))
-            print("\t%x %s (/usr/lib/lib%d.so)" % (0x1000 + k, fn, th % 7))
+            dso = "/usr/lib/lib%d.so" % (th % 7)
+            if k == 0 and st % 3:
+                dso = "/usr/lib/libleaf.so" if st % 3 == 1 else "[kernel.kallsyms]"
+            print("\t%x %s (%s)" % (0x1000 + k, fn, dso))
         print()

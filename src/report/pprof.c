@@ -39,6 +39,9 @@ typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__ValueType ValueType;
 
 enum { LABELS = 12 };
+/* packed labels kept for a thread's stack rows: a thread's rows differ by
+ * account (the leaf's region: its executable, libc, the kernel, ...) */
+enum { LABELS_KEPT = 4 };
 
 /* RUN_BYTES of packed samples (whole samples), kept until the profile is
  * written: the samples are most of a profile, and a profile of a long
@@ -151,15 +154,17 @@ struct builder {
 	char *back;			/* a string or batch read back */
 	size_t back_cap;
 	int store_err;			/* the store's error, if it failed */
-	/* the labels of the last stack row, packed (stack_labels) */
-	struct {
+	/* the labels of the last stack rows, packed (stack_labels); the one
+	 * the row at hand has, and the one a row with new labels replaces */
+	struct packed_labels {
 		bool valid;
 		const struct rows *st;
 		uint64_t batch;
 		struct row w;
 		uint8_t *bytes;
 		size_t len, cap;
-	} labels;
+	} labels[LABELS_KEPT];
+	unsigned labels_at, labels_next;
 };
 
 /* -ENOMEM, or the error of the store where that failed. */
@@ -614,7 +619,8 @@ static int sample(struct builder *b, size_t nloc, uint64_t cpu, uint64_t steal,
 	s.n_location_id = nloc;
 	s.location_id = b->locs;
 	if (!l)		/* the labels packed in b->labels */
-		return put_sample_tail(b, &s, b->labels.bytes, b->labels.len);
+		return put_sample_tail(b, &s, b->labels[b->labels_at].bytes,
+				       b->labels[b->labels_at].len);
 	label_msgs(&s, l, labels, label_ptrs);
 	return put_sample(b, &s);
 }
@@ -671,18 +677,26 @@ static bool same_labels(const struct row *a, const struct row *b)
 		       offsetof(struct row, seq) - offsetof(struct row, derived));
 }
 
-/* The labels of stack row w of st (in batch) packed as b->labels: a
- * thread's stacks come one after another with the same labels, whose
- * strings were looked up and packed for each (a seventh of a profile of
- * 8 minutes of a compile loop). Strings are looked up in the order they
- * always were: a row's labels' strings before its locations'. */
+/* The labels of stack row w of st (in batch) packed, as b->labels_at
+ * says: a thread's stacks come one after another with labels of a few
+ * kinds (its account alternates with each stack's leaf: half of all
+ * rows when only the last was kept), whose strings were looked up and
+ * packed for each (a seventh of a profile of 8 minutes of a compile
+ * loop). Strings are looked up in the order they always were: a row's
+ * labels' strings before its locations' (a kept row's were found
+ * before: none is new). */
 static int stack_labels(struct builder *b, const struct report_stack *rs,
 			const struct rows *st, const struct row *w)
 {
-	if (b->labels.valid && b->labels.st == st && b->labels.batch == rs->batch &&
-	    same_labels(&b->labels.w, w))
-		return 0;
-	b->labels.valid = false;
+	for (unsigned i = 0; i < LABELS_KEPT; i++) {
+		const struct packed_labels *k = &b->labels[i];
+		if (k->valid && k->st == st && k->batch == rs->batch && same_labels(&k->w, w)) {
+			b->labels_at = i;
+			return 0;
+		}
+	}
+	struct packed_labels *k = &b->labels[b->labels_next];
+	k->valid = false;
 	struct table_row r = {
 		.vm = rows__str(st, w->vm), .comm = rows__str(st, w->comm),
 		.command = rows__str(st, w->command), .executable = rows__str(st, w->executable),
@@ -703,13 +717,15 @@ static int stack_labels(struct builder *b, const struct report_stack *rs,
 	perftools__profiles__sample__init(&s);
 	label_msgs(&s, &l, labels, label_ptrs);
 	size_t len = pprof_wire__sample_size(&s);
-	if (grow_bytes((char **)&b->labels.bytes, &b->labels.cap, len, 256))
+	if (grow_bytes((char **)&k->bytes, &k->cap, len, 256))
 		return -ENOMEM;
-	b->labels.len = pprof_wire__sample(b->labels.bytes, &s);
-	b->labels.w = *w;
-	b->labels.st = st;
-	b->labels.batch = rs->batch;
-	b->labels.valid = true;
+	k->len = pprof_wire__sample(k->bytes, &s);
+	k->w = *w;
+	k->st = st;
+	k->batch = rs->batch;
+	k->valid = true;
+	b->labels_at = b->labels_next;
+	b->labels_next = (b->labels_next + 1) % LABELS_KEPT;
 	return 0;
 }
 
@@ -1057,7 +1073,8 @@ static void builder_free(void *ctx)
 	free(b->pending);
 	free(b->batches);
 	free(b->back);
-	free(b->labels.bytes);
+	for (unsigned i = 0; i < LABELS_KEPT; i++)
+		free(b->labels[i].bytes);
 	strtab__release(&b->raw);
 	strtab__release(&b->loc_keys);
 	free(b->mappings);
