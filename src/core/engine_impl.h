@@ -31,6 +31,8 @@ struct eng_prog {
 struct eng_stack {
 	uint32_t stack, leaf;	/* leaf: the program of its samples */
 	uint64_t samples;
+	/* leaf's key (eng_prog's), compared here: not in the program */
+	uint32_t function, dso, account, cpu;
 };
 
 /* Where a sample gap placed some of a stint's steal. */
@@ -213,7 +215,10 @@ uint32_t eng_thread_find(const struct engine *e, uint32_t tid);
 uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function,
 		  uint32_t dso, uint32_t account, uint32_t cpu);
 uint32_t eng_unknown_prog(struct engine *e, uint32_t thread);
-int eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t leaf);
+/* A sample of stack in thread's program (function, dso, account, cpu),
+ * counted: the program, or ENGINE_NONE out of memory. */
+uint32_t eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t function,
+			  uint32_t dso, uint32_t account, uint32_t cpu);
 int eng_on_task(struct engine *e, const struct eng_event *ev);
 int eng_on_fork(struct engine *e, const struct eng_event *ev);
 int eng_on_comm(struct engine *e, const struct eng_event *ev);

@@ -670,7 +670,11 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev)
 	if (!ev->tid)
 		return idle_sample(e, c, ev->cpu, ev->time);
 	uint32_t t = eng_thread(e, ev->tid, ev->pid);
+	/* a sample with a stack finds its program with its stack: one
+	 * look-up, not two */
 	uint32_t p = t == ENGINE_NONE ? ENGINE_NONE :
+		     ev->stack != ENGINE_NONE ?
+		     eng_stack_sample(e, t, ev->stack, ev->function, ev->dso, ev->account, ev->cpu) :
 		     eng_prog(e, t, ev->function, ev->dso, ev->account, ev->cpu);
 	if (p == ENGINE_NONE)
 		return -ENOMEM;
@@ -679,8 +683,6 @@ int eng_on_sample(struct engine *e, const struct eng_event *ev)
 	seen(th, ev->time);
 	e->progs.v[p].samples++;
 	e->st.samples++;
-	if (ev->stack != ENGINE_NONE && eng_stack_sample(e, t, ev->stack, p))
-		return -ENOMEM;
 	if (e->c.mode == STEAL_GIVEN) {
 		/* its time comes read, with its thread's EK_CLOCK */
 		eng_given_sample(e, t, p, ev->cpu);

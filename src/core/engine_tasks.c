@@ -234,32 +234,43 @@ uint32_t eng_unknown_prog(struct engine *e, uint32_t thread)
 
 struct stack_key {
 	const struct eng_stack *v;
-	uint32_t stack, leaf;
+	uint32_t stack;
+	struct prog_key prog;
 };
 
 static bool stack_eq(const void *ctx, uint32_t i)
 {
 	const struct stack_key *k = ctx;
-	return k->v[i].stack == k->stack && k->v[i].leaf == k->leaf;
+	const struct eng_stack *v = &k->v[i];
+	return v->stack == k->stack && v->function == k->prog.function && v->dso == k->prog.dso &&
+	       v->account == k->prog.account && v->cpu == k->prog.cpu;
 }
 
-int eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t leaf)
+uint32_t eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t function,
+			  uint32_t dso, uint32_t account, uint32_t cpu)
 {
 	struct eng_thread *t = &e->threads.v[thread];
-	struct stack_key k = { t->stack_v, stack, leaf };
-	uint64_t h = hash_mix((uint64_t)stack << 32 ^ hash_mix(leaf));
+	struct stack_key k = { t->stack_v, stack,
+			       { e, thread, function, dso, account,
+				 e->c.by_cpu ? cpu : ENGINE_NONE } };
+	/* by its stack alone: a stack's samples are of one program (its
+	 * leaf's) but where an account's ranges part a function */
+	uint64_t h = hash_mix(stack);
 	uint32_t i = hindex__find(&t->stack_index, h, stack_eq, &k);
 	if (i == ENGINE_NONE) {
-		if (grow_array((void **)&t->stack_v, &t->stacks_cap, t->nstacks,
-			       sizeof(*t->stack_v), 16))
-			return -ENOMEM;
+		uint32_t p = eng_prog(e, thread, function, dso, account, cpu);
+		if (p == ENGINE_NONE || grow_array((void **)&t->stack_v, &t->stacks_cap,
+						   t->nstacks, sizeof(*t->stack_v), 16))
+			return ENGINE_NONE;
 		i = t->nstacks;
 		if (hindex__insert(&t->stack_index, h, i))
-			return -ENOMEM;
-		t->stack_v[t->nstacks++] = (struct eng_stack){ .stack = stack, .leaf = leaf };
+			return ENGINE_NONE;
+		t->stack_v[t->nstacks++] = (struct eng_stack){
+			.stack = stack, .leaf = p, .function = function, .dso = dso,
+			.account = account, .cpu = k.prog.cpu };
 	}
 	t->stack_v[i].samples++;
-	return 0;
+	return t->stack_v[i].leaf;
 }
 
 int eng_on_task(struct engine *e, const struct eng_event *ev)
