@@ -342,26 +342,106 @@ static void sort_lines(uint32_t *v, size_t n, size_t d)
 	}
 }
 
-/* Piece k of a line of stack's n frames (k >= 1: frame n - k's function,
- * so root first). */
-static uint32_t frame_name(const struct stacktab *t, uint32_t stack, size_t n, size_t k)
+/*
+ * Names as lines show them: made safe for the format (';' and ' ', as
+ * put has them), then for a terminal (text_char's, as text_put shows a
+ * line: no UTF-8 sequence holds a ';', so a line shown is its pieces
+ * shown). Each name once, where it was each time it was in a line
+ * (making and showing the lines byte by byte was a seventh of folded).
+ */
+struct shown {
+	char **text;		/* a name's shown text, NULL: its own */
+	uint32_t *len;		/* its length + 1; 0: not yet looked at */
+};
+
+static void shown_release(struct shown *sh, uint32_t n)
 {
-	return stacktab__frame(t, stack, (uint32_t)(n - k)).function;
+	for (uint32_t i = 0; sh->text && i < n; i++)
+		free(sh->text[i]);
+	free(sh->text);
+	free(sh->len);
 }
 
-/* A line made into *line, NUL-terminated. */
-static int make_line(char **line, size_t *cap, const struct report_extras *x,
-		     const char *prog, uint32_t stack)
+static int shown_init(struct shown *sh, uint32_t n)
 {
-	size_t len = 0;
-	int err = put(line, &len, cap, prog, 0);
-	size_t n = stacktab__depth(x->stack_frames, stack);
-	for (size_t k = 1; !err && k <= n; k++)	/* root first */
-		err = put(line, &len, cap,
-			  strtab__str(x->names, frame_name(x->stack_frames, stack, n, k)), ';');
-	if (!err)
-		(*line)[len] = '\0';	/* put leaves room for it */
-	return err;
+	sh->text = calloc(n ? n : 1, sizeof(*sh->text));
+	sh->len = calloc(n ? n : 1, sizeof(*sh->len));
+	return sh->text && sh->len ? 0 : -ENOMEM;
+}
+
+/* String id of t as shown, its length in *len; NULL out of memory. */
+static const char *shown(struct shown *sh, const struct strtab *t, uint32_t id, size_t *len)
+{
+	const char *s = strtab__str(t, id);
+	if (!sh->len[id]) {
+		uint32_t n = strtab__len(t, id);
+		bool plain = true;
+		for (uint32_t i = 0; i < n && plain; i++)
+			plain = s[i] > 0x20 && s[i] < 0x7f && s[i] != ';';
+		if (!plain) {
+			char *safe = NULL;
+			size_t safe_len = 0, safe_cap = 0, size = 3 * (size_t)n + 1;
+			char *text = malloc(size);	/* a byte shows as 3 at most */
+			if (!text || put(&safe, &safe_len, &safe_cap, s, 0)) {
+				free(text);
+				free(safe);
+				return NULL;
+			}
+			safe[safe_len] = '\0';
+			n = (uint32_t)text_clean(text, size, safe);
+			free(safe);
+			sh->text[id] = text;
+		}
+		sh->len[id] = n + 1;
+	}
+	*len = sh->len[id] - 1;
+	return sh->text[id] ? sh->text[id] : s;
+}
+
+/* Lines written a buffer at a time. */
+struct line_out {
+	FILE *out;
+	size_t len;
+	char buf[1 << 16];
+};
+
+static void out_put(struct line_out *o, const char *s, size_t n)
+{
+	if (o->len + n > sizeof(o->buf)) {
+		fwrite(o->buf, 1, o->len, o->out);
+		o->len = 0;
+		if (n > sizeof(o->buf)) {
+			fwrite(s, 1, n, o->out);
+			return;
+		}
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+/* A line of prog's stack and its samples, written to o. */
+static int put_line(struct line_out *o, struct shown sh[2], const struct report_extras *x,
+		    const struct report_folds *f, uint32_t prog, uint32_t stack, uint64_t samples)
+{
+	size_t len;
+	const char *s = shown(&sh[0], &f->progs, prog, &len);
+	if (!s)
+		return -ENOMEM;
+	out_put(o, s, len);
+	const struct stacktab *t = x->stack_frames;
+	uint32_t n = stacktab__depth(t, stack);
+	for (uint32_t k = n; k-- > 0;) {	/* root first */
+		if (!(s = shown(&sh[1], x->names, stacktab__frame(t, stack, k).function, &len)))
+			return -ENOMEM;
+		out_put(o, ";", 1);
+		out_put(o, s, len);
+	}
+	char num[REPORT_NUM_MAX + 2];
+	num[0] = ' ';
+	size_t nlen = 1 + report_fmt_u64(num + 1, samples);
+	num[nlen++] = '\n';
+	out_put(o, num, nlen);
+	return 0;
 }
 
 /* The lines of f sorted, those that read alike summed, written. */
@@ -393,8 +473,13 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 	int err = sorting.prog_rank && sorting.frame_rank && sorting.same ? 0 : -ENOMEM;
 	if (!err)
 		sort_lines(order, n, 0);
-	char *line = NULL;
-	size_t cap = 0;
+	struct shown sh[2] = { 0 };
+	struct line_out *o = err ? NULL : malloc(sizeof(*o));
+	if (!err && (!o || shown_init(&sh[0], f->progs.count) ||
+		     shown_init(&sh[1], x->names->count)))
+		err = -ENOMEM;
+	if (o)
+		*o = (struct line_out){ .out = out };
 	for (uint32_t i = 0; !err && i < n;) {
 		uint64_t samples = 0;
 		uint32_t j = i;
@@ -404,19 +489,14 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 			samples += some;
 		}
 		line_of(f, order[i], &prog, &stack, &some);
-		err = make_line(&line, &cap, x, strtab__str(&f->progs, prog), stack);
-		if (!err) {
-			/* names are the processes' own: no control characters */
-			char num[REPORT_NUM_MAX + 2];
-			text_put(out, line, 0, 0);
-			num[0] = ' ';
-			size_t len = 1 + report_fmt_u64(num + 1, samples);
-			num[len++] = '\n';
-			fwrite(num, 1, len, out);
-		}
+		err = put_line(o, sh, x, f, prog, stack, samples);
 		i = j;
 	}
-	free(line);
+	if (o && o->len)
+		fwrite(o->buf, 1, o->len, out);
+	free(o);
+	shown_release(&sh[0], f->progs.count);
+	shown_release(&sh[1], x->names->count);
 	free(order);
 	free(sorting.prog_rank);
 	free(sorting.frame_rank);
