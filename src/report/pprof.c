@@ -73,6 +73,18 @@ struct long_string {
 	uint64_t off;		/* in the store; in pending until put */
 	uint32_t len, id;
 };
+/* Long strings looked up lately, by hash, their bytes kept: a thread's
+ * command line is looked up again for each thread of its process, and
+ * for each process that runs it, each read back from the store to be
+ * compared (a twentieth of a profile). Those of LONG_SEEN_MAX bytes or
+ * less (a command line can be megabytes). */
+#define LONG_SEEN 256
+#define LONG_SEEN_MAX 4096
+struct long_seen {
+	uint64_t hash;
+	uint32_t i, len;	/* its index in longs; 0 length: none yet */
+	char *bytes;
+};
 struct long_batch {
 	uint64_t off;
 	uint32_t len;
@@ -147,6 +159,7 @@ struct builder {
 	struct long_string *longs;
 	uint32_t nlongs, longs_cap, nlongs_put;
 	struct hindex long_index;
+	struct long_seen seen[LONG_SEEN];
 	char *pending;			/* the strings not yet put */
 	size_t pending_len, pending_cap;
 	struct long_batch *batches;
@@ -228,22 +241,43 @@ static int put_pending(struct builder *b)
 	return 0;
 }
 
+/* Long string i, s[0..n), as seen lately (not when it is too long, or
+ * out of memory: it is then looked up in the store again). */
+static void remember_long(struct long_seen *seen, uint64_t h, uint32_t i, const char *s,
+			  size_t n)
+{
+	char *bytes = n <= LONG_SEEN_MAX ? realloc(seen->bytes, n) : NULL;
+	if (!bytes) {
+		free(seen->bytes);
+		*seen = (struct long_seen){ 0 };
+		return;
+	}
+	memcpy(bytes, s, n);
+	*seen = (struct long_seen){ .hash = h, .i = i, .len = (uint32_t)n, .bytes = bytes };
+}
+
 /* The string table index of the long string s[0..n), valid UTF-8. */
 static int64_t long_string(struct builder *b, const char *s, size_t n)
 {
 	uint64_t h = hash_bytes(s, n, 0);
+	struct long_seen *seen = &b->seen[h % LONG_SEEN];
+	if (seen->len == n && seen->hash == h && !memcmp(seen->bytes, s, n))
+		return b->longs[seen->i].id;
 	struct long_key k = { b, s, n };
 	uint32_t i = hindex__find(&b->long_index, h, long_eq, &k);
 	if (b->store_err)
 		return -1;
-	if (i != HINDEX_NONE)
+	if (i != HINDEX_NONE) {
+		remember_long(seen, h, i, s, n);
 		return b->longs[i].id;
+	}
 	uint32_t id = strtab__add_slot(&b->strings, 1);
 	if (id == HINDEX_NONE || n > UINT32_MAX ||
 	    grow_array((void **)&b->longs, &b->longs_cap, b->nlongs, sizeof(*b->longs), 256) ||
 	    grow_bytes(&b->pending, &b->pending_cap, b->pending_len + n, 4096) ||
 	    hindex__insert(&b->long_index, h, b->nlongs))
 		return -1;
+	remember_long(seen, h, b->nlongs, s, n);
 	b->longs[b->nlongs++] = (struct long_string){ b->pending_len, (uint32_t)n, id };
 	memcpy(b->pending + b->pending_len, s, n);
 	b->pending_len += n;
@@ -1070,6 +1104,8 @@ static void builder_free(void *ctx)
 	free(b->frame_locs);
 	free(b->longs);
 	hindex__release(&b->long_index);
+	for (size_t i = 0; i < LONG_SEEN; i++)
+		free(b->seen[i].bytes);
 	free(b->pending);
 	free(b->batches);
 	free(b->back);

@@ -17,7 +17,9 @@
 # the file), the same profile stored and kept, one value a sample. A
 # profile's long strings (64 bytes and more) wait there too: the same
 # stacks with C++-like names (7 200 of them, 0.8 MB, each met again in
-# other libraries after it was put), the same profile stored and kept.
+# other libraries after it was put), the same profile stored and kept; and
+# 600 processes of 40 long command lines in turn (each string looked up
+# again and again), the same profile stored and kept.
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
 PYTHONPATH="$ROOT/tests" python3 - "$TMP/many.rec" <<'PY' || fail "writing the recording"
@@ -58,6 +60,27 @@ items.insert(1, (META, start))
 items[-1] = (END, struct.pack('<Q', len(items) - 1))
 write_items(sys.argv[2], items, version)
 PY
+# 600 processes of 40 long command lines in turn: each long string
+# looked up again and again (the ones seen lately are kept, the others
+# read back from the store)
+PYTHONPATH="$ROOT/tests" python3 - "$TMP/cmds.rec" <<'PY' || fail "writing the recording of commands"
+import sys
+from recitems import Recording, EXIT, FORK
+r = Recording('source=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
+              'steal_source=tracepoints\nscope=all\n')
+r.task(100, b'make')
+r.proc(0, 100, b'make -j1', b'/usr/bin/make')
+t = 1
+for i in range(600):
+    pid = 2000 + i
+    r.taskev(FORK, t, pid, 100)
+    r.proc(t, pid, b'cc1 -O2 -fno-omit-frame-pointer -Wall -Wextra -Iinclude -c src/unit%d.c' % (i % 40),
+           b'/usr/lib/gcc/cc1')
+    r.stint(pid, t + 1, t + 2 + i % 3)
+    r.taskev(EXIT, t + 2 + i % 3, pid, 100)
+    t += 4
+r.write(sys.argv[1], end_ms=t + 10)
+PY
 
 mkdir "$TMP/scratch"
 INPUT=$TMP/many.rec
@@ -90,6 +113,10 @@ INPUT=$TMP/stacks.rec same pprof --format pprof
 INPUT=$TMP/stacks.rec same pprof.comm --format pprof --by comm,function
 INPUT=$TMP/flip.rec same pprof.flip --format pprof
 INPUT=$TMP/long.rec same pprof.long --format pprof
+INPUT=$TMP/cmds.rec same pprof.cmds --format pprof
+[ "$(zcat "$TMP/stored.pprof.cmds" | grep -ao 'src/unit[0-9]*\.c' | sort -u | wc -l)" = 40 ] ||
+	fail "the profile of 40 command lines names $(zcat "$TMP/stored.pprof.cmds" |
+		grep -ao 'src/unit[0-9]*\.c' | sort -u | wc -l)"
 # the profiles whole: every stack of every thread, once; one sample type
 # (cpu) and one value a sample where steal is unknown
 cat >"$TMP/profile.py" <<'PY'
