@@ -22,24 +22,33 @@
 # again and again), the same profile stored and kept.
 . "$(dirname "$0")/../lib.sh"
 command -v zstd >/dev/null || skip "zstd is not installed (package zstd)"
-PYTHONPATH="$ROOT/tests" python3 - "$TMP/many.rec" <<'PY' || fail "writing the recording"
+# make's children, one after another: 1 500 of commands of their own,
+# the last 100 pids given again (many.rec); 600 of 40 long command lines
+# in turn, each long string looked up again and again (the ones seen
+# lately are kept, the others read back from the store) (cmds.rec)
+PYTHONPATH="$ROOT/tests" python3 - "$TMP/many.rec" "$TMP/cmds.rec" <<'PY' || fail "writing the recordings"
 import sys
 from recitems import Recording, EXIT, FORK
-r = Recording('source=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
-              'steal_source=tracepoints\nscope=all\n')
-r.task(100, b'make')
-r.proc(0, 100, b'make -j1', b'/usr/bin/make')
-t = 1
-for i in range(1500):
-    pid = 1000 + i % 1400          # the last 100 pids given again
-    r.taskev(FORK, t, pid, 100)
-    r.proc(t, pid, b'cc1 -O2 -o obj/%d.o src/file%d.c' % (i, i), b'/usr/lib/gcc/cc1')
-    ran = 1 + i % 5
-    r.stint(pid, t + 1, t + 1 + ran)
-    r.taskev(EXIT, t + 1 + ran, pid, 100)
-    t += ran + 2
-r.stint(100, t, t + 3)
-r.write(sys.argv[1], end_ms=t + 10)
+def children(path, n, pid_of, command_of, ran_of):
+    r = Recording('source=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
+                  'steal_source=tracepoints\nscope=all\n')
+    r.task(100, b'make')
+    r.proc(0, 100, b'make -j1', b'/usr/bin/make')
+    t = 1
+    for i in range(n):
+        pid, ran = pid_of(i), ran_of(i)
+        r.taskev(FORK, t, pid, 100)
+        r.proc(t, pid, command_of(i), b'/usr/lib/gcc/cc1')
+        r.stint(pid, t + 1, t + 1 + ran)
+        r.taskev(EXIT, t + 1 + ran, pid, 100)
+        t += ran + 2
+    r.stint(100, t, t + 3)
+    r.write(path, end_ms=t + 10)
+children(sys.argv[1], 1500, lambda i: 1000 + i % 1400,
+         lambda i: b'cc1 -O2 -o obj/%d.o src/file%d.c' % (i, i), lambda i: 1 + i % 5)
+children(sys.argv[2], 600, lambda i: 2000 + i,
+         lambda i: b'cc1 -O2 -fno-omit-frame-pointer -Wall -Wextra -Iinclude -c src/unit%d.c'
+         % (i % 40), lambda i: 1 + i % 3)
 PY
 
 # 500 threads of 60 stacks each, 6 frames deep (tests/many_stacks.py)
@@ -59,27 +68,6 @@ items[0] = (META, re.sub(rb'steal_source=[^\n]*', b'steal_source=tracepoints', s
 items.insert(1, (META, start))
 items[-1] = (END, struct.pack('<Q', len(items) - 1))
 write_items(sys.argv[2], items, version)
-PY
-# 600 processes of 40 long command lines in turn: each long string
-# looked up again and again (the ones seen lately are kept, the others
-# read back from the store)
-PYTHONPATH="$ROOT/tests" python3 - "$TMP/cmds.rec" <<'PY' || fail "writing the recording of commands"
-import sys
-from recitems import Recording, EXIT, FORK
-r = Recording('source=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\ncallchain=0\n'
-              'steal_source=tracepoints\nscope=all\n')
-r.task(100, b'make')
-r.proc(0, 100, b'make -j1', b'/usr/bin/make')
-t = 1
-for i in range(600):
-    pid = 2000 + i
-    r.taskev(FORK, t, pid, 100)
-    r.proc(t, pid, b'cc1 -O2 -fno-omit-frame-pointer -Wall -Wextra -Iinclude -c src/unit%d.c' % (i % 40),
-           b'/usr/lib/gcc/cc1')
-    r.stint(pid, t + 1, t + 2 + i % 3)
-    r.taskev(EXIT, t + 2 + i % 3, pid, 100)
-    t += 4
-r.write(sys.argv[1], end_ms=t + 10)
 PY
 
 mkdir "$TMP/scratch"
