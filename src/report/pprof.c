@@ -18,10 +18,12 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
-#include <zstd.h>
+#include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "pprof_runs.h"
 #include "pprof_wire.h"
 #include "report.h"
 #include "../core/grow.h"
@@ -45,16 +47,17 @@ enum { LABELS_KEPT = 4 };
 
 /* RUN_BYTES of packed samples (whole samples), kept until the profile is
  * written: the samples are most of a profile, and a profile of a long
- * recording holds hundreds of thousands (32 MB of them for 8 minutes of
- * a compile loop). In the store the report gives (a temporary file:
- * STORED_RUN_BYTES at a time), else zstd-compressed in memory (a fifth
- * or less). */
-#define RUN_BYTES (1u << 20)
-#define STORED_RUN_BYTES (1u << 18)
+ * recording holds hundreds of thousands (30 MB of them for 8 minutes of
+ * a compile loop). Each deflated as it is sealed, a segment of the gzip
+ * stream to be written (pprof_runs.h), in the store the report gives (a
+ * temporary file), else in memory: the same segments either way, so the
+ * same file. */
+#define RUN_BYTES (1u << 18)
 struct run {
-	uint8_t *z;		/* compressed, or NULL: stored at off */
+	uint8_t *z;		/* deflated, or NULL: stored at off */
 	size_t zlen, len;
 	uint64_t off;
+	uint32_t crc;		/* of its len bytes, as gzip's */
 };
 
 /*
@@ -126,9 +129,10 @@ struct builder {
 	struct function *functions;	/* each with its location, by id - 1 */
 	uint8_t *samples;		/* the packed samples since the last run */
 	size_t samples_len, samples_cap;
-	struct run *runs;		/* and before, stored or compressed */
+	struct run *runs;		/* and before, stored or deflated */
 	const struct row_store *store;	/* or NULL */
 	uint32_t nruns, runs_cap;
+	struct run_deflater *deflater;	/* the last run's, until taken */
 	uint64_t *locs;			/* a sample's location ids */
 	size_t locs_cap;
 	uint32_t nmappings, nfunctions, nsamples;
@@ -493,45 +497,56 @@ static int strings_of(struct builder *b, struct labels *l)
 	return 0;
 }
 
-/* The packed samples since the last run, zstd-compressed into r. */
-static int compress_run(const struct builder *b, struct run *r)
+/* The run given to be deflated last, deflated: put in the store, or
+ * kept. */
+static int take_run(struct builder *b)
 {
-	size_t cap = ZSTD_compressBound(b->samples_len);
-	if (!(r->z = malloc(cap)))
+	struct deflated_run d;
+	int got = b->deflater ? run_deflater__take(b->deflater, &d) : 0;
+	if (got <= 0)
+		return got;
+	struct run *r = &b->runs[b->nruns - 1];
+	r->zlen = d.zlen;
+	r->crc = d.crc;
+	if (b->store)
+		return b->store->put(b->store->ctx, d.z, d.zlen, &r->off);
+	if (!(r->z = malloc(d.zlen ? d.zlen : 1)))
 		return -ENOMEM;
-	r->zlen = ZSTD_compress(r->z, cap, b->samples, b->samples_len, 1);
-	uint8_t *z = ZSTD_isError(r->zlen) ? NULL : realloc(r->z, r->zlen);
-	if (!z) {
-		free(r->z);
-		return -ENOMEM;
-	}
-	r->z = z;
+	memcpy(r->z, d.z, d.zlen);
 	return 0;
 }
 
-/* The packed samples since the last run made a run of their own: put in
- * the store, or compressed. */
+/* The packed samples since the last run made a run of their own, given
+ * to be deflated (the one before taken). */
 static int seal_run(struct builder *b)
 {
-	struct run r = { NULL, 0, b->samples_len, 0 };
-	if (grow_array((void **)&b->runs, &b->runs_cap, b->nruns, sizeof(*b->runs), 16))
-		return -ENOMEM;
-	int err = b->store ? b->store->put(b->store->ctx, b->samples, b->samples_len, &r.off) :
-			     compress_run(b, &r);
+	int err = take_run(b);
 	if (err)
 		return err;
-	b->runs[b->nruns++] = r;
+	if (!b->deflater && !(b->deflater = run_deflater__new()))
+		return -ENOMEM;
+	if (grow_array((void **)&b->runs, &b->runs_cap, b->nruns, sizeof(*b->runs), 16))
+		return -ENOMEM;
+	b->runs[b->nruns++] = (struct run){ .len = b->samples_len };
+	err = run_deflater__give(b->deflater, &b->samples, &b->samples_cap, b->samples_len);
 	b->samples_len = 0;
-	return 0;
+	return err;
+}
+
+/* A run's deflated bytes into b->back (read back from the store), or NULL
+ * with b->store_err set. */
+static const uint8_t *run_bytes(struct builder *b, const struct run *r)
+{
+	return r->z ? r->z : (const uint8_t *)read_back(b, r->off, r->zlen);
 }
 
 /* A run's packed samples into buf (cap bytes); 0 or -errno. */
 static int open_run(struct builder *b, const struct run *r, uint8_t *buf, size_t cap)
 {
-	if (!r->z)
-		return b->store->get(b->store->ctx, r->off, buf, r->len);
-	size_t n = ZSTD_decompress(buf, cap, r->z, r->zlen);
-	return ZSTD_isError(n) || n != r->len ? -ENOMEM : 0;
+	const uint8_t *z = run_bytes(b, r);
+	if (!z)
+		return str_error(b);
+	return r->len > cap ? -EINVAL : run_inflate(z, r->zlen, buf, r->len);
 }
 
 /* s packed after the samples before, as the Profile's field 2, its
@@ -554,7 +569,7 @@ static int put_sample_tail(struct builder *b, const Sample *s, const uint8_t *ta
 	p += tail_len;
 	b->samples_len = (size_t)(p - b->samples);
 	b->nsamples++;
-	return b->samples_len >= (b->store ? STORED_RUN_BYTES : RUN_BYTES) ? seal_run(b) : 0;
+	return b->samples_len >= RUN_BYTES ? seal_run(b) : 0;
 }
 
 static int put_sample(struct builder *b, const Sample *s)
@@ -594,6 +609,9 @@ static int repack_cpu_only(struct builder *b, const uint8_t *old, size_t len)
 
 static int cpu_value_only(struct builder *b)
 {
+	int taken = take_run(b);
+	if (taken)
+		return taken;
 	struct run *runs = b->runs;
 	uint32_t nruns = b->nruns;
 	size_t most = 1;
@@ -814,23 +832,37 @@ static int from_stacks(struct builder *b, const struct table *t,
  * igzip at its level 1. zlib's fastest level (Go's runtime/pprof's
  * choice) took a fifth of an 8-minute recording's profile: 0.23 s for
  * its 30 MB, where igzip takes 0.04 s for a file 5 % smaller (bench/
- * RESULTS.md, round 15). Any gzip reader reads it (go tool pprof,
+ * RESULTS.md, round 15). One gzip member (RFC 1952) whose deflate stream
+ * takes the runs' segments as they were deflated (gz_segment): its
+ * header and trailer are written here, the CRC-32 of all it holds
+ * combined from theirs. Any gzip reader reads it (go tool pprof,
  * Pyroscope, Python's gzip); the bytes inside are what they were. */
 struct gz {
 	struct isal_zstream z;
 	FILE *out;
 	int err;
+	uint32_t crc;		/* of what it holds so far */
+	uint64_t len;
 };
+
+static void gz_write(struct gz *g, const void *buf, size_t len)
+{
+	if (!g->err && fwrite(buf, 1, len, g->out) != len)
+		g->err = -EIO;
+}
 
 static int gz_begin(struct gz *g, FILE *out)
 {
+	/* deflate (8), no flags, no time, no extra flags, OS unknown */
+	static const uint8_t header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff };
 	*g = (struct gz){ .out = out };
 	isal_deflate_init(&g->z);
 	g->z.level = 1;
 	g->z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
 	g->z.level_buf = malloc(g->z.level_buf_size);
-	g->z.gzip_flag = IGZIP_GZIP;
+	g->z.gzip_flag = IGZIP_DEFLATE;
 	g->z.flush = NO_FLUSH;
+	gz_write(g, header, sizeof(header));
 	return g->z.level_buf ? 0 : -ENOMEM;
 }
 
@@ -838,16 +870,17 @@ static int gz_begin(struct gz *g, FILE *out)
 static void gz_put(struct gz *g, const uint8_t *buf, size_t len, bool last)
 {
 	static __thread uint8_t zbuf[1 << 16];
+	g->crc = crc32_gzip_refl(g->crc, buf, len);
+	g->len += len;
 	g->z.next_in = (uint8_t *)buf;
 	g->z.avail_in = (uint32_t)len;
 	g->z.end_of_stream = last;
 	while (!g->err) {
 		g->z.next_out = zbuf;
 		g->z.avail_out = sizeof(zbuf);
-		int zr = isal_deflate(&g->z);
-		size_t have = sizeof(zbuf) - g->z.avail_out;
-		if (zr != COMP_OK || fwrite(zbuf, 1, have, g->out) != have)
+		if (isal_deflate(&g->z) != COMP_OK)
 			g->err = -EIO;
+		gz_write(g, zbuf, sizeof(zbuf) - g->z.avail_out);
 		/* with the last, until the stream has ended; else until all
 		 * is taken and nothing is left to write */
 		if (last ? g->z.internal_state.state == ZSTATE_END :
@@ -856,27 +889,52 @@ static void gz_put(struct gz *g, const uint8_t *buf, size_t len, bool last)
 	}
 }
 
+/* What was put so far deflated to a byte's end, and nothing after it
+ * looking back past it: a segment may follow. */
+static void gz_flush(struct gz *g)
+{
+	g->z.flush = FULL_FLUSH;
+	gz_put(g, NULL, 0, false);
+	g->z.flush = NO_FLUSH;
+}
+
+/* A run's deflated segment, as it is (after gz_flush). */
+static void gz_segment(struct gz *g, const uint8_t *z, const struct run *r)
+{
+	gz_write(g, z, r->zlen);
+	g->crc = (uint32_t)crc32_combine(g->crc, r->crc, (z_off_t)r->len);
+	g->len += r->len;
+}
+
+/* The stream ended (its last put), its trailer written: its CRC-32 and
+ * length (modulo 2^32), little-endian. */
 static int gz_end(struct gz *g)
 {
+	uint8_t trailer[8];
+	for (int i = 0; i < 4; i++) {
+		trailer[i] = (uint8_t)(g->crc >> (8 * i));
+		trailer[4 + i] = (uint8_t)(g->len >> (8 * i));
+	}
+	gz_write(g, trailer, sizeof(trailer));
 	free(g->z.level_buf);
 	g->z.level_buf = NULL;
 	return g->err;
 }
 
-/* The packed samples, run by run, into g. */
+/* The packed samples into g: the runs' segments as they are, then those
+ * since the last run. */
 static int gz_samples(struct gz *g, struct builder *b)
 {
-	size_t most = 1;
-	for (uint32_t i = 0; i < b->nruns; i++)
-		most = b->runs[i].len > most ? b->runs[i].len : most;
-	uint8_t *buf = malloc(most);
-	int err = buf ? 0 : -ENOMEM;
+	int err = take_run(b);
+	if (b->nruns)
+		gz_flush(g);
 	for (uint32_t i = 0; i < b->nruns && !err; i++) {
-		err = open_run(b, &b->runs[i], buf, most);
-		if (!err)
-			gz_put(g, buf, b->runs[i].len, false);
+		const uint8_t *z = run_bytes(b, &b->runs[i]);
+		if (z)
+			gz_segment(g, z, &b->runs[i]);
+		else
+			err = str_error(b);
 	}
-	free(buf);
 	if (!err)
 		gz_put(g, b->samples, b->samples_len, false);
 	return err;
@@ -1098,6 +1156,7 @@ static void builder_free(void *ctx)
 	for (uint32_t i = 0; i < b->nruns; i++)
 		free(b->runs[i].z);
 	free(b->runs);
+	run_deflater__free(b->deflater);
 	free(b->locs);
 	free(b->raw_ids);
 	free(b->loc_ids);

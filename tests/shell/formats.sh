@@ -30,8 +30,8 @@ if "$CL" record -g -o "$TMP/live.rec" -- "$CL" workload libcall --seconds 1 >/de
 else
 	echo "no recording of cpuledger's own: perf_event_open refused"
 fi
-# a profile of more samples than pprof keeps in one run (1 MiB packed in
-# memory, 256 KB in the temporary file), of no steal (the recording says
+# a profile of more samples than pprof keeps in one run (256 KB packed,
+# deflated), of no steal (the recording says
 # so at its start: the samples are packed with cpu alone as the threads go)
 python3 "$ROOT/tests/many_stacks.py" >"$TMP/many.txt"
 "$CL" import perf-script "$TMP/many.txt" -o "$TMP/many.rec" 2>/dev/null || fail "import of many stacks"

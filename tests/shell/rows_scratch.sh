@@ -10,7 +10,8 @@
 # be written or read back fails the report (exit 1, saying where and why,
 # nothing written). A profile's samples (pprof) wait there too: a recording
 # of 30 000 distinct stacks (1.2 MB of packed samples, several runs of
-# them), the same profile stored and kept, and the same failures; and
+# them), the same profile stored and kept, and on one CPU (each run
+# deflated where it is sealed, no thread for it), and the same failures; and
 # the same recording with its start said again, steal unknown the second
 # time (a start META read mid-file: the samples packed with both values
 # as the threads went are packed again with cpu alone, run by run, from
@@ -102,6 +103,16 @@ INPUT=$TMP/stacks.rec same pprof.comm --format pprof --by comm,function
 INPUT=$TMP/flip.rec same pprof.flip --format pprof
 INPUT=$TMP/long.rec same pprof.long --format pprof
 INPUT=$TMP/cmds.rec same pprof.cmds --format pprof
+# the runs deflated where they are sealed, with no thread to do it on one
+# CPU: the same bytes as with one
+if command -v taskset >/dev/null; then
+	for rec in stacks flip; do
+		TMPDIR="$TMP/scratch" taskset -c 0 "$CL" report -i "$TMP/$rec.rec" --format pprof \
+			-o "$TMP/one.$rec" 2>"$TMP/err" || fail "pprof on one CPU: $(cat "$TMP/err")"
+		[ "$rec" = stacks ] && want=$TMP/stored.pprof || want=$TMP/stored.pprof.flip
+		cmp -s "$TMP/one.$rec" "$want" || fail "pprof of $rec.rec on one CPU differs"
+	done
+fi
 [ "$(zcat "$TMP/stored.pprof.cmds" | grep -ao 'src/unit[0-9]*\.c' | sort -u | wc -l)" = 40 ] ||
 	fail "the profile of 40 command lines names $(zcat "$TMP/stored.pprof.cmds" |
 		grep -ao 'src/unit[0-9]*\.c' | sort -u | wc -l)"

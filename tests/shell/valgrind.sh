@@ -40,6 +40,11 @@ for f in text csv json openmetrics pprof; do
 	vg "$CL" report -i "$TMP/s.rec" --format $f -o "$TMP/out.$f"
 done
 vg "$CL" report -i "perf-script:$S" --format folded --folded all -o "$TMP/out.folded" 2>/dev/null
+# a profile of several runs of samples, each deflated on a thread of its
+# own as it is sealed
+python3 "$ROOT/tests/many_stacks.py" >"$TMP/many.txt"
+"$CL" import perf-script "$TMP/many.txt" -o "$TMP/many.rec" 2>/dev/null
+vg "$CL" report -i "$TMP/many.rec" --format pprof -o "$TMP/many.pprof"
 { head -5 "$S"; echo "no perf script"; } >"$TMP/bad.txt"
 set +e
 vg "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec" 2>/dev/null
