@@ -6,7 +6,7 @@ stacks, no scheduler tracepoints: steal unknown), on standard output.
 A thread's leaves are in three files in turn (its library, another and
 the kernel): its stacks are of three accounts, one after another.
 A profile of it is 1.2 MB of packed samples: more than pprof keeps in one
-run (256 KB).
+run (128 KB).
 
 With --long-names, functions are named as C++ names are, over 64 bytes
 and one set for each of 20 kinds of thread (7 200 names, 0.8 MB): the

@@ -52,7 +52,7 @@ enum { LABELS_KEPT = 4 };
  * stream to be written (pprof_runs.h), in the store the report gives (a
  * temporary file), else in memory: the same segments either way, so the
  * same file. */
-#define RUN_BYTES (1u << 18)
+#define RUN_BYTES (1u << 17)
 struct run {
 	uint8_t *z;		/* deflated, or NULL: stored at off */
 	size_t zlen, len;
@@ -80,8 +80,9 @@ struct long_string {
  * command line is looked up again for each thread of its process, and
  * for each process that runs it, each read back from the store to be
  * compared (a twentieth of a profile). Those of LONG_SEEN_MAX bytes or
- * less (a command line can be megabytes). */
-#define LONG_SEEN 256
+ * less (a command line can be megabytes); 64 of them as fast as 256,
+ * for 0.3 MB less at 8 minutes of a compile loop. */
+#define LONG_SEEN 64
 #define LONG_SEEN_MAX 4096
 struct long_seen {
 	uint64_t hash;

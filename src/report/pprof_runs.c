@@ -14,6 +14,11 @@
 #include "pprof_runs.h"
 #include "../core/banned.h"
 
+/* igzip's level 1 buffer: its hash table and 64 K tokens a block (its
+ * default is four times as many: a quarter of a megabyte more, the
+ * file 0.1 % smaller) */
+#define LEVEL_BUF ISAL_DEF_LVL1_SMALL
+
 /* Where the run given last is: none given (or taken), being deflated,
  * deflated and not yet taken. */
 enum job { JOB_NONE, JOB_GIVEN, JOB_DONE };
@@ -55,7 +60,7 @@ static void deflate_run(struct run_deflater *d)
 		isal_deflate_stateless_init(&s);
 		s.level = 1;
 		s.level_buf = d->level_buf;
-		s.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+		s.level_buf_size = LEVEL_BUF;
 		s.flush = FULL_FLUSH;	/* byte-aligned, no look-back past it */
 		s.end_of_stream = 0;	/* more follows it in the stream */
 		s.gzip_flag = IGZIP_DEFLATE;
@@ -108,7 +113,7 @@ static bool cpu_to_spare(void)
 struct run_deflater *run_deflater__new(void)
 {
 	struct run_deflater *d = calloc(1, sizeof(*d));
-	if (!d || !(d->level_buf = malloc(ISAL_DEF_LVL1_DEFAULT)) ||
+	if (!d || !(d->level_buf = malloc(LEVEL_BUF)) ||
 	    pthread_mutex_init(&d->mu, NULL)) {
 		if (d)
 			free(d->level_buf);
@@ -128,6 +133,16 @@ struct run_deflater *run_deflater__new(void)
 
 int run_deflater__give(struct run_deflater *d, uint8_t **buf, size_t *cap, size_t len)
 {
+	if (!d->threaded) {	/* deflated now: its buffer given back as it is */
+		d->in = *buf;
+		d->in_cap = *cap;
+		d->in_len = len;
+		deflate_run(d);
+		d->in = NULL;
+		d->in_cap = 0;
+		d->job = JOB_DONE;
+		return 0;
+	}
 	uint8_t *back = d->in;
 	size_t back_cap = d->in_cap;
 	d->in = *buf;
@@ -135,11 +150,6 @@ int run_deflater__give(struct run_deflater *d, uint8_t **buf, size_t *cap, size_
 	d->in_len = len;
 	*buf = back;
 	*cap = back_cap;
-	if (!d->threaded) {
-		deflate_run(d);
-		d->job = JOB_DONE;
-		return 0;
-	}
 	pthread_mutex_lock(&d->mu);
 	d->job = JOB_GIVEN;
 	pthread_cond_broadcast(&d->cv);

@@ -30,7 +30,7 @@ if "$CL" record -g -o "$TMP/live.rec" -- "$CL" workload libcall --seconds 1 >/de
 else
 	echo "no recording of cpuledger's own: perf_event_open refused"
 fi
-# a profile of more samples than pprof keeps in one run (256 KB packed,
+# a profile of more samples than pprof keeps in one run (128 KB packed,
 # deflated), of no steal (the recording says
 # so at its start: the samples are packed with cpu alone as the threads go)
 python3 "$ROOT/tests/many_stacks.py" >"$TMP/many.txt"
