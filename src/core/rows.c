@@ -137,18 +137,32 @@ static bool program_key(struct rows *r, const struct row_key *k, struct row *w)
 	       (!(m & RF_BIT(RF_ACCOUNT)) || intern(r, RS_ACCOUNT, k->account, &w->account));
 }
 
-static uint64_t key_hash(const struct row *w)
+/* The hash of a row's key in two parts: its task's fields, which a row
+ * base's rows share (hashed once for all of a thread's stacks and
+ * programs: hashing the whole key for each was a fiftieth of a profile),
+ * then its program's (program_key's). */
+static uint64_t task_hash(const struct row *w)
 {
 	uint64_t h = hash_mix((uint64_t)w->vm << 32 | w->comm);
 	h = hash_mix(h ^ ((uint64_t)w->command << 32 | w->executable));
-	h = hash_mix(h ^ ((uint64_t)w->dso << 32 | w->function));
-	h = hash_mix(h ^ ((uint64_t)w->account << 32 | w->cgroup));
-	h = hash_mix(h ^ ((uint64_t)w->pid << 32 | w->tid));
-	h = hash_mix(h ^ w->start_ns);
-	h = hash_mix(h ^ (uint64_t)w->uid ^ ((uint64_t)(uint32_t)w->cpu << 40));
+	h = hash_mix(h ^ ((uint64_t)w->cgroup << 32 | w->pid));
+	h = hash_mix(h ^ ((uint64_t)w->tid << 32 ^ w->start_ns));
+	h = hash_mix(h ^ (uint64_t)w->uid);
 	for (int i = 0; i < ROW_DERIVED; i++)
 		h = hash_mix(h ^ w->derived[i]);
+	return h;
+}
+
+static uint64_t program_hash(uint64_t task, const struct row *w)
+{
+	uint64_t h = hash_mix(task ^ ((uint64_t)w->dso << 32 | w->function));
+	h = hash_mix(h ^ ((uint64_t)w->account << 32 | (uint32_t)w->cpu));
 	return hash_mix(h ^ w->stack);
+}
+
+static uint64_t key_hash(const struct row *w)
+{
+	return program_hash(task_hash(w), w);
 }
 
 struct key_ctx {
@@ -180,6 +194,7 @@ int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *
 	for (int i = 0; i < RA_N; i++)
 		b->attr_id[i] = ROW_UNSET;
 	b->row = 0;
+	b->hashed = false;
 	return base_key(r, k, &b->w) ? 0 : -ENOMEM;
 }
 
@@ -223,12 +238,13 @@ static void add_figures(struct row_figures *to, const struct row_figures *f)
 }
 
 /* The row of key w, created on first sight: its id, or HINDEX_NONE. */
-static uint32_t row_of(struct rows *r, const struct row *w)
+/* The row of key w (its task's fields hashed: task), added when new. */
+static uint32_t row_of(struct rows *r, const struct row *w, uint64_t task)
 {
 	struct key_ctx ctx = { r, w };
 	if (r->last && key_eq(&ctx, r->last - 1))
 		return r->last - 1;
-	uint64_t h = key_hash(w);
+	uint64_t h = program_hash(task, w);
 	uint32_t id = hindex__find(&r->index, h, key_eq, &ctx);
 	if (id == HINDEX_NONE) {
 		if (grow_array((void **)&r->v, &r->cap, r->n, sizeof(*r->v), 64) ||
@@ -254,7 +270,11 @@ int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 	struct row w = b->w;
 	if (!program_key(r, k, &w))
 		return -ENOMEM;
-	uint32_t id = row_of(r, &w);
+	if (!b->hashed) {
+		b->task_hash = task_hash(&b->w);
+		b->hashed = true;
+	}
+	uint32_t id = row_of(r, &w, b->task_hash);
 	if (id == HINDEX_NONE)
 		return -ENOMEM;
 	struct row *row = &r->v[id];

@@ -189,6 +189,8 @@ struct row_base {
 	 * (0: none yet) */
 	uint32_t row;
 	bool attrs, cgroup;	/* attributes given; a cgroup among them */
+	bool hashed;		/* task_hash is w's task fields' (rows.c) */
+	uint64_t task_hash;
 };
 
 void rows__init(struct rows *r, const struct row_keys *keys);
