@@ -34,10 +34,12 @@
 #        the recordings there and uses those it finds; CPULEDGER=BINARY
 #        reports with another build, an older one to compare; recordings
 #        of an older version are made this version's, for the same data
-#        in both, by build/bench/restack IN OUT)
+#        in both, by build/bench/restack IN OUT; CORE=N pins the one-core
+#        reports to core N, default 0: a shared host may slow one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIN=${1:-1}
+CORE=${CORE:-0}	# the core the one-core reports are pinned to
 make -s all
 CL=${CPULEDGER:-$PWD/build/cpuledger}
 TMP=$(mktemp -d /var/tmp/streaming_real.XXXXXX)
@@ -121,7 +123,7 @@ for what in live tp imp txt; do
 			best="" cpu="" kbs=()
 			for _ in 1 2 3; do
 				# shellcheck disable=SC2086
-				/usr/bin/time -f "%e %U %S %M" -o "$TMP/time" taskset -c 0 "$CL" report \
+				/usr/bin/time -f "%e %U %S %M" -o "$TMP/time" taskset -c "$CORE" "$CL" report \
 					-i "$rec" --format $fmt -o "$TMP/out" 2>/dev/null
 				read -r s u k kb <"$TMP/time"
 				kbs+=("$kb")
