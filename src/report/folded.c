@@ -115,8 +115,14 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 		return 0;
 	if (stack >= MORE_LINE)
 		return -ENOMEM;
-	if (grow_array_to((void **)&f->first, &f->first_cap, stack, sizeof(*f->first), 1024))
-		return -ENOMEM;
+	if (stack >= f->nfirst) {
+		while (stack >= f->first_cap)
+			if (grow_array((void **)&f->first, &f->first_cap, f->first_cap,
+				       sizeof(*f->first), 1024))
+				return -ENOMEM;
+		memset(&f->first[f->nfirst], 0, (size_t)(stack + 1 - f->nfirst) * sizeof(*f->first));
+		f->nfirst = stack + 1;
+	}
 	struct report_fold_first *first = &f->first[stack];
 	if (!first->prog) {
 		first->prog = p;
@@ -448,7 +454,7 @@ static int put_line(struct line_out *o, struct shown sh[2], const struct report_
 static int write_lines(FILE *out, const struct report_extras *x, const struct report_folds *f)
 {
 	uint32_t lines = 0;
-	for (uint32_t s = 0; s < f->first_cap; s++)
+	for (uint32_t s = 0; s < f->nfirst; s++)
 		lines += f->first[s].prog && f->first[s].samples;
 	for (uint32_t i = 0; i < f->nmore; i++)
 		lines += f->more[i].samples > 0;
@@ -456,7 +462,7 @@ static int write_lines(FILE *out, const struct report_extras *x, const struct re
 	if (!order)
 		return -ENOMEM;
 	uint32_t n = 0;
-	for (uint32_t s = 0; s < f->first_cap; s++)
+	for (uint32_t s = 0; s < f->nfirst; s++)
 		if (f->first[s].prog && f->first[s].samples)
 			order[n++] = s;
 	for (uint32_t i = 0; i < f->nmore; i++)

@@ -197,8 +197,11 @@ struct report_fold {
 
 struct report_folds {
 	struct strtab progs;
-	struct report_fold_first *first;	/* by stack id */
-	uint32_t first_cap;
+	/* by stack id, those below nfirst zeroed or set: the room past them
+	 * is not touched (zeroing the doubled table was 0.4 MB of a long
+	 * recording's folded report, in memory) */
+	struct report_fold_first *first;
+	uint32_t nfirst, first_cap;
 	struct report_fold *more;
 	uint32_t nmore, more_cap;
 	uint32_t last_prog;	/* the program named last, + 1 (0: none) */
