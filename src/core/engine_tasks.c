@@ -253,9 +253,9 @@ uint32_t eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uin
 	struct stack_key k = { t->stack_v, stack,
 			       { e, thread, function, dso, account,
 				 e->c.by_cpu ? cpu : ENGINE_NONE } };
-	/* by its stack alone: a stack's samples are of one program (its
-	 * leaf's) but where an account's ranges part a function */
-	uint64_t h = hash_mix(stack);
+	/* by its stack (and CPU, by CPU): a stack's samples are of one
+	 * program (its leaf's) but where an account's ranges part a function */
+	uint64_t h = hash_mix((uint64_t)stack << 32 ^ k.prog.cpu);
 	uint32_t i = hindex__find(&t->stack_index, h, stack_eq, &k);
 	if (i == ENGINE_NONE) {
 		uint32_t p = eng_prog(e, thread, function, dso, account, cpu);

@@ -863,8 +863,10 @@ static int gz_begin(struct gz *g, FILE *out)
 	g->z.level_buf = malloc(g->z.level_buf_size);
 	g->z.gzip_flag = IGZIP_DEFLATE;
 	g->z.flush = NO_FLUSH;
+	if (!g->z.level_buf)
+		return -ENOMEM;
 	gz_write(g, header, sizeof(header));
-	return g->z.level_buf ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* len bytes of buf, the last of the input when last. */

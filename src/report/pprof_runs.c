@@ -133,6 +133,13 @@ struct run_deflater *run_deflater__new(void)
 
 int run_deflater__give(struct run_deflater *d, uint8_t **buf, size_t *cap, size_t len)
 {
+	/* the run given before must have been taken: its buffers are the
+	 * thread's until then */
+	pthread_mutex_lock(&d->mu);
+	bool idle = d->job == JOB_NONE;
+	pthread_mutex_unlock(&d->mu);
+	if (!idle)
+		return -EBUSY;
 	if (!d->threaded) {	/* deflated now: its buffer given back as it is */
 		d->in = *buf;
 		d->in_cap = *cap;

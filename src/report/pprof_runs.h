@@ -26,9 +26,9 @@ struct deflated_run {
 struct run_deflater *run_deflater__new(void);
 /* Waits for the run given last and frees the deflater. */
 void run_deflater__free(struct run_deflater *d);
-/* Gives len bytes of *buf to be deflated (the run taken before this
- * one: run_deflater__take); *buf and *cap become a buffer given back,
- * empty. 0 or -ENOMEM. */
+/* Gives len bytes of *buf to be deflated (the run given before taken
+ * first: run_deflater__take); *buf and *cap become a buffer given back,
+ * empty. 0, or -EBUSY when the run before was not taken. */
 int run_deflater__give(struct run_deflater *d, uint8_t **buf, size_t *cap, size_t len);
 /* The run given last, deflated, once done: 1, or 0 when none was given
  * since the last take, or -ENOMEM. */
