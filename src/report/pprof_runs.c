@@ -113,15 +113,13 @@ static bool cpu_to_spare(void)
 struct run_deflater *run_deflater__new(void)
 {
 	struct run_deflater *d = calloc(1, sizeof(*d));
-	if (!d || !(d->level_buf = malloc(LEVEL_BUF)) ||
-	    pthread_mutex_init(&d->mu, NULL)) {
-		if (d)
-			free(d->level_buf);
-		free(d);
+	if (!d)
 		return NULL;
-	}
-	if (pthread_cond_init(&d->cv, NULL)) {
-		pthread_mutex_destroy(&d->mu);
+	bool mu = false;
+	if (!(d->level_buf = malloc(LEVEL_BUF)) || !(mu = !pthread_mutex_init(&d->mu, NULL)) ||
+	    pthread_cond_init(&d->cv, NULL)) {
+		if (mu)
+			pthread_mutex_destroy(&d->mu);
 		free(d->level_buf);
 		free(d);
 		return NULL;
