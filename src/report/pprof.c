@@ -565,8 +565,11 @@ static int put_sample_tail(struct builder *b, const Sample *s, const uint8_t *ta
 	*p++ = 2 << 3 | 2;
 	p += pprof_wire__varint(p, len);
 	p += pprof_wire__sample(p, s);
-	if (tail_len)
-		memcpy(p, tail, tail_len);
+	/* a byte at a time: libc's memcpy of these few dozen bytes took a
+	 * seventh of a profile's making on one CPU, where the runs are
+	 * deflated between them (bench/report_ab: 0.83 of the time) */
+	for (size_t i = 0; i < tail_len; i++)
+		p[i] = tail[i];
 	p += tail_len;
 	b->samples_len = (size_t)(p - b->samples);
 	b->nsamples++;
