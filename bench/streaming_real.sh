@@ -26,9 +26,11 @@
 # tasks a compile loop makes), folded and pprof (stacks resolved): wall
 # and CPU seconds (user + system: the machine may be shared), samples a
 # CPU second, peak RSS (the median of the 3); then peak RSS at 8x over 1x.
-# Last, the 8x recordings with every CPU the machine has (the blocks read
-# and decompressed ahead in a second thread): wall seconds against one
-# core's, and samples a wall second.
+# Last, the 8x recordings with every CPU the machine has (a live
+# recording's items read and made events in time order on a second
+# thread, replay/rec_split.h; an import's blocks read and decompressed
+# ahead there): wall seconds against one core's, and samples a wall
+# second.
 #
 # usage: bench/streaming_real.sh [MINUTES]   (default 1; RECDIR=DIR keeps
 #        the recordings there and uses those it finds; CPULEDGER=BINARY
@@ -158,7 +160,7 @@ done
 # reads and decompresses the blocks ahead (format/recording.h); wall
 # seconds, best of 3, against the one core's above.
 echo
-echo "bench/streaming_real: recordings on $(nproc) cores (blocks read ahead), against one"
+echo "bench/streaming_real: recordings on $(nproc) cores (live: items read on a second thread; imports: blocks read ahead), against one"
 printf "%-48s %10s %11s %11s %8s %14s\n" "" "samples" "wall s, 1" "wall s, $(nproc)" "ratio" "samples/wall s"
 for what in live imp; do
 	for fmt in json "json --by comm" folded pprof; do

@@ -41,7 +41,8 @@ int analysis__init(struct analysis *a, const struct analysis_opts *o,
 
 static const char *name(const struct analysis *a, uint32_t id)
 {
-	return id == ENGINE_NONE || id == NO_DSO || id >= a->names->count ? NULL :
+	/* the names may be growing on the recording's reading thread */
+	return id == ENGINE_NONE || id == NO_DSO || id >= strtab__count(a->names) ? NULL :
 	       strtab__str(a->names, id);
 }
 

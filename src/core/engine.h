@@ -360,6 +360,12 @@ int engine__push(struct engine *e, struct eng_event *ev);
  * been read up to it. 0, or the sink's error, or -ENOMEM. */
 int engine__advance(struct engine *e, uint64_t watermark);
 
+/* Processes ev now, taken in order from a reorder queue (reorder.h) kept
+ * by another thread in the engine's place (this one's then stays
+ * empty); late: reorder__push said it came late. Its text and exe are
+ * the engine's. 0, or the sink's error, or -ENOMEM. */
+int engine__process(struct engine *e, struct eng_event *ev, bool late);
+
 /* Processes the oldest queued events until no more than max_queued wait,
  * whatever the watermark: a bound on memory when a source gives none (an
  * event older than those then comes late, and is counted so). */

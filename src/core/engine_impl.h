@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "grow.h"
+#include "reorder.h"
 
 /* A function (program) of a thread. */
 struct eng_prog {
@@ -91,27 +92,6 @@ struct eng_cpu {
 	uint64_t idle_from;
 };
 
-/* A queued event in its ring: its slot, and its order kept beside it so
- * that the ring's head is known without reading the slot. */
-struct eng_queued {
-	uint64_t time;
-	uint32_t seq, slot;
-};
-
-/* One CPU's queued events, oldest first: v[head], v[head + 1], ...,
- * round past v[cap - 1] to v[0]. */
-struct eng_ring {
-	struct eng_queued *v;
-	uint32_t head, len, cap;
-	uint64_t newest;	/* time of its newest event */
-};
-
-/* A ring's oldest event, as the heap of heads orders it. */
-struct eng_head {
-	uint64_t time;
-	uint32_t seq, ring;
-};
-
 /* Objects in an array, reused through a free list. */
 #define POOL(type) struct { type *v; uint32_t n, cap, free; }
 
@@ -153,20 +133,7 @@ struct engine {
 	struct engine_stats st;
 	uint64_t gap_min_ns;
 	struct eng_cpu *cpus;
-	/* the reorder queue (engine.c): each CPU's events in a ring, in
-	 * (time, seq) order as they came (ring ncpus: events of no CPU);
-	 * the rings' oldest events merged by a heap of ncpus + 1 at most; an
-	 * event older than its ring's newest waits in a heap by (time, seq)
-	 * of its own */
-	struct eng_ring *rings;
-	struct eng_event *slots;	/* the rings' events */
-	uint32_t nslots, slots_cap;
-	uint32_t free_slot;		/* the free slots, a list through
-					 * their seq; ENGINE_NONE: none */
-	struct eng_head *heads;		/* the non-empty rings' oldest */
-	uint32_t nheads;
-	struct eng_event *heap;		/* out of order in their stream */
-	uint32_t nheap, heap_cap, seq, queued;
+	struct reorder q;	/* the events behind the watermark */
 	uint64_t processed;	/* time of the last event processed */
 	POOL(struct eng_proc) procs;
 	POOL(struct eng_thread) threads;

@@ -2,11 +2,18 @@
 #include "stacktab.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
+#include "pinned.h"
 #include "banned.h"
+
+/* A pinned table's stack bytes: all that 32-bit offsets reach. */
+#define PINNED_BYTES ((size_t)UINT32_MAX + 1)
+#define PINNED_FRAMES_SIZE ((size_t)STACKTAB_PINNED_FRAMES * sizeof(struct stack_frame))
+#define PINNED_AT_SIZE ((size_t)STACKTAB_PINNED_STACKS * sizeof(uint32_t))
 
 void stacktab__init(struct stacktab *t)
 {
@@ -18,16 +25,24 @@ void stacktab__init(struct stacktab *t)
 	t->at = NULL;
 	t->nstacks = t->at_cap = 0;
 	hindex__init(&t->stack_index);
+	t->pinned = false;
+	t->lock = NULL;
 }
 
 void stacktab__release(struct stacktab *t)
 {
 	if (!t)
 		return;
-	free(t->frames);
+	if (t->pinned) {
+		pinned__release(t->frames, PINNED_FRAMES_SIZE);
+		pinned__release(t->bytes, PINNED_BYTES);
+		pinned__release(t->at, PINNED_AT_SIZE);
+	} else {
+		free(t->frames);
+		free(t->bytes);
+		free(t->at);
+	}
 	hindex__release(&t->frame_index);
-	free(t->bytes);
-	free(t->at);
 	hindex__release(&t->stack_index);
 }
 
@@ -51,14 +66,15 @@ static bool frame_eq(const void *ctx, uint32_t id)
 
 /* Frames are a fixed 12 bytes: an array and an index of them, not a
  * string table (its offsets, lengths and NULs were as much again). */
-uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f)
+static uint32_t intern_frame(struct stacktab *t, const struct stack_frame *f)
 {
 	struct frame_key k = { t, f };
 	uint64_t h = frame_hash(f);
 	uint32_t id = hindex__find(&t->frame_index, h, frame_eq, &k);
 	if (id != HINDEX_NONE)
 		return id;
-	if (grow_array((void **)&t->frames, &t->frames_cap, t->nframes, sizeof(*t->frames),
+	if ((t->pinned && t->nframes == t->frames_cap) ||
+	    grow_array((void **)&t->frames, &t->frames_cap, t->nframes, sizeof(*t->frames),
 		       256) ||
 	    hindex__insert(&t->frame_index, h, t->nframes)) {
 		errno = ENOMEM;
@@ -66,6 +82,16 @@ uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f)
 	}
 	t->frames[t->nframes] = *f;
 	return t->nframes++;
+}
+
+uint32_t stacktab__intern_frame(struct stacktab *t, const struct stack_frame *f)
+{
+	if (t->lock)
+		pthread_mutex_lock(t->lock);
+	uint32_t id = intern_frame(t, f);
+	if (t->lock)
+		pthread_mutex_unlock(t->lock);
+	return id;
 }
 
 #define STACK_SEED 0x5bd1e995
@@ -97,20 +123,23 @@ static uint32_t intern_bytes(struct stacktab *t, const uint8_t *bytes, size_t le
 		return HINDEX_NONE;
 	}
 	/* at[] holds one more than the stacks: where the next would begin */
-	if (grow_array((void **)&t->at, &t->at_cap, t->nstacks + 1, sizeof(*t->at), 256) ||
+	if ((t->pinned && t->nstacks + 1 >= t->at_cap) ||
+	    grow_array((void **)&t->at, &t->at_cap, t->nstacks + 1, sizeof(*t->at), 256) ||
 	    grow_bytes((char **)&t->bytes, &t->cap, t->len + len, 4096) ||
 	    hindex__insert(&t->stack_index, h, t->nstacks)) {
 		errno = ENOMEM;
 		return HINDEX_NONE;
 	}
 	memcpy(t->bytes + t->len, bytes, len);
-	t->at[t->nstacks] = (uint32_t)t->len;	/* the previous one's end, or 0 */
+	if (!t->nstacks)
+		t->at[0] = 0;	/* after, each stack's start is the one before's
+				 * end, written with it (and read by others since) */
 	t->len += len;
 	t->at[++t->nstacks] = (uint32_t)t->len;
 	return t->nstacks - 1;
 }
 
-uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint32_t n)
+static uint32_t intern(struct stacktab *t, const struct stack_frame *f, uint32_t n)
 {
 	/* a stack's frames are looked up one by one, then the stack: once a
 	 * stack for a recording's reader (its samples name it by the file's
@@ -124,7 +153,7 @@ uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint3
 		goto out;
 	uint32_t most = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		if ((fid[i] = stacktab__intern_frame(t, &f[i])) == HINDEX_NONE)
+		if ((fid[i] = intern_frame(t, &f[i])) == HINDEX_NONE)
 			goto out;
 		most = fid[i] > most ? fid[i] : most;
 	}
@@ -149,6 +178,52 @@ out:
 	if (!fid || !key)
 		errno = ENOMEM;
 	return id;
+}
+
+uint32_t stacktab__intern(struct stacktab *t, const struct stack_frame *f, uint32_t n)
+{
+	if (t->lock)
+		pthread_mutex_lock(t->lock);
+	uint32_t id = intern(t, f, n);
+	if (t->lock)
+		pthread_mutex_unlock(t->lock);
+	return id;
+}
+
+int stacktab__pin(struct stacktab *t)
+{
+	if (t->pinned)
+		return 0;
+	void *f = NULL, *b = NULL, *a = NULL;
+	if (t->nframes > STACKTAB_PINNED_FRAMES || t->nstacks + 1 >= STACKTAB_PINNED_STACKS ||
+	    !(f = pinned__reserve(PINNED_FRAMES_SIZE)) || !(b = pinned__reserve(PINNED_BYTES)) ||
+	    !(a = pinned__reserve(PINNED_AT_SIZE))) {
+		pinned__release(f, PINNED_FRAMES_SIZE);
+		pinned__release(b, PINNED_BYTES);
+		return -ENOMEM;
+	}
+	if (t->nframes)
+		memcpy(f, t->frames, (size_t)t->nframes * sizeof(*t->frames));
+	if (t->nstacks) {
+		memcpy(b, t->bytes, t->len);
+		memcpy(a, t->at, ((size_t)t->nstacks + 1) * sizeof(*t->at));
+	}
+	free(t->frames);
+	free(t->bytes);
+	free(t->at);
+	t->frames = f;
+	t->bytes = b;
+	t->at = a;
+	t->frames_cap = STACKTAB_PINNED_FRAMES;
+	t->cap = PINNED_BYTES;
+	t->at_cap = STACKTAB_PINNED_STACKS;
+	t->pinned = true;
+	return 0;
+}
+
+void stacktab__share(struct stacktab *t, void *lock)
+{
+	t->lock = lock;
 }
 
 uint32_t stacktab__frames(const struct stacktab *t, uint32_t id, struct stack_frame *f,

@@ -9,6 +9,7 @@
 #ifndef CPULEDGER_CORE_STACKTAB_H
 #define CPULEDGER_CORE_STACKTAB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -35,6 +36,8 @@ struct stacktab {
 	uint32_t *at;			/* at[id]: stack id's bytes; at[nstacks]: len */
 	uint32_t nstacks, at_cap;
 	struct hindex stack_index;
+	bool pinned;			/* stacktab__pin: arrays never move */
+	void *lock;			/* stacktab__share: interns take it */
 };
 
 #define STACKTAB_NARROW 2
@@ -42,6 +45,25 @@ struct stacktab {
 
 void stacktab__init(struct stacktab *t);
 void stacktab__release(struct stacktab *t);
+
+/*
+ * Its frames, stacks and offsets moved to room that never moves
+ * (pinned.h): a stack's or frame's entry, once made, is read in place
+ * while more are added. It then holds STACKTAB_PINNED_FRAMES frames and
+ * STACKTAB_PINNED_STACKS stacks at most. 0, or -ENOMEM with the table as
+ * it was.
+ */
+#define STACKTAB_PINNED_FRAMES (1u << 26)
+#define STACKTAB_PINNED_STACKS (1u << 28)
+int stacktab__pin(struct stacktab *t);
+/*
+ * A pinned table two threads intern into: each intern takes lock, a
+ * pthread_mutex_t (NULL: none again; not named here, for pthread.h
+ * would come with this header). Reading the stacks and frames of ids a
+ * thread was given takes none. Which id a stack gets then depends on
+ * which thread comes first: nothing may be ordered by the ids.
+ */
+void stacktab__share(struct stacktab *t, void *lock);
 
 /* The id of the stack of f[0..n), n >= 1, adding it if new; HINDEX_NONE
  * with errno set when out of memory. */

@@ -7,7 +7,11 @@
 #include <string.h>
 
 #include "grow.h"
+#include "pinned.h"
 #include "banned.h"
+
+/* A pinned table's bytes: all that 32-bit offsets reach. */
+#define PINNED_BYTES ((size_t)UINT32_MAX + 1)
 
 #define STRTAB_SEED 0x5bd1e995
 
@@ -21,9 +25,15 @@ void strtab__release(struct strtab *t)
 {
 	if (!t)
 		return;
-	free(t->bytes);
-	free(t->offset);
-	free(t->length);
+	if (t->pinned) {
+		pinned__release(t->bytes, PINNED_BYTES);
+		pinned__release(t->offset, (size_t)STRTAB_PINNED_IDS * sizeof(*t->offset));
+		pinned__release(t->length, (size_t)STRTAB_PINNED_IDS * sizeof(*t->length));
+	} else {
+		free(t->bytes);
+		free(t->offset);
+		free(t->length);
+	}
 	hindex__release(&t->index);
 	strtab__init(t);
 }
@@ -48,6 +58,8 @@ static int reserve(struct strtab *t, size_t extra)
 	if (grow_bytes(&t->bytes, &t->cap, t->len + extra, 4096))
 		return -ENOMEM;
 	if (t->count == t->slots) {
+		if (t->pinned)
+			return -ENOMEM;	/* STRTAB_PINNED_IDS */
 		uint32_t n = t->slots ? t->slots * 2 : 64;
 		uint32_t *o = realloc(t->offset, n * sizeof(*o));
 		if (!o)
@@ -83,12 +95,13 @@ uint32_t strtab__intern(struct strtab *t, const char *s, size_t len)
 		errno = -err;
 		return HINDEX_NONE;
 	}
-	id = t->count++;
+	id = t->count;
 	t->offset[id] = (uint32_t)t->len;
 	t->length[id] = (uint32_t)len;
 	memcpy(t->bytes + t->len, s, len);
 	t->bytes[t->len + len] = '\0';
 	t->len += len + 1;
+	__atomic_store_n(&t->count, id + 1, __ATOMIC_RELAXED);	/* strtab__count */
 	return id;
 }
 
@@ -136,4 +149,35 @@ void strtab__keep(struct strtab *t, const uint8_t *keep, uint32_t *map)
 	}
 	t->count = n;
 	t->len = len;
+}
+
+int strtab__pin(struct strtab *t)
+{
+	if (t->pinned)
+		return 0;
+	size_t ids = (size_t)STRTAB_PINNED_IDS * sizeof(uint32_t);
+	char *bytes = t->bytes;
+	uint32_t *offset = t->offset, *length = t->length;
+	void *b = NULL, *o = NULL, *l = NULL;
+	if (t->count > STRTAB_PINNED_IDS || !(b = pinned__reserve(PINNED_BYTES)) ||
+	    !(o = pinned__reserve(ids)) || !(l = pinned__reserve(ids))) {
+		pinned__release(b, PINNED_BYTES);
+		pinned__release(o, ids);
+		return -ENOMEM;
+	}
+	if (t->count) {
+		memcpy(b, bytes, t->len);
+		memcpy(o, offset, (size_t)t->count * sizeof(*offset));
+		memcpy(l, length, (size_t)t->count * sizeof(*length));
+	}
+	free(bytes);
+	free(offset);
+	free(length);
+	t->bytes = b;
+	t->offset = o;
+	t->length = l;
+	t->cap = PINNED_BYTES;
+	t->slots = STRTAB_PINNED_IDS;
+	t->pinned = true;
+	return 0;
 }

@@ -5,6 +5,7 @@
 #ifndef CPULEDGER_CORE_STRTAB_H
 #define CPULEDGER_CORE_STRTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,12 +16,24 @@ struct strtab {
 	size_t len, cap;
 	uint32_t *offset;	/* offset[id] into bytes */
 	uint32_t *length;	/* length[id], without the NUL */
-	uint32_t count, slots;
+	uint32_t count, slots;	/* count: strtab__count where another
+				 * thread interns */
 	struct hindex index;
+	bool pinned;		/* strtab__pin: its arrays never move */
 };
 
 void strtab__init(struct strtab *t);
 void strtab__release(struct strtab *t);
+
+/*
+ * Its strings, offsets and lengths moved to room that never moves
+ * (pinned.h), for a table one thread interns into while another reads
+ * the strings of ids it was given (after them, through a lock). It then
+ * holds STRTAB_PINNED_IDS strings at most. 0, or -ENOMEM with the table
+ * as it was.
+ */
+#define STRTAB_PINNED_IDS (1u << 28)
+int strtab__pin(struct strtab *t);
 
 /*
  * Returns the id of s[0..len), adding it if new, or HINDEX_NONE with errno
@@ -52,6 +65,12 @@ void strtab__keep(struct strtab *t, const uint8_t *keep, uint32_t *map);
 static inline const char *strtab__str(const struct strtab *t, uint32_t id)
 {
 	return t->bytes + t->offset[id];
+}
+
+/* How many strings there are, read where another thread may be adding. */
+static inline uint32_t strtab__count(const struct strtab *t)
+{
+	return __atomic_load_n(&t->count, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t strtab__len(const struct strtab *t, uint32_t id)

@@ -452,13 +452,18 @@ static bool cpus_to_spare(void)
 	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
 }
 
-bool rec_reader__read_ahead(struct rec_reader *r)
+bool rec_reader__may_read_ahead(const struct rec_reader *r)
 {
 	struct stat st;
 	/* a pipe's read could wait for ever when the reader is freed early;
 	 * a partial file is still being written */
-	if (r->ahead || r->ended || r->partial || r->blk[r->cur].status ||
-	    fstat(r->fd, &st) || !S_ISREG(st.st_mode) || !cpus_to_spare())
+	return !r->ahead && !r->ended && !r->partial && !r->blk[r->cur].status &&
+	       !fstat(r->fd, &st) && S_ISREG(st.st_mode) && cpus_to_spare();
+}
+
+bool rec_reader__read_ahead(struct rec_reader *r)
+{
+	if (!rec_reader__may_read_ahead(r))
 		return r->ahead;
 	if (pthread_mutex_init(&r->mu, NULL))
 		return false;

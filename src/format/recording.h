@@ -237,6 +237,10 @@ int rec_reader__peek(const struct rec_reader *r, uint32_t *type,
  * made, reading goes on as before. Items and errors are the same.
  * Whether a thread reads ahead. */
 bool rec_reader__read_ahead(struct rec_reader *r);
+/* Whether it could be read ahead (a whole regular file, not read to an
+ * end or an error, more than one CPU to run on): and so read on a thread
+ * of its own. */
+bool rec_reader__may_read_ahead(const struct rec_reader *r);
 
 /* The file's format version (1 to 3). */
 uint32_t rec_reader__version(const struct rec_reader *r);

@@ -40,6 +40,11 @@ void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
 	if (t && !s->first)
 		s->first = t;
 	if (cpu < s->meta.ncpus) {
+		/* streams_read's minimum moves only when a CPU comes, goes
+		 * below it, or is the one that held it */
+		if (!s->cpus[cpu].present || (t && (t < s->streams_w ||
+						    s->last_time[cpu] == s->streams_w)))
+			s->streams_stale = true;
 		s->cpus[cpu].present = true;
 		if (t)
 			s->last_time[cpu] = t;
@@ -81,12 +86,16 @@ static int impossible(struct rec_source *s, const struct eng_event *ev)
 /* Each CPU's items are in time order in the file, so everything up to
  * the earliest of the CPUs' latest events has been read (UINT64_MAX: no
  * CPU had one). */
-static uint64_t streams_read(const struct rec_source *s)
+uint64_t rec_source_streams_read(struct rec_source *s)
 {
+	if (!s->streams_stale)
+		return s->streams_w;
 	uint64_t w = UINT64_MAX;
 	for (uint32_t c = 0; c < s->meta.ncpus; c++)
 		if (s->cpus[c].present && s->last_time[c] < w)
 			w = s->last_time[c];
+	s->streams_w = w;
+	s->streams_stale = false;
 	return w;
 }
 
@@ -95,7 +104,7 @@ static uint64_t streams_read(const struct rec_source *s)
  * streams_read; if that is not enough, the oldest go anyway. */
 static int too_many_queued(struct rec_source *s, struct engine *e)
 {
-	uint64_t w = streams_read(s);
+	uint64_t w = rec_source_streams_read(s);
 	int err = w != UINT64_MAX ? engine__advance(e, w) : 0;
 	return err ? err : engine__shed(e, REC_MAX_QUEUED / 2);
 }
@@ -104,13 +113,12 @@ static int too_many_queued(struct rec_source *s, struct engine *e)
  * events go once every CPU's stream is past them, so the queue holds
  * what lies between the streams, not the file. Every 64 events (or one
  * a CPU: the look costs one step a CPU). */
-static int import_advance(struct rec_source *s, struct engine *e)
+static uint64_t import_advance(struct rec_source *s)
 {
 	if (++s->pushed < 64 || s->pushed < s->meta.ncpus)
-		return 0;
+		return UINT64_MAX;
 	s->pushed = 0;
-	uint64_t w = streams_read(s);
-	return w != UINT64_MAX ? engine__advance(e, w) : 0;
+	return rec_source_streams_read(s);
 }
 
 int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev)
@@ -121,14 +129,27 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 		free(ev->exe);
 		return err;
 	}
+	/* the engine refuses an event of no CPU it has (-EINVAL), and then
+	 * nothing is advanced by it */
+	uint64_t then = UINT64_MAX;
+	if (ev->cpu < s->meta.ncpus && s->meta.ordered)
+		then = s->now;	/* in time order already */
+	else if (ev->cpu < s->meta.ncpus && s->meta.imported)
+		then = import_advance(s);
+	if (s->split)
+		return rec_split__push(s->split, ev, then, rec_source_streams_read(s));
 	err = engine__push(e, ev);
-	if (!err && s->meta.ordered)
-		err = engine__advance(e, s->now);	/* in time order already */
-	else if (!err && s->meta.imported)
-		err = import_advance(s, e);
+	if (!err && then != UINT64_MAX)
+		err = engine__advance(e, then);
 	if (!err && engine__stats(e)->queued_events > REC_MAX_QUEUED)
 		err = too_many_queued(s, e);
 	return err == -EINVAL ? 0 : err;
+}
+
+int rec_source_advance(struct rec_source *s, struct engine *e, uint64_t watermark)
+{
+	return s->split ? rec_split__advance(s->split, watermark) :
+	       engine__advance(e, watermark);
 }
 
 /* A sample's stack: (function, dso, account) of each frame, leaf first. */

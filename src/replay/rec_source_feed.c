@@ -5,6 +5,7 @@
 #include "rec_source_impl.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,11 @@ static struct res_frame named_frame(const struct rec_source *s, uint64_t ip,
 	return (struct res_frame){ .ip = ip, .function = name_of(s, function),
 				   .dso = name_of(s, dso), .flags = (uint8_t)(flags & 3) };
 }
+
+/* What the items read on a thread of their own leave to the engine's
+ * (rec_split.h): the run-queue waits, which its sinks ask for as threads
+ * are handed out. */
+enum { NOTE_WAIT, NOTE_CLOCK_WAIT };
 
 /* SAMPLE: a head, then nframes frames with NAME ids, the sample's first. */
 static int on_sample(struct rec_source *s, struct engine *e, const uint8_t *d,
@@ -192,6 +198,20 @@ bad:
 	return 0;
 }
 
+int rec_source_clock_wait(struct rec_source *s, const struct rec_clock_wait *w)
+{
+	/* its wait so far, for when it is handed out: the end's REC_WAIT
+	 * (every thread's total) comes after a thread gone before it */
+	if (w->first) {
+		cgstats__waits_taken(&s->cg, 0);
+		cgstats__waits_taken(&s->cg, 1);
+	}
+	if (cgstats__wait_grow(&s->cg, w->pid, w->tid, w->wait_ns) ||
+	    (s->o.waits_once && w->final && cgstats__wait_final(&s->cg, w->pid, w->tid)))
+		return -ENOMEM;
+	return 0;
+}
+
 /* A thread's figures read from the kernel's clocks (a recording whose
  * source is bpf), and its wait since its last. */
 static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
@@ -201,16 +221,12 @@ static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, ui
 		s->bad_records++;
 		return 0;
 	}
-	/* its wait so far, for when it is handed out: the end's REC_WAIT
-	 * (every thread's total) comes after a thread gone before it */
-	if (!s->clocks++) {
-		cgstats__waits_taken(&s->cg, 0);
-		cgstats__waits_taken(&s->cg, 1);
-	}
-	if (cgstats__wait_grow(&s->cg, r.pid, r.tid, r.wait_ns) ||
-	    (s->o.waits_once && (r.flags & REC_CLOCK_FINAL) &&
-	     cgstats__wait_final(&s->cg, r.pid, r.tid)))
-		return -ENOMEM;
+	struct rec_clock_wait w = { .pid = r.pid, .tid = r.tid, .wait_ns = r.wait_ns,
+				    .first = !s->clocks++, .final = r.flags & REC_CLOCK_FINAL };
+	int err = s->split ? rec_split__note(s->split, NOTE_CLOCK_WAIT, &w, sizeof(w)) :
+		  rec_source_clock_wait(s, &w);
+	if (err)
+		return err;
 	struct eng_event ev = { .kind = EK_CLOCK, .time = r.time_ns, .pid = r.pid,
 				.tid = r.tid, .value = r.cpu_ns, .steal = r.steal_ns,
 				.flags = r.flags & REC_CLOCK_FINAL ? EF_FINAL : 0 };
@@ -375,13 +391,13 @@ static int on_cgstat(struct rec_source *s, const uint8_t *d, uint32_t len)
 }
 
 /* WAIT: each task's run-queue wait so far. */
-static int on_wait(struct rec_source *s, const uint8_t *d, uint32_t len)
+int rec_source_wait_item(struct rec_source *s, const uint8_t *d, uint32_t len, uint64_t *bad)
 {
 	struct rec_wait h;
 	if (len < sizeof(h) || (memcpy(&h, d, sizeof(h)), h.phase > REC_PHASE_END) ||
 	    (len - sizeof(h)) / sizeof(struct rec_wait_task) != h.count ||
 	    (len - sizeof(h)) % sizeof(struct rec_wait_task)) {
-		s->bad_records++;
+		(*bad)++;
 		return 0;
 	}
 	for (uint32_t i = 0; i < h.count; i++) {
@@ -392,6 +408,12 @@ static int on_wait(struct rec_source *s, const uint8_t *d, uint32_t len)
 	}
 	cgstats__waits_taken(&s->cg, (int)h.phase);
 	return 0;
+}
+
+static int on_wait(struct rec_source *s, const uint8_t *d, uint32_t len)
+{
+	return s->split ? rec_split__note(s->split, NOTE_WAIT, d, len) :
+	       rec_source_wait_item(s, d, len, &s->bad_records);
 }
 
 /* TASK: a thread alive at the start, with its name. */
@@ -511,7 +533,7 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 		if (len < 8)
 			return 0;
 		memcpy(&t, d, 8);
-		return engine__advance(e, t);
+		return rec_source_advance(s, e, t);
 	}
 	case REC_SYMBOL:
 	case REC_DSO:
@@ -527,6 +549,7 @@ static void finish_cpus(struct rec_source *s, struct engine *e)
 	for (uint32_t c = 0; c < s->meta.ncpus; c++) {
 		struct source_cpu *ci = &s->cpus[c];
 		ci->present |= s->seen0[c] || ci->lost;
+		s->streams_stale = true;
 		if (s->seen0[c] && s->seen1[c] && s->steal1[c] >= s->steal0[c]) {
 			ci->kernel_known = true;
 			ci->kernel_steal_ns = (s->steal1[c] - s->steal0[c]) *
@@ -580,6 +603,91 @@ static void fetch_next_stack(const struct rec_source *s)
 		__builtin_prefetch(&s->fstacks[id]);
 }
 
+int rec_source_read_items(struct rec_source *s, struct engine *e, struct rec_error *err)
+{
+	int r = 0;
+	while (!r) {
+		uint32_t type, len;
+		const uint8_t *d;
+		r = rec_reader__next(s->rd, &type, &d, &len, err);
+		if (r <= 0)
+			break;
+		fetch_next_stack(s);
+		r = on_item(s, e, type, d, len, err);
+		/* read on a thread of their own, the waits are the engine's
+		 * thread's (rec_source_split.c) */
+		if (!s->split && s->cg.nhanded)
+			cgstats__wait_sweep(&s->cg, NULL, NULL);
+	}
+	return r;
+}
+
+static int split_read(void *ctx, struct rec_error *err)
+{
+	struct rec_source *s = ctx;
+	s->err = err;	/* the reading thread's until it ends */
+	return rec_source_read_items(s, NULL, err);
+}
+
+static int split_note(void *ctx, uint32_t kind, const uint8_t *d, uint32_t len)
+{
+	struct rec_source *s = ctx;
+	if (kind == NOTE_WAIT)
+		return rec_source_wait_item(s, d, len, &s->split_bad);
+	struct rec_clock_wait w;
+	memcpy(&w, d, sizeof(w));
+	return rec_source_clock_wait(s, &w);
+}
+
+/* As after each item read here: a gone thread's wait is forgotten. */
+static void split_after(void *ctx)
+{
+	struct rec_source *s = ctx;
+	if (s->cg.nhanded)
+		cgstats__wait_sweep(&s->cg, NULL, NULL);
+}
+
+/*
+ * The items read on a thread of their own where that helps, e fed here
+ * (rec_split.h); 1 when they are not. The names and stacks tables are
+ * that thread's, read here for the ids given (pinned: their arrays do
+ * not move as they grow); the stacks, that a report adds to too (a
+ * program no sample placed is a stack of its function alone), take a
+ * lock to add to.
+ *
+ * Not so for version 1's records (they forget processes by the
+ * watermark, in the resolver, as the engine advances) nor for an import
+ * of perf script text: a few threads, the engine's work light, it is the
+ * reading that takes an import's time, and its blocks read ahead with
+ * the rest here took 0.14 s where split took 0.18 (bench/RESULTS.md,
+ * round 18).
+ */
+static int feed_split(struct rec_source *s, struct engine *e, struct rec_error *err)
+{
+	if (s->meta.version < 2 || s->meta.imported || !rec_reader__may_read_ahead(s->rd) ||
+	    strtab__pin(&s->names) || stacktab__pin(&s->stacks))
+		return 1;
+	struct rec_split_client c = { s, split_read, split_note, split_after };
+	pthread_mutex_t lock;
+	if (pthread_mutex_init(&lock, NULL))
+		return 1;
+	struct rec_split *sp = rec_split__new(s->meta.ncpus, &c);
+	int r = 1;
+	if (sp) {
+		stacktab__share(&s->stacks, &lock);
+		s->split = sp;
+		r = rec_split__run(sp, e, err);
+		s->split = NULL;
+		s->err = err;
+		stacktab__share(&s->stacks, NULL);
+		s->bad_records += s->split_bad;
+		s->split_bad = 0;
+		rec_split__free(sp);
+	}
+	pthread_mutex_destroy(&lock);
+	return r;
+}
+
 int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *err)
 {
 	int r = 0;
@@ -593,17 +701,9 @@ int rec_source__feed(struct rec_source *s, struct engine *e, struct rec_error *e
 	}
 	for (uint32_t i = 0; i < s->meta.nscope && s->meta.scope != SCOPE_ALL && !r; i++)
 		r = engine__scope(e, s->meta.scope_pids[i]);
-	rec_reader__read_ahead(s->rd);
-	while (!r) {
-		uint32_t type, len;
-		const uint8_t *d;
-		r = rec_reader__next(s->rd, &type, &d, &len, err);
-		if (r <= 0)
-			break;
-		fetch_next_stack(s);
-		r = on_item(s, e, type, d, len, err);
-		if (s->cg.nhanded)
-			cgstats__wait_sweep(&s->cg, NULL, NULL);
+	if (!r && (r = feed_split(s, e, err)) == 1) {
+		rec_reader__read_ahead(s->rd);
+		r = rec_source_read_items(s, e, err);
 	}
 	if (r)
 		return r;

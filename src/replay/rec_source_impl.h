@@ -13,6 +13,7 @@
 #include "../core/cgstats.h"
 #include "../resolve/resolve.h"
 #include "../core/units.h"
+#include "rec_split.h"
 
 /* Beyond what the clocks can disagree by: a second. */
 #define REC_SLACK_NS NSEC_PER_SEC
@@ -96,6 +97,21 @@ struct rec_source {
 	bool waits_sink;		/* o.waits_once: its engine sink added */
 	struct source source;		/* rec_source__source */
 	struct rec_error *source_err;	/* where its feed says why */
+	/* rec_source_streams_read, kept while no CPU's stream moves it */
+	uint64_t streams_w;
+	bool streams_stale;
+	/* the items read on a thread of their own (rec_split.h): what they
+	 * do to the engine, and the waits, passed to this thread */
+	struct rec_split *split;
+	uint64_t split_bad;		/* bad WAIT items, found on this thread */
+};
+
+/* A thread's run-queue wait, from its clock item (REC_CLOCK). */
+struct rec_clock_wait {
+	uint32_t pid, tid;
+	uint64_t wait_ns;
+	bool first;		/* the recording's first clock item */
+	bool final;		/* its last: it exited */
 };
 
 /* The symbol source of a version 1 recording: its stored functions. */
@@ -109,6 +125,10 @@ int rec_source_v1_advance(struct rec_source *s, struct engine *e);
 /* Shared by the items' readers (rec_source_events.c). */
 int rec_source_resolver(struct rec_source *s);
 int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev);
+/* The engine advanced to watermark, or told to (s->split). */
+int rec_source_advance(struct rec_source *s, struct engine *e, uint64_t watermark);
+/* Every CPU's stream has been read up to this time (UINT64_MAX: none). */
+uint64_t rec_source_streams_read(struct rec_source *s);
 void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t);
 int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
 		      uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time);
@@ -119,6 +139,13 @@ int rec_source_stack(struct rec_source *s, struct file_stack *fs, const struct r
  * addresses ips. */
 int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_stack *fs,
 			    const uint8_t *ips, const struct rec_stack_sample *h);
+
+/* The items to the file's end or the first error (rec_source_feed.c). */
+int rec_source_read_items(struct rec_source *s, struct engine *e, struct rec_error *err);
+/* A WAIT item's waits taken (bad counts one that is not), and a clock
+ * item's wait: on the thread that has the engine. */
+int rec_source_wait_item(struct rec_source *s, const uint8_t *d, uint32_t len, uint64_t *bad);
+int rec_source_clock_wait(struct rec_source *s, const struct rec_clock_wait *w);
 
 /* Sets err and returns -EINVAL. */
 int rec_source_fail(struct rec_error *err, uint64_t offset, const char *msg);

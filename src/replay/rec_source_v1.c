@@ -37,7 +37,7 @@ static int advance(struct rec_source *s, struct engine *e, uint64_t watermark)
 			s->forget[kept++] = s->forget[i];
 	}
 	s->nforget = kept;
-	return engine__advance(e, watermark);
+	return rec_source_advance(s, e, watermark);
 }
 
 int rec_source_v1_advance(struct rec_source *s, struct engine *e)
