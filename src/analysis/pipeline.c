@@ -128,6 +128,12 @@ int pipeline__report_file(struct analysis *a, int fd, const struct analysis_opts
 	struct rec_source_opts so = { .rules = o->rules, .salvage = o->salvage,
 				      .stacks = o->stacks || row_keys__has(&o->keys, RF_FUNCTION),
 				      .raw_names = o->raw_names, .waits_once = true };
+	/* read apart where the report's half is the heavier: stacks, rows
+	 * of whole threads kept in a temporary file. Rows by comm are
+	 * light, and reading them apart was slower (0.22 s where 0.21:
+	 * bench/RESULTS.md, round 18) */
+	so.split = so.stacks || row_keys__has(&o->keys, RF_THREAD) ||
+		   row_keys__has(&o->keys, RF_PROCESS);
 	struct rec_source *src = rec_source__open(fd, &so, err);
 	if (!src)
 		return -errno;

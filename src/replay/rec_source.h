@@ -39,6 +39,10 @@ struct rec_source_opts {
 	 * has its wait forgotten then, so that memory follows the live
 	 * threads, not every thread the recording saw */
 	bool waits_once;
+	/* with a second CPU, a live recording's items read and made events
+	 * on a thread of their own, the engine fed on the caller's
+	 * (rec_split.h): where the report's own work is the heavier half */
+	bool split;
 };
 
 /* Limits on what a file can make a reader hold (docs/robustness.md). */

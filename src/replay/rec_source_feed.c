@@ -648,7 +648,8 @@ static void split_after(void *ctx)
 }
 
 /*
- * The items read on a thread of their own where that helps, e fed here
+ * The items read on a thread of their own where that helps (o.split:
+ * the report's half of the work is the heavier), e fed here
  * (rec_split.h); 1 when they are not. The names and stacks tables are
  * that thread's, read here for the ids given (pinned: their arrays do
  * not move as they grow); the stacks, that a report adds to too (a
@@ -664,7 +665,8 @@ static void split_after(void *ctx)
  */
 static int feed_split(struct rec_source *s, struct engine *e, struct rec_error *err)
 {
-	if (s->meta.version < 2 || s->meta.imported || !rec_reader__may_read_ahead(s->rd) ||
+	if (!s->o.split || s->meta.version < 2 || s->meta.imported ||
+	    !rec_reader__may_read_ahead(s->rd) ||
 	    strtab__pin(&s->names) || stacktab__pin(&s->stacks))
 		return 1;
 	struct rec_split_client c = { s, split_read, split_note, split_after };
