@@ -3,7 +3,7 @@
  * in (time, seq) order, behind a watermark the caller gives. The engine
  * keeps one (engine.c); a recording read on a thread of its own keeps
  * it there instead, and the engine is given its events in order
- * (replay/rec_source_split.c).
+ * (replay/rec_split.c).
  *
  * Each CPU's stream comes in time order nearly always, so its events
  * wait in a ring of their own in arrival order (a ring of ids of slots

@@ -48,13 +48,14 @@ void stacktab__release(struct stacktab *t);
 
 /*
  * Its frames, stacks and offsets moved to room that never moves
- * (pinned.h): a stack's or frame's entry, once made, is read in place
- * while more are added. It then holds STACKTAB_PINNED_FRAMES frames and
- * STACKTAB_PINNED_STACKS stacks at most. 0, or -ENOMEM with the table as
- * it was.
+ * (pinned.h: 11 GiB of address space, no memory until used): a stack's
+ * or frame's entry, once made, is read in place while more are added.
+ * It then holds STACKTAB_PINNED_FRAMES frames and STACKTAB_PINNED_STACKS
+ * stacks at most (4 GiB of stacks holds no more). 0, or -ENOMEM with the
+ * table as it was.
  */
-#define STACKTAB_PINNED_FRAMES (1u << 26)
-#define STACKTAB_PINNED_STACKS (1u << 28)
+#define STACKTAB_PINNED_FRAMES (1u << 28)
+#define STACKTAB_PINNED_STACKS (1u << 30)
 int stacktab__pin(struct stacktab *t);
 /*
  * A pinned table two threads intern into: each intern takes lock, a

@@ -181,3 +181,31 @@ int strtab__pin(struct strtab *t)
 	t->pinned = true;
 	return 0;
 }
+
+int strtab__unpin(struct strtab *t)
+{
+	if (!t->pinned)
+		return 0;
+	uint32_t n = t->count ? t->count : 1;
+	char *bytes = malloc(t->len ? t->len : 1);
+	uint32_t *offset = malloc(n * sizeof(*offset)), *length = malloc(n * sizeof(*length));
+	if (!bytes || !offset || !length) {
+		free(bytes);
+		free(offset);
+		free(length);
+		return -ENOMEM;
+	}
+	memcpy(bytes, t->bytes, t->len);
+	memcpy(offset, t->offset, (size_t)t->count * sizeof(*offset));
+	memcpy(length, t->length, (size_t)t->count * sizeof(*length));
+	pinned__release(t->bytes, PINNED_BYTES);
+	pinned__release(t->offset, (size_t)STRTAB_PINNED_IDS * sizeof(*t->offset));
+	pinned__release(t->length, (size_t)STRTAB_PINNED_IDS * sizeof(*t->length));
+	t->bytes = bytes;
+	t->offset = offset;
+	t->length = length;
+	t->cap = t->len ? t->len : 1;
+	t->slots = n;
+	t->pinned = false;
+	return 0;
+}

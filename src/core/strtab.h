@@ -27,13 +27,17 @@ void strtab__release(struct strtab *t);
 
 /*
  * Its strings, offsets and lengths moved to room that never moves
- * (pinned.h), for a table one thread interns into while another reads
+ * (pinned.h: 6 GiB of address space, no memory until used), for a
+ * table one thread interns into while another reads
  * the strings of ids it was given (after them, through a lock). It then
  * holds STRTAB_PINNED_IDS strings at most. 0, or -ENOMEM with the table
  * as it was.
  */
 #define STRTAB_PINNED_IDS (1u << 28)
 int strtab__pin(struct strtab *t);
+/* Its arrays in the heap again, sized to what it holds (a pinned
+ * table's room let go); 0, or -ENOMEM with it still pinned. */
+int strtab__unpin(struct strtab *t);
 
 /*
  * Returns the id of s[0..len), adding it if new, or HINDEX_NONE with errno

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "../format/procstat.h"
 #include "../symbols/demangle.h"
@@ -615,7 +616,7 @@ int rec_source_read_items(struct rec_source *s, struct engine *e, struct rec_err
 		fetch_next_stack(s);
 		r = on_item(s, e, type, d, len, err);
 		/* read on a thread of their own, the waits are the engine's
-		 * thread's (rec_source_split.c) */
+		 * thread's (rec_split.c) */
 		if (!s->split && s->cg.nhanded)
 			cgstats__wait_sweep(&s->cg, NULL, NULL);
 	}
@@ -648,6 +649,29 @@ static void split_after(void *ctx)
 }
 
 /*
+ * Whether address space is free: the pinned tables reserve 17 GiB of it
+ * (pinned.h), which takes no memory, but counts against an address-space
+ * or data limit (ulimit -v, -d) and, under strict overcommit, against
+ * the memory the system commits to: a report that needs 100 MB would
+ * fail there. Then the items are read as before.
+ */
+static bool room_is_free(void)
+{
+	struct rlimit as, data;
+	if (getrlimit(RLIMIT_AS, &as) || as.rlim_cur != RLIM_INFINITY ||
+	    getrlimit(RLIMIT_DATA, &data) || data.rlim_cur != RLIM_INFINITY)
+		return false;
+	FILE *f = fopen("/proc/sys/vm/overcommit_memory", "re");
+	int mode = 2;	/* unknown: as strict */
+	if (f) {
+		if (fscanf(f, "%d", &mode) != 1)
+			mode = 2;
+		fclose(f);
+	}
+	return mode != 2;
+}
+
+/*
  * The items read on a thread of their own where that helps (o.split:
  * the report's half of the work is the heavier), e fed here
  * (rec_split.h); 1 when they are not. The names and stacks tables are
@@ -666,9 +690,12 @@ static void split_after(void *ctx)
 static int feed_split(struct rec_source *s, struct engine *e, struct rec_error *err)
 {
 	if (!s->o.split || s->meta.version < 2 || s->meta.imported ||
-	    !rec_reader__may_read_ahead(s->rd) ||
-	    strtab__pin(&s->names) || stacktab__pin(&s->stacks))
+	    !rec_reader__may_read_ahead(s->rd) || !room_is_free())
 		return 1;
+	if (strtab__pin(&s->names))
+		return 1;
+	if (stacktab__pin(&s->stacks))
+		return strtab__unpin(&s->names) ? -ENOMEM : 1;
 	struct rec_split_client c = { s, split_read, split_note, split_after };
 	pthread_mutex_t lock;
 	if (pthread_mutex_init(&lock, NULL))

@@ -5,7 +5,9 @@
  * on many stacks is kept once; a stack deeper than the table's own
  * buffer is kept whole; stacks of frames whose ids no longer fit 2 bytes
  * (over 65 536 distinct frames) read back as given, beside the narrow
- * ones made before, and are found again.
+ * ones made before, and are found again. Pinned and shared (one thread
+ * reads entries in place as another adds): entries never move, ids and
+ * frames hold, the lock is taken and let go.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "core/stacktab.h"
 
@@ -106,12 +109,47 @@ static void wide(void **state)
 	stacktab__release(&t);
 }
 
+/* Pinned and shared: the stacks made before and after it keep their ids
+ * and frames, an entry never moves as more are added (another thread
+ * reads it in place), and interns take the lock given. */
+static void pinned_shared(void **state)
+{
+	(void)state;
+	struct stacktab t;
+	stacktab__init(&t);
+	struct stack_frame f[3] = { { 1, 2, 3 }, { 4, 5, 6 }, { 7, 8, 9 } };
+	uint32_t a = stacktab__intern(&t, f, 3);
+	if (stacktab__pin(&t)) {	/* no room (an address-space limit) */
+		stacktab__release(&t);
+		skip();
+	}
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	stacktab__share(&t, &lock);
+	const struct stack_frame *frames = t.frames;
+	const uint8_t *bytes = t.bytes;
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct stack_frame g[2] = { { i, 1, 1 }, { 7, 8, 9 } };
+		assert_int_equal(stacktab__intern(&t, g, 2), a + 1 + i);
+	}
+	assert_int_equal(stacktab__intern(&t, f, 3), a);
+	assert_ptr_equal(t.frames, frames);
+	assert_ptr_equal(t.bytes, bytes);
+	assert_int_equal(stacktab__depth(&t, a), 3);
+	assert_int_equal(stacktab__frame(&t, a, 2).account, 9);
+	assert_int_equal(stacktab__frame(&t, a + 20000, 0).function, 19999);
+	assert_int_equal(pthread_mutex_trylock(&lock), 0);	/* not left held */
+	pthread_mutex_unlock(&lock);
+	stacktab__share(&t, NULL);
+	stacktab__release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ids_and_frames),
 		cmocka_unit_test(deep),
 		cmocka_unit_test(wide),
+		cmocka_unit_test(pinned_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,9 @@
  * them, their new ids in the order of the old; those let go are found no
  * more and interned again as new; the table's memory is kept (a string
  * added after fits without the table growing); keeping none, or all.
+ * Pinned (its arrays in room that never moves): the strings interned
+ * before are where they were found, those after are added in place, and
+ * unpinned the table holds the same and grows again.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -88,11 +91,40 @@ static void keep_some(void **state)
 	strtab__release(&t);
 }
 
+static void pin_and_unpin(void **state)
+{
+	(void)state;
+	struct strtab t;
+	strtab__init(&t);
+	char name[32];
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(strtab__intern(&t, name, (size_t)snprintf(name, sizeof(name),
+									  "name%d", i)), i);
+	if (strtab__pin(&t)) {	/* no room (an address-space limit) */
+		strtab__release(&t);
+		skip();
+	}
+	const char *first = strtab__str(&t, 0);
+	for (int i = 100; i < 5000; i++)
+		assert_int_equal(strtab__intern(&t, name, (size_t)snprintf(name, sizeof(name),
+									  "name%d", i)), i);
+	assert_ptr_equal(strtab__str(&t, 0), first);	/* never moved */
+	assert_int_equal(strtab__count(&t), 5000);
+	assert_int_equal(strtab__unpin(&t), 0);
+	assert_false(t.pinned);
+	assert_string_equal(strtab__str(&t, 4999), "name4999");
+	assert_int_equal(strtab__find(&t, "name77", 6), 77);
+	assert_int_equal(strtab__intern(&t, "more", 4), 5000);
+	assert_string_equal(strtab__str(&t, 0), "name0");
+	strtab__release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(intern_and_find),
 		cmocka_unit_test(keep_some),
+		cmocka_unit_test(pin_and_unpin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
