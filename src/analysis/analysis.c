@@ -213,7 +213,12 @@ static int thread_wait(struct analysis *a, const struct analysis_thread *w,
 		       const struct eng_thread *t)
 {
 	uint64_t ns;
+	/* a thread gone before the end has no end figure of its own unless
+	 * its wait was counted as it went: read at the end, it was a zombie
+	 * not yet reaped, or nothing. Unknown, whenever it is handed out (a
+	 * gap's steal holds a thread to the end of the recording) */
 	if (!a->cg || !w->proc || !w->proc->in_scope ||
+	    (t->exited && !cgstats__wait_counted(a->cg, w->proc->pid, t->tid)) ||
 	    !cgstats__thread_wait(a->cg, w->proc->pid, t->tid, &ns))
 		return 0;
 	if (w->cgroup != ENGINE_NONE) {

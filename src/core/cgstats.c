@@ -111,7 +111,14 @@ int cgstats__wait_grow(struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t n
 	s->waits[id].seen[1] = true;
 	s->waits[id].ns[1] += ns;
 	s->waits[id].final = false;	/* (after its last: a new thread's) */
+	s->waits[id].grown = true;
 	return 0;
+}
+
+bool cgstats__wait_counted(const struct cgstats *s, uint32_t pid, uint32_t tid)
+{
+	uint32_t id = wait_find(s, pid, tid);
+	return id != HINDEX_NONE && s->waits[id].grown;
 }
 
 int cgstats__wait_final(struct cgstats *s, uint32_t pid, uint32_t tid)

@@ -34,6 +34,7 @@ struct cg_wait {
 	uint32_t pid, tid;
 	bool seen[2];
 	bool final;			/* its last figure is in: it exited */
+	bool grown;			/* counted as it went (cgstats__wait_grow) */
 	uint64_t ns[2];
 };
 
@@ -93,6 +94,11 @@ void cgstats__waits_taken(struct cgstats *s, int phase);
 /* Over the recording: the cgroup's change (false: not read at the end, so
  * not known); a group not read at the start was made during it. */
 bool cgstats__change(const struct cgstats *s, uint32_t name, struct cg_counters *out);
+/* Whether thread tid's wait is counted as it goes (a collector's, to its
+ * last switch: an exited thread's figure is its whole wait), not read at
+ * the ends (where an exited thread is read at best as a zombie, if it is
+ * not reaped yet: by chance). */
+bool cgstats__wait_counted(const struct cgstats *s, uint32_t pid, uint32_t tid);
 /* Thread tid's wait over the recording: false when it was not alive at
  * the end (its last figure went with it). */
 bool cgstats__thread_wait(const struct cgstats *s, uint32_t pid, uint32_t tid, uint64_t *ns);

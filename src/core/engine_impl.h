@@ -85,6 +85,8 @@ struct eng_cpu {
 	uint64_t grid_late_at;	/* the last sample, if it was late (else 0) */
 	uint32_t last_any_prog;
 	uint64_t gap_ns;	/* STEAL_GAPS: every gap seen on it */
+	uint64_t settled_gap_ns;	/* of gap_ns, the gap sums placed so far
+					 * by this settling (eng_settle) */
 	bool kernel_known;	/* its kernel steal was given */
 	uint64_t kernel_placed_ns;	/* of it, shared out by settling */
 	uint64_t lost_from, lost_to;	/* its last loss of records */

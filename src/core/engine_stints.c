@@ -1143,8 +1143,17 @@ int eng_settle(struct engine *e)
 		bool scale = !stints || (e->c.scale_to_kernel && c->kernel_known);
 		uint64_t kernel = c->st.kernel_steal_ns > c->kernel_placed_ns ?
 				  c->st.kernel_steal_ns - c->kernel_placed_ns : 0;
-		uint64_t part = !scale ? g->ns :
-				(uint64_t)((unsigned __int128)kernel * g->ns / c->gap_ns);
+		/* each sum's part of the CPU's kernel steal, rounded as the
+		 * sums go (the parts so far, less those before): they add up
+		 * to the kernel's share of the gaps to the nanosecond, so a
+		 * ledger's collections sum to the recording's report */
+		uint64_t part = g->ns;
+		if (scale) {
+			uint64_t before = c->settled_gap_ns;
+			c->settled_gap_ns += g->ns;
+			part = (uint64_t)((unsigned __int128)kernel * c->settled_gap_ns / c->gap_ns) -
+			       (uint64_t)((unsigned __int128)kernel * before / c->gap_ns);
+		}
 		uint32_t thread = e->progs.v[g->prog].thread;
 		int placed = place_steal(e, g->cpu, g->prog, part, g->count, e->processed);
 		err = err ? err : placed;
@@ -1159,7 +1168,7 @@ int eng_settle(struct engine *e)
 			e->st.steal_scaled = true;
 			c->kernel_placed_ns = c->st.kernel_steal_ns;
 		}
-		c->gap_ns = 0;
+		c->gap_ns = c->settled_gap_ns = 0;
 	}
 	e->ngap_sums = 0;
 	hindex__release(&e->gap_sum_index);
