@@ -146,7 +146,6 @@ struct rec_source *rec_source__open(int fd, const struct rec_source_opts *o,
 	s->last_cpu = -1;
 	strtab__init(&s->names);
 	cgstats__init(&s->cg);
-	s->streams_stale = true;	/* no CPU seen: UINT64_MAX */
 	stacktab__init(&s->stacks);
 	strtab__init(&s->syms_names);
 	int e = -ENOMEM;

@@ -40,11 +40,6 @@ void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
 	if (t && !s->first)
 		s->first = t;
 	if (cpu < s->meta.ncpus) {
-		/* streams_read's minimum moves only when a CPU comes, goes
-		 * below it, or is the one that held it */
-		if (!s->cpus[cpu].present || (t && (t < s->streams_w ||
-						    s->last_time[cpu] == s->streams_w)))
-			s->streams_stale = true;
 		s->cpus[cpu].present = true;
 		if (t)
 			s->last_time[cpu] = t;
@@ -86,16 +81,12 @@ static int impossible(struct rec_source *s, const struct eng_event *ev)
 /* Each CPU's items are in time order in the file, so everything up to
  * the earliest of the CPUs' latest events has been read (UINT64_MAX: no
  * CPU had one). */
-uint64_t rec_source_streams_read(struct rec_source *s)
+uint64_t rec_source_streams_read(const struct rec_source *s)
 {
-	if (!s->streams_stale)
-		return s->streams_w;
 	uint64_t w = UINT64_MAX;
 	for (uint32_t c = 0; c < s->meta.ncpus; c++)
 		if (s->cpus[c].present && s->last_time[c] < w)
 			w = s->last_time[c];
-	s->streams_w = w;
-	s->streams_stale = false;
 	return w;
 }
 
@@ -137,7 +128,7 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 	else if (ev->cpu < s->meta.ncpus && s->meta.imported)
 		then = import_advance(s);
 	if (s->split)
-		return rec_split__push(s->split, ev, then, rec_source_streams_read(s));
+		return rec_split__push(s->split, ev, then);
 	err = engine__push(e, ev);
 	if (!err && then != UINT64_MAX)
 		err = engine__advance(e, then);

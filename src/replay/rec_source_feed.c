@@ -550,7 +550,6 @@ static void finish_cpus(struct rec_source *s, struct engine *e)
 	for (uint32_t c = 0; c < s->meta.ncpus; c++) {
 		struct source_cpu *ci = &s->cpus[c];
 		ci->present |= s->seen0[c] || ci->lost;
-		s->streams_stale = true;
 		if (s->seen0[c] && s->seen1[c] && s->steal1[c] >= s->steal0[c]) {
 			ci->kernel_known = true;
 			ci->kernel_steal_ns = (s->steal1[c] - s->steal0[c]) *
@@ -640,6 +639,11 @@ static int split_note(void *ctx, uint32_t kind, const uint8_t *d, uint32_t len)
 	return rec_source_clock_wait(s, &w);
 }
 
+static uint64_t split_streams_read(void *ctx)
+{
+	return rec_source_streams_read(ctx);
+}
+
 /* As after each item read here: a gone thread's wait is forgotten. */
 static void split_after(void *ctx)
 {
@@ -696,7 +700,8 @@ static int feed_split(struct rec_source *s, struct engine *e, struct rec_error *
 		return 1;
 	if (stacktab__pin(&s->stacks))
 		return strtab__unpin(&s->names) ? -ENOMEM : 1;
-	struct rec_split_client c = { s, split_read, split_note, split_after };
+	struct rec_split_client c = { s, split_read, split_note, split_after,
+				      split_streams_read };
 	pthread_mutex_t lock;
 	if (pthread_mutex_init(&lock, NULL))
 		return 1;

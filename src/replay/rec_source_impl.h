@@ -97,9 +97,6 @@ struct rec_source {
 	bool waits_sink;		/* o.waits_once: its engine sink added */
 	struct source source;		/* rec_source__source */
 	struct rec_error *source_err;	/* where its feed says why */
-	/* rec_source_streams_read, kept while no CPU's stream moves it */
-	uint64_t streams_w;
-	bool streams_stale;
 	/* the items read on a thread of their own (rec_split.h): what they
 	 * do to the engine, and the waits, passed to this thread */
 	struct rec_split *split;
@@ -128,7 +125,7 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 /* The engine advanced to watermark, or told to (s->split). */
 int rec_source_advance(struct rec_source *s, struct engine *e, uint64_t watermark);
 /* Every CPU's stream has been read up to this time (UINT64_MAX: none). */
-uint64_t rec_source_streams_read(struct rec_source *s);
+uint64_t rec_source_streams_read(const struct rec_source *s);
 void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t);
 int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_frame *f,
 		      uint32_t n, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time);

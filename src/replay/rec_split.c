@@ -149,8 +149,7 @@ static int take_due(struct rec_split *sp, uint64_t t)
 	return err;
 }
 
-int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then,
-		    uint64_t streams_read)
+int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then)
 {
 	int r = reorder__push(&sp->q, ev);
 	if (r == 1)
@@ -163,7 +162,8 @@ int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then,
 		return r == -EINVAL ? 0 : r;	/* of no CPU: refused, as the engine does */
 	int err = then != UINT64_MAX ? take_due(sp, then) : 0;
 	if (!err && sp->q.queued > REC_MAX_QUEUED) {
-		err = streams_read != UINT64_MAX ? take_due(sp, streams_read) : 0;
+		uint64_t w = sp->c.streams_read(sp->c.ctx);
+		err = w != UINT64_MAX ? take_due(sp, w) : 0;
 		while (!err && sp->q.queued > REC_MAX_QUEUED / 2)
 			err = take_oldest(sp);
 	}

@@ -29,6 +29,9 @@ struct rec_split_client {
 	int (*note)(void *ctx, uint32_t kind, const uint8_t *d, uint32_t len);
 	/* On the caller's thread, after each event or note. */
 	void (*after)(void *ctx);
+	/* On the reading thread, when too many events wait: the time every
+	 * stream has been read up to (UINT64_MAX: none). */
+	uint64_t (*streams_read)(void *ctx);
 };
 
 /* For a recording of ncpus CPUs; NULL when out of memory. */
@@ -46,9 +49,9 @@ int rec_split__run(struct rec_split *sp, struct engine *e, struct rec_error *err
 /* On the reading thread, as engine__push then engine__advance(then)
  * (UINT64_MAX: not) would do to an engine: ev queued (its strings the
  * queue's, even on failure), those due handed on; too many queued
- * (REC_MAX_QUEUED), those up to streams_read then the oldest go. */
-int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then,
-		    uint64_t streams_read);
+ * (REC_MAX_QUEUED), those up to the client's streams_read, then the
+ * oldest, go. */
+int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then);
 int rec_split__advance(struct rec_split *sp, uint64_t watermark);
 int rec_split__note(struct rec_split *sp, uint32_t kind, const void *d, uint32_t len);
 
