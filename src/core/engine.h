@@ -310,6 +310,9 @@ struct engine_stats {
 	uint64_t unmeasured_stints;	/* no runtime event: not a fair task */
 	uint64_t missed_switches;	/* a switch the kernel did not report,
 					 * inferred from the next event */
+	uint64_t unraised_stints;	/* measured stints that left raising no
+					 * runtime (its event lost): judged to
+					 * their last runtime */
 	uint64_t lossy_stints;	/* records of their time lost: not judged */
 	uint64_t late_events;	/* older than the watermark already passed */
 	uint64_t threads_live, threads_gone, procs_live;

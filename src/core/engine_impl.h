@@ -72,9 +72,10 @@ struct eng_cpu {
 	uint64_t runtime;	/* the stint's runtime so far */
 	uint64_t ck_time, ck_runtime;	/* its last exact checkpoint */
 	bool measured;		/* it had a runtime event */
-	/* the stint began at a missed switch, not yet placed: after `low`,
-	 * at or before `since` ([low, since) was counted idle) */
-	bool inferred;
+	/* the stint's start not known yet (its first runtime says): after
+	 * `low`, at or before `since` ([low, since) was counted idle where
+	 * inferred_idle) */
+	bool inferred, inferred_idle;
 	uint64_t inferred_low;
 	uint64_t last_sample;	/* its last sample, or its start */
 	uint32_t last_prog;	/* that sample's program */

@@ -75,10 +75,11 @@ static void write_extras(FILE *out, const struct report_extras *x)
 		",\"lost\":%" PRIu64 ",\"lossy_stints\":%" PRIu64
 		",\"bad_records\":%" PRIu64 ",\"late_events\":%" PRIu64
 		",\"missed_switches\":%" PRIu64 ",\"unmeasured_stints\":%" PRIu64
+		",\"unraised_stints\":%" PRIu64
 		",\"steal_over_runtime_ns\":%" PRIu64 ",\"clock_samples\":%" PRIu64
 		",\"events\":{",
 		x->duration_ns, x->bias_ns, x->lost, x->lossy_stints, x->bad_records,
-		x->late_events, x->missed_switches, x->unmeasured_stints,
+		x->late_events, x->missed_switches, x->unmeasured_stints, x->unraised_stints,
 		x->steal_over_runtime_ns, x->clock_samples);
 	for (uint32_t i = 0; i < x->nevents; i++) {
 		if (i)

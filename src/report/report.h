@@ -82,6 +82,8 @@ struct report_extras {
 	uint64_t missed_switches;	/* switches the kernel did not report,
 					 * inferred (core/engine.h) */
 	uint64_t unmeasured_stints;	/* no runtime: not judged for steal */
+	uint64_t unraised_stints;	/* left raising no runtime: judged to
+					 * their last (core/engine.h) */
 	uint64_t steal_over_runtime_ns;	/* gap steal past a runtime holding
 					 * steal: not placed */
 	uint64_t clock_samples;		/* every sample, idle too */

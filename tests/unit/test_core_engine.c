@@ -179,12 +179,12 @@ static void exact_stint_steal(void **state)
 	rt(0, 4 * MS, 10, 4 * MS);
 	rt(0, 8 * MS, 10, 4 * MS);
 	smp(0, 12 * MS, 10, 10, FN_F);
-	rt(0, 12 * MS - 1, 10, 1 * MS);
+	rt(0, 12 * MS, 10, 1 * MS);	/* raised as it leaves */
 	sw(0, 12 * MS, 10, 20);
-	rt(0, 14 * MS - 1, 20, 2 * MS);
+	rt(0, 14 * MS, 20, 2 * MS);
 	sw(0, 14 * MS, 20, 10);
 	smp(0, 15 * MS, 10, 10, FN_G);
-	rt(0, 16 * MS - 1, 10, 2 * MS);
+	rt(0, 16 * MS, 10, 2 * MS);
 	sw(0, 16 * MS, 10, 0);
 	run_all(e, 16 * MS);
 
@@ -256,15 +256,24 @@ static void bias_calibrated(void **state)
  * a loss is a LOST record, lossy_stint below), placed on the function
  * sampled last, as the preceding method would.
  */
-static void steal_between_samples_counts(void **state)
+/* Thread 10 on CPU 0 from 0 to 10 ms, sampled in F every millisecond,
+ * its first 4 ms of runtime raised at 4 ms. */
+static struct engine *sampled_ten_ms(void)
 {
-	(void)state;
 	struct engine *e = start(METHOD_PRECEDING, 1);
 	sw(0, 0, 0, 10);
 	for (uint64_t t = 1; t <= 10; t++)
 		smp(0, t * MS, 10, 10, FN_F);
 	rt(0, 4 * MS, 10, 4 * MS);
-	rt(0, 8 * MS, 10, 4 * MS);
+	return e;
+}
+
+static void steal_between_samples_counts(void **state)
+{
+	(void)state;
+	struct engine *e = sampled_ten_ms();
+	rt(0, 8 * MS, 10, 3 * MS);
+	rt(0, 10 * MS, 10, 1 * MS);
 	sw(0, 10 * MS, 10, 0);
 	run_all(e, 10 * MS);
 	assert_int_equal(engine__stats(e)->steal_ns, 2 * MS);
@@ -298,6 +307,70 @@ static void noise_is_not_steal(void **state)
 	assert_true(st->noise_ns >= (int64_t)(20 * US));
 	assert_int_equal(st->steal_ns, 500 * US - (uint64_t)st->bias_ns);
 	assert_true(st->bias_ns >= -12 * (int64_t)US && st->bias_ns <= 12 * (int64_t)US);
+	engine__free(e);
+}
+
+/*
+ * The switch path differs by the kind of switch: a spinner (100)
+ * preempted by a waking thread (101) is reported 25 us after the
+ * scheduler read the clock, the waking thread's sleep 5 us after. Each
+ * leaving task raises its runtime at the reading, and the next task's
+ * runtime runs from it. 40 rounds, no steal but 500 us in one spinner
+ * stint. Measured between the switches' reports the spinner's residuals
+ * would be +20 us and the waker's -20 us, and one of the two kinds taken
+ * for steal; between the readings they are 0.
+ */
+static void switch_paths_of_two_kinds_are_not_steal(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	uint64_t b = 0;	/* the scheduler's reading at the last switch */
+	sw(0, 0, 0, 100);
+	for (uint32_t i = 0; i < 40; i++) {
+		uint64_t stolen = i == 20 ? 500 * US : 0;
+		uint64_t b1 = b + 3 * MS;
+		for (uint64_t k = 1; k <= 3; k++)	/* its samples, on time */
+			smp(0, b + k * MS - 10 * US, 100, 100, FN_F);
+		rt(0, b1, 100, 3 * MS - stolen);
+		sw(0, b1 + 25 * US, 100, 101);
+		uint64_t b2 = b1 + 55 * US;
+		rt(0, b2, 101, b2 - b1);
+		sw(0, b2 + 5 * US, 101, 100);
+		b = b2;
+	}
+	smp(0, b + MS - 10 * US, 100, 100, FN_F);
+	rt(0, b + MS, 100, MS);
+	sw(0, b + MS + 5 * US, 100, 0);
+	run_all(e, b + MS + 5 * US);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->bias_ns, 0);
+	assert_int_equal(st->steal_ns, 500 * US);
+	assert_int_equal(thread_steal(101), 0);
+	assert_int_equal(st->unraised_stints, 0);
+	engine__free(e);
+}
+
+/*
+ * A stint that leaves without raising its runtime (perf drops the
+ * tracepoints its own wakeup raises, and with them the runtime read
+ * then): the 2 ms after its last runtime ran, unseen; no steal. Its
+ * samples came every millisecond to the end. The next thread's runtime
+ * says where it began.
+ */
+static void unraised_runtime_is_not_steal(void **state)
+{
+	(void)state;
+	struct engine *e = sampled_ten_ms();
+	rt(0, 8 * MS, 10, 4 * MS);
+	sw(0, 10 * MS, 10, 20);
+	rt(0, 12 * MS, 20, 2 * MS - 3 * US);
+	sw(0, 12 * MS + 2 * US, 20, 0);
+	run_all(e, 12 * MS + 2 * US);
+	const struct engine_stats *st = engine__stats(e);
+	assert_int_equal(st->steal_ns, 0);
+	assert_int_equal(st->unraised_stints, 1);
+	assert_int_equal(thread_cpu(10), 8 * MS);
+	assert_int_equal(thread_cpu(20), 2 * MS - 3 * US);
 	engine__free(e);
 }
 
@@ -1100,6 +1173,8 @@ int main(void)
 		cmocka_unit_test(residuals_scaled_to_kernel),
 		cmocka_unit_test(accounting_judged),
 		cmocka_unit_test(noise_is_not_steal),
+		cmocka_unit_test(switch_paths_of_two_kinds_are_not_steal),
+		cmocka_unit_test(unraised_runtime_is_not_steal),
 		cmocka_unit_test(lost_records_are_not_steal),
 		cmocka_unit_test(starts_and_ends_mid_stint),
 		cmocka_unit_test(any_interleaving_same_result),
