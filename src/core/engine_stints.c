@@ -321,17 +321,19 @@ static int leave(struct engine *e, const struct eng_event *ev)
 {
 	struct eng_cpu *c = &e->cpus[ev->cpu];
 	int err;
-	bool raised = c->measured && c->ck_time <= ev->time &&
-		      ev->time - c->ck_time <= SWITCH_PATH_NS && c->ck_time >= e->c.start_ns;
 	bool measured = c->measured;
+	bool near = measured && c->ck_time <= ev->time && ev->time - c->ck_time <= SWITCH_PATH_NS;
+	/* (a reading before the recording's start began nothing in it) */
+	bool raised = near && c->ck_time >= e->c.start_ns;
 	uint64_t low = measured ? c->ck_time : ev->time;
-	e->st.unraised_stints += measured && !raised;
+	e->st.unraised_stints += measured && !near;
 	if (!measured)
 		c->ck_time = ev->time;	/* the switch closes it */
 	c->ck_runtime = c->runtime;
-	/* after the last sample: nobody samples after it, so only
-	 * preceding-like methods place it */
-	err = gap(e, c, c->last_sample, ev->time,
+	/* after the last sample, to where the stint ends (an unraised one's
+	 * tail is in no figure, its gaps neither): nobody samples after it,
+	 * so only preceding-like methods place it */
+	err = gap(e, c, c->last_sample, measured && !near ? c->ck_time : ev->time,
 		  e->c.method == METHOD_BRACKETED ? ENGINE_NONE : c->last_prog);
 	if (!err)
 		err = close_stint(e, ev->cpu);

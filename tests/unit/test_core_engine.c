@@ -355,7 +355,9 @@ static void switch_paths_of_two_kinds_are_not_steal(void **state)
  * tracepoints its own wakeup raises, and with them the runtime read
  * then): the 2 ms after its last runtime ran, unseen; no steal. Its
  * samples came every millisecond to the end. The next thread's runtime
- * says where it began.
+ * says where it began (3 us before the switch was reported: that time
+ * was not idle, and is not taken from idle's); it raises its runtime as
+ * it leaves for idle, idle from there to the end.
  */
 static void unraised_runtime_is_not_steal(void **state)
 {
@@ -363,14 +365,43 @@ static void unraised_runtime_is_not_steal(void **state)
 	struct engine *e = sampled_ten_ms();
 	rt(0, 8 * MS, 10, 4 * MS);
 	sw(0, 10 * MS, 10, 20);
-	rt(0, 12 * MS, 20, 2 * MS - 3 * US);
+	rt(0, 12 * MS, 20, 2 * MS + 3 * US);
 	sw(0, 12 * MS + 2 * US, 20, 0);
 	run_all(e, 12 * MS + 2 * US);
 	const struct engine_stats *st = engine__stats(e);
 	assert_int_equal(st->steal_ns, 0);
 	assert_int_equal(st->unraised_stints, 1);
-	assert_int_equal(thread_cpu(10), 8 * MS);
-	assert_int_equal(thread_cpu(20), 2 * MS - 3 * US);
+	assert_int_equal(engine__cpu(e, 0)->idle_ns, 2 * US);
+	assert_int_equal(engine__cpu(e, 0)->steal_ns, 0);
+	engine__free(e);
+}
+
+/*
+ * Where runtime holds steal (sample gaps find it), an unraised stint's
+ * tail is no gap either: thread 10 raised 4 ms at 4 ms, then nothing, no
+ * runtime and no sample, until its switch out at 8 ms. A kernel whose
+ * runtime holds steal would have raised the stolen time as it left: the
+ * tail's records were lost, not its time stolen.
+ */
+static void unraised_tail_is_no_gap(void **state)
+{
+	(void)state;
+	/* sampled per task (record -p): gaps inside a stint are its steal */
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = 1, .unknown_fn = FN_UNKNOWN,
+				   .accounting = ACCT_INCLUDED };
+	ngot = ngone = nevs = 0;
+	struct engine *e = engine__new(&c, &sink);
+	assert_non_null(e);
+	sw(0, 0, 0, 10);
+	for (uint64_t t = 1; t <= 4; t++)
+		smp(0, t * MS, 10, 10, FN_F);
+	rt(0, 4 * MS, 10, 4 * MS);
+	sw(0, 8 * MS, 10, 0);
+	run_all(e, 8 * MS);
+	assert_int_equal(engine__stats(e)->unraised_stints, 1);
+	assert_int_equal(engine__stats(e)->steal_ns, 0);
+	assert_int_equal(thread_cpu(10), 4 * MS);
 	engine__free(e);
 }
 
@@ -1175,6 +1206,7 @@ int main(void)
 		cmocka_unit_test(noise_is_not_steal),
 		cmocka_unit_test(switch_paths_of_two_kinds_are_not_steal),
 		cmocka_unit_test(unraised_runtime_is_not_steal),
+		cmocka_unit_test(unraised_tail_is_no_gap),
 		cmocka_unit_test(lost_records_are_not_steal),
 		cmocka_unit_test(starts_and_ends_mid_stint),
 		cmocka_unit_test(any_interleaving_same_result),
