@@ -18,11 +18,18 @@
 #define NSEC_PER_SEC_SQL "1000000000"
 
 /* The part of total that n of d stand for, rounded down; 0 when d is 0.
- * The product is taken in 128 bits: total * n overflows 64 bits for a
- * few hours of nanoseconds times a large sample count. */
+ * The product is taken in 128 bits where it overflows 64 (a few hours of
+ * nanoseconds times a large sample count), else in 64: the same number,
+ * without the 128-bit division's call (1.9 % of a pprof report's
+ * samples, a gone thread's programs each given their share). */
 static inline uint64_t share_u64(uint64_t total, uint64_t n, uint64_t d)
 {
-	return d ? (uint64_t)((unsigned __int128)total * n / d) : 0;
+	uint64_t p;
+	if (!d)
+		return 0;
+	if (!__builtin_mul_overflow(total, n, &p))
+		return p / d;
+	return (uint64_t)((unsigned __int128)total * n / d);
 }
 
 #endif
