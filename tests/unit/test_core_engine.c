@@ -405,6 +405,21 @@ static void unraised_tail_is_no_gap(void **state)
 	engine__free(e);
 }
 
+/* share_u64: the part n of d stand for, in 64 bits where the product
+ * fits and in 128 where it does not (10 000 s of nanoseconds times 10^7
+ * samples), rounded down either way. */
+static void shares_in_64_and_128_bits(void **state)
+{
+	(void)state;
+	assert_int_equal(share_u64(10, 3, 4), 7);
+	assert_int_equal(share_u64(5, 1, 0), 0);
+	assert_int_equal(share_u64(10000 * (uint64_t)NSEC_PER_SEC, 10000000, 20000000),
+			 5000 * (uint64_t)NSEC_PER_SEC);
+	assert_int_equal(share_u64(UINT64_MAX, 3, 6), UINT64_MAX / 2);
+	assert_int_equal(share_u64(UINT64_MAX, UINT64_MAX, UINT64_MAX), UINT64_MAX);
+	assert_int_equal(share_u64(1000000007, 999999937, 3), 333333314666666519);
+}
+
 /* A runtime event for thread 10 raised on CPU 1 while 10 runs on CPU 0
  * still counts in 10's stint: no false steal on CPU 0, none on CPU 1. */
 static void runtime_from_other_cpu(void **state)
@@ -1207,6 +1222,7 @@ int main(void)
 		cmocka_unit_test(switch_paths_of_two_kinds_are_not_steal),
 		cmocka_unit_test(unraised_runtime_is_not_steal),
 		cmocka_unit_test(unraised_tail_is_no_gap),
+		cmocka_unit_test(shares_in_64_and_128_bits),
 		cmocka_unit_test(lost_records_are_not_steal),
 		cmocka_unit_test(starts_and_ends_mid_stint),
 		cmocka_unit_test(any_interleaving_same_result),
