@@ -62,15 +62,21 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 
 static const struct engine_sink sink = { NULL, on_program, NULL, on_gone };
 
+/* An engine of config c, nothing got from it yet, no events added. */
+static struct engine *start_config(const struct engine_config *c)
+{
+	ngot = ngone = nevs = 0;
+	struct engine *e = engine__new(c, &sink);
+	assert_non_null(e);
+	return e;
+}
+
 static struct engine *start(enum steal_method m, uint32_t ncpus)
 {
 	struct engine_config c = { .method = m, .mode = STEAL_STINTS, .interval_ns = MS,
 				   .ncpus = ncpus, .unknown_fn = FN_UNKNOWN,
 				   .scope_all = true };
-	ngot = ngone = nevs = 0;
-	struct engine *e = engine__new(&c, &sink);
-	assert_non_null(e);
-	return e;
+	return start_config(&c);
 }
 
 /* An engine told what the kernel's runtime holds, and whether each CPU's
@@ -81,10 +87,7 @@ static struct engine *start_acct(enum steal_accounting acct, bool scale)
 				   .interval_ns = MS, .ncpus = 1, .unknown_fn = FN_UNKNOWN,
 				   .scope_all = true, .accounting = acct,
 				   .scale_to_kernel = scale };
-	ngot = ngone = nevs = 0;
-	struct engine *e = engine__new(&c, &sink);
-	assert_non_null(e);
-	return e;
+	return start_config(&c);
 }
 
 static void add(struct eng_event ev)
@@ -387,12 +390,9 @@ static void unraised_tail_is_no_gap(void **state)
 {
 	(void)state;
 	/* sampled per task (record -p): gaps inside a stint are its steal */
-	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
-				   .interval_ns = MS, .ncpus = 1, .unknown_fn = FN_UNKNOWN,
-				   .accounting = ACCT_INCLUDED };
-	ngot = ngone = nevs = 0;
-	struct engine *e = engine__new(&c, &sink);
-	assert_non_null(e);
+	struct engine *e = start_config(&(struct engine_config){
+		.method = METHOD_PRECEDING, .mode = STEAL_STINTS, .interval_ns = MS, .ncpus = 1,
+		.unknown_fn = FN_UNKNOWN, .accounting = ACCT_INCLUDED });
 	sw(0, 0, 0, 10);
 	for (uint64_t t = 1; t <= 4; t++)
 		smp(0, t * MS, 10, 10, FN_F);
@@ -760,10 +760,7 @@ static struct engine *start_at(uint64_t s, uint32_t ncpus)
 	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
 				   .interval_ns = MS, .ncpus = ncpus, .unknown_fn = FN_UNKNOWN,
 				   .scope_all = true, .start_ns = s };
-	ngot = ngone = nevs = 0;
-	struct engine *e = engine__new(&c, &sink);
-	assert_non_null(e);
-	return e;
+	return start_config(&c);
 }
 
 /*
