@@ -89,7 +89,9 @@ struct eng_cpu {
 	uint64_t settled_gap_ns;	/* of gap_ns, the gap sums placed so far
 					 * by this settling (eng_settle) */
 	bool kernel_known;	/* its kernel steal was given */
-	uint64_t kernel_placed_ns;	/* of it, shared out by settling */
+	uint64_t kernel_placed_ns;	/* steal placed by settling so far */
+	bool measure_holds;	/* this settling: its residuals agree with
+				 * the kernel's steal to its tick */
 	uint64_t lost_from, lost_to;	/* its last loss of records */
 	bool idle_quiet;		/* idle since idle_from, unsampled */
 	uint64_t idle_from;

@@ -1159,6 +1159,24 @@ static void judge_by_kernel(struct engine *e)
 		drop_gap_sums(e);
 }
 
+/*
+ * Whether a CPU's residuals agree with its kernel steal to the kernel's
+ * tick: /proc/stat's growth is the truth within one USER_HZ tick either
+ * way, so residuals that close (what was placed before, and this
+ * settling's) stand as measured: they are finer than the tick, and 0.2
+ * ms of steal is not the 10 ms a tick crossed says. Further off, the
+ * kernel's count is the reference. Sample gaps count whole intervals
+ * (and STEAL_GAPS's are evidence, not a measure): always the kernel's.
+ */
+static bool measure_holds(const struct engine *e, const struct eng_cpu *c)
+{
+	if (e->c.mode != STEAL_STINTS || eng_steal_from_gaps(e) || !e->c.kernel_tick_ns ||
+	    !c->kernel_known)
+		return false;
+	uint64_t placed = c->kernel_placed_ns + c->gap_ns, kernel = c->st.kernel_steal_ns;
+	return (placed > kernel ? placed - kernel : kernel - placed) < e->c.kernel_tick_ns;
+}
+
 int eng_settle(struct engine *e)
 {
 	bool stints = e->c.mode == STEAL_STINTS;
@@ -1170,10 +1188,13 @@ int eng_settle(struct engine *e)
 		drop_gap_sums(e);	/* never judged: residuals counted */
 		return 0;
 	}
+	for (uint32_t cpu = 0; cpu < e->c.ncpus; cpu++)
+		e->cpus[cpu].measure_holds = measure_holds(e, &e->cpus[cpu]);
 	for (uint32_t i = 0; i < e->ngap_sums; i++) {
 		const struct eng_gap_sum *g = &e->gap_sums[i];
 		struct eng_cpu *c = &e->cpus[g->cpu];
-		bool scale = !stints || (e->c.scale_to_kernel && c->kernel_known);
+		bool scale = (!stints || (e->c.scale_to_kernel && c->kernel_known)) &&
+			     !c->measure_holds;
 		uint64_t kernel = c->st.kernel_steal_ns > c->kernel_placed_ns ?
 				  c->st.kernel_steal_ns - c->kernel_placed_ns : 0;
 		/* each sum's part of the CPU's kernel steal, rounded as the
@@ -1199,7 +1220,9 @@ int eng_settle(struct engine *e)
 		 * settling: collections then add up to one settling at the end */
 		if (c->kernel_known && (stints ? e->c.scale_to_kernel : true) && c->gap_ns) {
 			e->st.steal_scaled = true;
-			c->kernel_placed_ns = c->st.kernel_steal_ns;
+			c->kernel_placed_ns = c->measure_holds ? c->kernel_placed_ns + c->gap_ns :
+					      c->st.kernel_steal_ns > c->kernel_placed_ns ?
+					      c->st.kernel_steal_ns : c->kernel_placed_ns;
 		}
 		c->gap_ns = c->settled_gap_ns = 0;
 	}

@@ -232,6 +232,7 @@ void recorder__config(struct recorder *r, struct engine_config *c)
 		.accounting = r->acct.accounting,
 		/* the collector's steal is read, not shared out */
 		.scale_to_kernel = r->acct.steal_clock > 0 && !r->bpf,
+		.kernel_tick_ns = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK),
 		/* a thread's last figures come at the read after its exit */
 		.exit_grace_ns = 3 * recorder_bpf_interval(r),
 	};

@@ -221,6 +221,7 @@ void rec_source__config(struct rec_source *s, struct engine_config *c)
 		.unknown_fn = s->unknown, .scope_all = m->scope == SCOPE_ALL,
 		.start_ns = m->start_ns, .accounting = m->accounting,
 		.scale_to_kernel = m->steal_clock > 0,
+		.kernel_tick_ns = NSEC_PER_SEC / m->clk_tck,	/* checked nonzero */
 		.mode = m->source == SRC_TRACEPOINTS ? STEAL_STINTS :
 			m->source == SRC_SAMPLE_GAPS ? STEAL_GAPS :
 			m->source == SRC_BPF ? STEAL_GIVEN : STEAL_UNKNOWN,

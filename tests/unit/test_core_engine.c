@@ -1152,12 +1152,10 @@ static void timer_latency_shift_is_not_steal(void **state)
 	engine__free(e);
 }
 
-/* The kernel's steal as the reference: two stints' residuals (1 ms and
- * 3 ms) share the CPU's /proc/stat steal (8 ms) as 1 to 3. */
-static void residuals_scaled_to_kernel(void **state)
+/* Two 5 ms stints on CPU 0, of threads 10 and 20, whose residuals are
+ * 1 ms and 3 ms. */
+static void push_residuals_1_and_3(struct engine *e)
 {
-	(void)state;
-	struct engine *e = start_acct(ACCT_EXCLUDED, true);
 	sw(0, 0, 0, 10);
 	rt(0, 5 * MS, 10, 4 * MS);
 	sw(0, 5 * MS, 10, 20);
@@ -1165,12 +1163,48 @@ static void residuals_scaled_to_kernel(void **state)
 	sw(0, 10 * MS, 20, 0);
 	for (uint32_t i = 0; i < nevs; i++)
 		assert_int_equal(engine__push(e, &evs[i]), 0);
+}
+
+/* The kernel's steal as the reference: two stints' residuals (1 ms and
+ * 3 ms) share the CPU's /proc/stat steal (8 ms) as 1 to 3. */
+static void residuals_scaled_to_kernel(void **state)
+{
+	(void)state;
+	struct engine *e = start_acct(ACCT_EXCLUDED, true);
+	push_residuals_1_and_3(e);
 	engine__set_kernel_steal(e, 0, 8 * MS);
 	assert_int_equal(engine__finish(e, 10 * MS), 0);
 	assert_int_equal(thread_steal(10), 2 * MS);
 	assert_int_equal(thread_steal(20), 6 * MS);
 	assert_true(engine__stats(e)->steal_scaled);
 	engine__free(e);
+}
+
+/* /proc/stat counts steal in 10 ms ticks: its growth is the truth to a
+ * tick either way. Residuals of 1 and 3 ms against a kernel count of 10
+ * ms agree with it (a tick crossed): they stand, not grown to 10 ms;
+ * against 20 ms they do not: the kernel's count is shared as 1 to 3.
+ * (Scaled at every count, 0.2 ms of a CPU's steal was reported as 10
+ * ms, past the CPUs' time: live_truth.) */
+static void residuals_within_the_kernels_tick_stand(void **state)
+{
+	(void)state;
+	const uint64_t kernel[] = { 10 * MS, 20 * MS }, want10[] = { MS, 5 * MS },
+		       want20[] = { 3 * MS, 15 * MS };
+	for (int i = 0; i < 2; i++) {
+		struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+					   .interval_ns = MS, .ncpus = 1, .unknown_fn = FN_UNKNOWN,
+					   .scope_all = true, .accounting = ACCT_EXCLUDED,
+					   .scale_to_kernel = true, .kernel_tick_ns = 10 * MS };
+		struct engine *e = start_config(&c);
+		push_residuals_1_and_3(e);
+		engine__set_kernel_steal(e, 0, kernel[i]);
+		assert_int_equal(engine__finish(e, 10 * MS), 0);
+		assert_int_equal(thread_steal(10), want10[i]);
+		assert_int_equal(thread_steal(20), want20[i]);
+		assert_true(engine__stats(e)->steal_scaled);
+		engine__free(e);
+	}
 }
 
 /* Not told: 20 stints with a late sample whose residual stays at the
@@ -1214,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(gap_steal_no_more_than_runtime),
 		cmocka_unit_test(gap_steal_in_series_where_it_fell),
 		cmocka_unit_test(residuals_scaled_to_kernel),
+		cmocka_unit_test(residuals_within_the_kernels_tick_stand),
 		cmocka_unit_test(accounting_judged),
 		cmocka_unit_test(noise_is_not_steal),
 		cmocka_unit_test(switch_paths_of_two_kinds_are_not_steal),
