@@ -61,6 +61,7 @@ void rows__release(struct rows *r)
 	hindex__release(&r->index);
 	free(r->v);
 	free(r->refs);
+	ref_runs__free(&r->runs);
 	free(r->rec);
 	memset(r, 0, sizeof(*r));
 }
@@ -403,6 +404,17 @@ static int put_row(struct rows *r, const struct row *w, const char *const attr[R
 	return 0;
 }
 
+/* The refs made since the last run into the store, as a run in their
+ * tasks' order. */
+static int spill(struct rows *r)
+{
+	int err = r->nrefs ? ref_runs__add(&r->runs, r->store, r->refs, r->nrefs,
+					   refs__cmp_task, NULL) : 0;
+	if (!err)
+		r->nrefs = 0;
+	return err;
+}
+
 /* Row id of memory into the store, as a new ref. */
 static int store_row(struct rows *r, uint32_t id)
 {
@@ -410,12 +422,13 @@ static int store_row(struct rows *r, uint32_t id)
 	const char *attr[RA_N];
 	for (int i = 0; i < RA_N; i++)
 		attr[i] = rows__str(r, *attr_slot((struct row *)w, i));
-	if (grow_array((void **)&r->refs, &r->refs_cap, r->nrefs, sizeof(*r->refs), 256))
+	if (!r->refs && !(r->refs = malloc(ref_runs__chunk(&r->runs) * sizeof(*r->refs))))
 		return -ENOMEM;
 	int err = put_row(r, w, attr, &r->refs[r->nrefs]);
-	if (!err)
-		r->nrefs++;
-	return err;
+	if (err)
+		return err;
+	r->stored++;
+	return ++r->nrefs == ref_runs__chunk(&r->runs) ? spill(r) : 0;
 }
 
 /* The strings of the rows in memory alone, the others' let go, and the
@@ -502,6 +515,8 @@ int rows__retire_all(struct rows *r)
 	int err = 0;
 	for (uint32_t i = 0; r->store && i < r->n && !err; i++)
 		err = store_row(r, i);
+	if (!err && r->store)
+		err = spill(r);
 	if (err)
 		return err;
 	hindex__release(&r->index);

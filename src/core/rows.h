@@ -19,6 +19,7 @@
 
 #include "hindex.h"
 #include "keys.h"
+#include "refsort.h"
 #include "strtab.h"
 
 struct row_keys {
@@ -114,31 +115,6 @@ struct row {
 enum { RS_VM, RS_COMM, RS_COMMAND, RS_EXECUTABLE, RS_DSO, RS_FUNCTION, RS_ACCOUNT,
        RS_CGROUP, RS_DERIVED, RS_N = RS_DERIVED + ROW_DERIVED };
 
-/*
- * Where rows of gone threads are kept out of memory (rows__store): the
- * caller's scratch file, as the engine is free of I/O. A report by
- * thread of a day of short processes has millions of rows, each with its
- * command line: in memory they were most of what such a report took.
- */
-struct row_store {
-	void *ctx;
-	/* appends n bytes, their offset in *off: 0 or -errno */
-	int (*put)(void *ctx, const void *buf, size_t n, uint64_t *off);
-	/* reads n bytes at off: 0 or -errno */
-	int (*get)(void *ctx, uint64_t off, void *buf, size_t n);
-};
-
-/* A stored row: where it is, and what sorting it needs. */
-struct row_ref {
-	uint64_t off;
-	uint64_t start_ns;
-	/* the row's sums; the table's arithmetic makes them its figures
-	 * (table.c: cpu_ns and steal_ns after the method) */
-	uint64_t samples, steal_samples, cpu_ns, steal_ns;
-	uint32_t pid, tid, len;
-	uint32_t seq;		/* the row's (of rows of one key, the first) */
-};
-
 struct rows {
 	struct row_keys keys;
 	struct strtab strings;
@@ -154,11 +130,15 @@ struct rows {
 	 * without hashing */
 	uint32_t last;
 	uint32_t made;		/* rows made so far (struct row's seq) */
-	/* rows__store: the rows retired to the store, and how many went
-	 * since the strings were last made only the live rows' */
+	/* rows__store: the rows retired to the store, their refs the last
+	 * few (refs, up to a chunk) and, sorted by task, the runs in the
+	 * store before them; and how many went since the strings were last
+	 * made only the live rows' */
 	const struct row_store *store;
 	struct row_ref *refs;
-	uint32_t nrefs, refs_cap, retired;
+	uint32_t nrefs, retired;
+	struct ref_runs runs;
+	uint64_t stored;	/* refs made */
 	char *rec;		/* a row as stored, made here */
 	size_t rec_cap;
 };
@@ -227,7 +207,8 @@ void rows__store(struct rows *r, const struct row_store *s);
  * store's -errno. */
 int rows__retire(struct rows *r, const struct row_key *k);
 
-/* Every row still in memory into the store, as the table is made. */
+/* Every row still in memory into the store, as the table is made: every
+ * ref then in a run (r->runs). */
 int rows__retire_all(struct rows *r);
 
 /* A stored row back: its fields in *w (string ids ROW_NONE), its

@@ -85,6 +85,7 @@ static int cmp_num(int64_t a, int64_t b)
 #define TABLE_WINDOW (512u * 1024)
 #define TABLE_GAP (4u * 1024)
 #define TABLE_SPAN (64u * 1024)		/* the most one read takes */
+#define TABLE_WINDOW_REFS 1024u		/* the most rows a window holds */
 
 struct table_reader {
 	struct table_row row;
@@ -94,8 +95,12 @@ struct table_reader {
 	void (*finish)(void *ctx, struct table_row *r);
 	void *finish_ctx;
 	/* the window: rows [from, to) of the table's order, row from + k
-	 * at win + idx's k-th place */
+	 * at win + idx's k-th place, its ref refs[k] */
 	size_t from, to;
+	struct row_ref *refs;
+	/* the order the refs are in (sort_table's): sorted by it again, they
+	 * stay as they are, a pass over the store saved */
+	struct sort_spec by;
 	char *win, *span;
 	size_t win_cap, span_cap;
 	/* the window's rows' places in win, then their order by offset */
@@ -185,79 +190,41 @@ static int cmp_refs(const struct row_ref *x, const struct row_ref *y, void *ctx)
 	return cmp_rows(&two[0], &two[1]);
 }
 
-struct ref_order {
-	const struct row_ref *refs;
-	int (*cmp)(const struct row_ref *a, const struct row_ref *b, void *ctx);
-	void *ctx;
-};
-
-static int cmp_order(const void *pa, const void *pb, void *ctx)
+/* As cmp_refs, ties in the order the rows were made. */
+static int cmp_refs_made(const struct row_ref *x, const struct row_ref *y, void *ctx)
 {
-	const struct ref_order *o = ctx;
-	return o->cmp(&o->refs[*(const uint32_t *)pa], &o->refs[*(const uint32_t *)pb],
-		      o->ctx);
+	int c = cmp_refs(x, y, ctx);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int cmp_ref_elems(const void *pa, const void *pb, void *ctx)
-{
-	const struct ref_order *o = ctx;
-	return o->cmp(pa, pb, o->ctx);
-}
-
-/*
- * Refs sorted by cmp, ties in the order they are in (glibc's qsort merges,
- * and is stable, as the rows' sort is). What is sorted is their numbers,
- * the refs then put in that order in place: a sort of the refs
- * themselves takes a copy of them all (64 bytes a thread) beside them.
- * Falls back to that where even the numbers find no memory.
- */
-static void sort_refs(struct row_ref *refs, size_t n,
-		      int (*cmp)(const struct row_ref *a, const struct row_ref *b, void *ctx),
-		      void *ctx)
-{
-	struct ref_order o = { refs, cmp, ctx };
-	if (n < 2)
-		return;
-	uint32_t *order = malloc(n * sizeof(*order));
-	if (!order) {
-		qsort_r(refs, n, sizeof(*refs), cmp_ref_elems, &o);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, n, sizeof(*order), cmp_order, &o);
-	/* place i takes ref order[i]: each cycle of the permutation in turn,
-	 * order[j] = j marking a place done */
-	for (size_t i = 0; i < n; i++) {
-		if (order[i] == i)
-			continue;
-		struct row_ref first = refs[i];
-		size_t j = i;
-		while (order[j] != i) {
-			size_t k = order[j];
-			refs[j] = refs[k];
-			order[j] = (uint32_t)j;
-			j = k;
-		}
-		refs[j] = first;
-		order[j] = (uint32_t)j;
-	}
-	free(order);
-}
-
-void table__sort(struct table *t, const struct sort_spec *s)
+/* The table in the order s (NULL: the default) gives, ties as they are,
+ * or (stored rows, made) in the order the rows were made. */
+static void sort_table(struct table *t, const struct sort_spec *s, bool made)
 {
 	static const struct sort_spec apparent = { { SORT_APPARENT }, 1 };
 	sorting = t;
 	sorting_by = s && s->n ? s : &apparent;
-	if (t->nrows && t->refs) {
+	if (t->stored && !made && t->reader->by.n == sorting_by->n &&
+	    !memcmp(t->reader->by.v, sorting_by->v, sorting_by->n))
+		return;	/* a stable sort by the order they are in */
+	if (t->stored)
+		t->reader->by = *sorting_by;
+	if (t->nrows && t->stored) {
 		struct table_row two[2];
 		memset(two, 0, sizeof(two));
-		sort_refs(t->refs, t->nrows, cmp_refs, two);
+		int err = ref_list__sort(&t->refs, t->src.store, t->src.runs.fanin,
+					 made ? cmp_refs_made : cmp_refs, two);
+		if (err && !t->reader->error)
+			t->reader->error = err;
 		t->reader->from = t->reader->to = 0;	/* rows read before: elsewhere now */
 	} else if (t->nrows) {
 		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
 	}
+}
+
+void table__sort(struct table *t, const struct sort_spec *s)
+{
+	sort_table(t, s, false);
 }
 
 /* A kept row as a table row: ids to strings, attributes where shown. */
@@ -322,67 +289,6 @@ static int rows_to_table(struct table *t, enum steal_method arith, uint64_t *att
 	return 0;
 }
 
-/* Stored rows by their task (pid, tid, start): the order rows of one
- * key come together in, and mark_reused reads. */
-static int cmp_ref_task(const struct row_ref *a, const struct row_ref *b, void *ctx)
-{
-	(void)ctx;
-	int c = cmp_num(a->pid, b->pid);
-	c = c ? c : cmp_num(a->tid, b->tid);
-	return c ? c : cmp_num((int64_t)a->start_ns, (int64_t)b->start_ns);
-}
-
-/* Refs in the order their rows were made: the order rows in memory have
- * before the table's sort, which keeps it among rows it finds equal. */
-static int cmp_ref_made(const struct row_ref *a, const struct row_ref *b, void *ctx)
-{
-	(void)ctx;
-	return (a->seq > b->seq) - (a->seq < b->seq);
-}
-
-/*
- * The stored rows made the table's: the rows still in memory stored too,
- * rows of one key (a thread seen again after it had gone) summed, and
- * each ref's figures made the table's by the method, in place. Returns
- * the steal the rows were given, or -errno.
- */
-static int stored_to_table(struct table *t, enum steal_method arith, uint64_t *attributed)
-{
-	struct rows *r = &t->src;
-	int err = rows__retire_all(r);
-	if (err)
-		return err;
-	t->reader = calloc(1, sizeof(*t->reader));
-	if (!t->reader)
-		return -ENOMEM;
-	sort_refs(r->refs, r->nrefs, cmp_ref_task, NULL);
-	size_t n = 0;
-	for (size_t i = 0; i < r->nrefs; i++) {
-		if (n && !cmp_ref_task(&r->refs[n - 1], &r->refs[i], NULL)) {
-			if ((err = rows__ref_merge(r, &r->refs[n - 1], &r->refs[i])))
-				return err;
-			continue;
-		}
-		r->refs[n++] = r->refs[i];
-	}
-	*attributed = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct row_ref *f = &r->refs[i];
-		struct table_row o = { .samples = f->samples, .steal_samples = f->steal_samples,
-				       .cpu_ns = f->cpu_ns, .steal_ns = f->steal_ns };
-		apply_method(&o, arith);
-		f->cpu_ns = o.cpu_ns;
-		f->steal_ns = o.steal_ns;
-		*attributed += o.steal_ns;
-	}
-	t->refs = r->refs;
-	t->nrows = n;
-	r->refs = NULL;
-	r->nrefs = r->refs_cap = 0;
-	t->arith = arith;
-	return 0;
-}
-
 /* A row's task: its ids and its start (mark_reused sorts these, not the
  * rows, whose order the sort after keeps). */
 struct task_id {
@@ -406,6 +312,79 @@ static bool id_again(const struct task_id *a, const struct task_id *b)
 	       a->pid < TABLE_ID_EXITED && a->tid < TABLE_ID_EXITED;
 }
 
+/* The stored rows as they come out of the runs in their tasks' order:
+ * rows of one key (a thread seen again after it had gone) summed, then
+ * each ref's figures made the table's by the method, and written. */
+struct combine {
+	struct table *t;
+	struct rows *r;
+	enum steal_method arith;
+	struct ref_writer out;
+	struct row_ref pending;		/* the last task's, while more may come */
+	bool have;
+	bool written;
+	struct task_id last;		/* of the last written */
+	uint64_t attributed;
+};
+
+static int combine_done(struct combine *c)
+{
+	struct row_ref *f = &c->pending;
+	struct table_row o = { .samples = f->samples, .steal_samples = f->steal_samples,
+			       .cpu_ns = f->cpu_ns, .steal_ns = f->steal_ns };
+	apply_method(&o, c->arith);
+	f->cpu_ns = o.cpu_ns;
+	f->steal_ns = o.steal_ns;
+	c->attributed += o.steal_ns;
+	struct task_id id = { f->pid, f->tid, f->start_ns };
+	if (c->written && id_again(&c->last, &id))
+		c->t->reused = true;
+	c->last = id;
+	c->written = true;
+	return ref_writer__put(&c->out, f);
+}
+
+static int combine(void *ctx, const struct row_ref *ref)
+{
+	struct combine *c = ctx;
+	if (c->have && !refs__cmp_task(&c->pending, ref, NULL))
+		return rows__ref_merge(c->r, &c->pending, ref);
+	int err = c->have ? combine_done(c) : 0;
+	c->pending = *ref;
+	c->have = true;
+	return err;
+}
+
+/*
+ * The stored rows made the table's: the rows still in memory stored too,
+ * the runs of refs merged in their tasks' order (noting ids given again:
+ * table->reused) and combined, into a list in the store. Returns the
+ * steal the rows were given, or -errno.
+ */
+static int stored_to_table(struct table *t, enum steal_method arith, uint64_t *attributed)
+{
+	struct rows *r = &t->src;
+	int err = rows__retire_all(r);
+	if (err)
+		return err;
+	t->reader = calloc(1, sizeof(*t->reader));
+	if (!t->reader)
+		return -ENOMEM;
+	struct combine c = { .t = t, .r = r, .arith = arith };
+	ref_writer__init(&c.out, r->store, ref_runs__chunk(&r->runs));
+	err = ref_runs__merge(&r->runs, r->store, refs__cmp_task, NULL, combine, &c);
+	if (!err && c.have)
+		err = combine_done(&c);
+	int end = ref_writer__end(&c.out, &t->refs);
+	if ((err = err ? err : end))
+		return err;
+	t->stored = true;
+	t->nrows = t->refs.n;
+	*attributed = c.attributed;
+	t->arith = arith;
+	return 0;
+}
+
 /*
  * Whether a task's id is on rows of two tasks: the kernel gives a pid
  * again once it has gone round (pid_max, 32768 by default), so a
@@ -422,14 +401,7 @@ static int mark_reused(struct table *t)
 	enum row_field task = row_keys__has(k, RF_THREAD) ? RF_THREAD : RF_PROCESS;
 	if (!row_keys__has(k, task) || t->nrows < 2)
 		return 0;
-	if (t->refs) {
-		/* stored_to_table left them in their tasks' order */
-		for (size_t i = 1; i < t->nrows && !t->reused; i++) {
-			const struct row_ref *a = &t->refs[i - 1], *b = &t->refs[i];
-			t->reused = id_again(&(struct task_id){ a->pid, a->tid, a->start_ns },
-					     &(struct task_id){ b->pid, b->tid, b->start_ns });
-		}
-	} else {
+	if (!t->stored) {	/* (stored_to_table saw them in their tasks' order) */
 		struct task_id *v = malloc(t->nrows * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
@@ -482,9 +454,8 @@ struct table *table__from_rows(struct rows *r, const struct table_params *p)
 		errno = -err;
 		return NULL;
 	}
-	if (t->refs)	/* from their tasks' order (mark_reused's) */
-		sort_refs(t->refs, t->nrows, cmp_ref_made, NULL);
-	table__sort(t, NULL);
+	/* stored: from their tasks' order (mark_reused's) */
+	sort_table(t, NULL, t->stored);
 	const struct attrib_totals *at = &p->totals;
 	t->totals = (struct table_totals){
 		.samples = at->samples, .steal_samples = at->steal_samples,
@@ -542,8 +513,9 @@ void table__free(struct table *t)
 		return;
 	rows__release(&t->src);
 	free(t->rows);
-	free(t->refs);
+	ref_list__free(&t->refs);
 	if (t->reader) {
+		free(t->reader->refs);
 		free(t->reader->buf);
 		free(t->reader->win);
 		free(t->reader->span);
@@ -565,9 +537,17 @@ static int cmp_by_offset(const void *pa, const void *pb, void *ctx)
 static int load_window(const struct table *t, size_t i)
 {
 	struct table_reader *rd = t->reader;
-	const struct row_ref *refs = t->refs + i;
+	const struct row_store *st = t->src.store;
+	size_t most = t->nrows - i < TABLE_WINDOW_REFS ? t->nrows - i : TABLE_WINDOW_REFS;
+	rd->from = rd->to = 0;
+	if (!rd->refs && !(rd->refs = malloc(TABLE_WINDOW_REFS * sizeof(*rd->refs))))
+		return -ENOMEM;
+	int err = ref_list__get(st, &t->refs, i, most, rd->refs);
+	if (err)
+		return err;
+	struct row_ref *refs = rd->refs;
 	size_t n = 0, bytes = 0;
-	while (i + n < t->nrows && (!n || bytes + refs[n].len <= TABLE_WINDOW))
+	while (n < most && (!n || bytes + refs[n].len <= TABLE_WINDOW))
 		bytes += refs[n++].len;
 	if (grow_bytes(&rd->win, &rd->win_cap, bytes, 4096) ||
 	    grow_bytes(&rd->idx, &rd->idx_cap, 2 * n * sizeof(uint32_t), 4096))
@@ -579,8 +559,6 @@ static int load_window(const struct table *t, size_t i)
 		order[k] = (uint32_t)k;
 	}
 	qsort_r(order, n, sizeof(*order), cmp_by_offset, (void *)refs);
-	int err;
-	const struct row_store *st = t->src.store;
 	size_t reads = 0;
 	for (size_t a = 0; a < n; reads++) {
 		/* rows a..b-1 in one read, from the first's offset */
@@ -608,24 +586,26 @@ static int load_window(const struct table *t, size_t i)
 	/* rows read from all over the file: stored again, one after another
 	 * in the table's order, so that a pass after (text's second, a keep's)
 	 * reads them in a few long reads (where the store cannot, they stay
-	 * where they were) */
+	 * where they were: both copies are whole) */
 	uint64_t off;
-	if (reads > bytes / TABLE_SPAN + 1 && !st->put(st->ctx, rd->win, bytes, &off))
+	if (st->set && reads > bytes / TABLE_SPAN + 1 && !st->put(st->ctx, rd->win, bytes, &off)) {
 		for (size_t k = 0; k < n; k++)
-			t->refs[i + k].off = off + at[k];
+			refs[k].off = off + at[k];
+		return ref_list__set(st, &t->refs, i, n, refs);
+	}
 	return 0;
 }
 
 const struct table_row *table__row(const struct table *t, size_t i)
 {
-	if (!t->refs)
+	if (!t->stored)
 		return &t->rows[i];
 	struct table_reader *rd = t->reader;
 	struct row w;
 	const char *attr[RA_N];
 	int err = i >= rd->from && i < rd->to ? 0 : load_window(t, i);
 	if (!err)
-		err = rows__ref_unpack(&t->refs[i],
+		err = rows__ref_unpack(&rd->refs[i - rd->from],
 				       rd->win + ((const uint32_t *)(void *)rd->idx)[i - rd->from],
 				       &w, attr, &rd->buf, &rd->cap);
 	if (err) {
@@ -654,7 +634,7 @@ int table__error(const struct table *t)
 void table__finish_rows(struct table *t, void (*fn)(void *ctx, struct table_row *r),
 			void *ctx)
 {
-	if (t->refs) {
+	if (t->stored) {
 		t->reader->finish = fn;
 		t->reader->finish_ctx = ctx;
 		return;
@@ -663,19 +643,39 @@ void table__finish_rows(struct table *t, void (*fn)(void *ctx, struct table_row 
 		fn(ctx, &t->rows[i]);
 }
 
+/* table__keep of stored rows: the refs kept written as a new list. */
+static void keep_stored(struct table *t, bool (*keep)(const struct table_row *r, void *ctx),
+			void *ctx)
+{
+	struct table_reader *rd = t->reader;
+	struct ref_writer w;
+	struct ref_list kept;
+	ref_writer__init(&w, t->src.store, t->refs.chunk);
+	for (size_t i = 0; i < t->nrows && !rd->error; i++) {
+		const struct table_row *r = table__row(t, i);
+		if (!rd->error && keep(r, ctx))
+			(void)ref_writer__put(&w, &rd->refs[i - rd->from]);
+	}
+	int err = ref_writer__end(&w, &kept);
+	rd->error = rd->error ? rd->error : err;
+	if (!rd->error) {
+		ref_list__free(&t->refs);
+		t->refs = kept;
+		t->nrows = kept.n;
+	}
+	rd->from = rd->to = 0;	/* rows read before: elsewhere now */
+}
+
 void table__keep(struct table *t, bool (*keep)(const struct table_row *r, void *ctx),
 		 void *ctx)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < t->nrows; i++) {
-		if (!keep(table__row(t, i), ctx))
-			continue;
-		if (t->refs)
-			t->refs[n++] = t->refs[i];
-		else
-			t->rows[n++] = t->rows[i];
+	if (t->stored) {
+		keep_stored(t, keep, ctx);
+		return;
 	}
+	size_t n = 0;
+	for (size_t i = 0; i < t->nrows; i++)
+		if (keep(table__row(t, i), ctx))
+			t->rows[n++] = t->rows[i];
 	t->nrows = n;
-	if (t->refs)	/* rows read before: elsewhere now */
-		t->reader->from = t->reader->to = 0;
 }

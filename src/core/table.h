@@ -109,9 +109,11 @@ struct table {
 				 * reads any row either way */
 	size_t nrows;
 	struct rows src;	/* owns the rows' strings */
-	/* rows in a store (rows__store): in the rows' order, each read back
-	 * by table__row, which leaves what it read in reader */
-	struct row_ref *refs;
+	/* rows in a store (rows__store): their refs there too, in the
+	 * rows' order, each read back by table__row, which leaves what it
+	 * read in reader */
+	bool stored;
+	struct ref_list refs;
 	struct table_reader *reader;
 	enum steal_method arith;	/* the arithmetic the rows get */
 };

@@ -99,6 +99,19 @@ static int get(void *ctx, uint64_t off, void *buf, size_t n)
 	return 0;
 }
 
+static int set(void *ctx, uint64_t off, const void *buf, size_t n)
+{
+	struct scratch *s = ctx;
+	if (off + n > s->flushed + s->used)
+		return -EINVAL;	/* not put before */
+	if (off + n > s->flushed) {
+		int err = flush(s);
+		if (err)
+			return err;
+	}
+	return failed(s, write_all(s->fd, buf, n, off));
+}
+
 struct scratch *scratch__open(void)
 {
 	const char *dir = getenv("TMPDIR");
@@ -135,7 +148,7 @@ struct scratch *scratch__open(void)
 	s->used = 0;
 	s->error = 0;
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
-	s->store = (struct row_store){ .ctx = s, .put = put, .get = get };
+	s->store = (struct row_store){ .ctx = s, .put = put, .get = get, .set = set };
 	return s;
 }
 
