@@ -83,6 +83,11 @@ void engine__free(struct engine *e)
 	free(e);
 }
 
+void engine__set_start(struct engine *e, uint64_t start_ns)
+{
+	e->c.start_ns = start_ns;
+}
+
 void engine__set_kernel_steal(struct engine *e, uint32_t cpu, uint64_t ns)
 {
 	if (cpu < e->c.ncpus) {

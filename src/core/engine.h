@@ -348,6 +348,10 @@ void engine__free(struct engine *e);
 /* Puts process pid in scope (a -p PID or the recorded command). */
 int engine__scope(struct engine *e, uint32_t pid);
 
+/* When recording began (config's start_ns), for an engine made before
+ * it did (a live recorder's): before its first event. */
+void engine__set_start(struct engine *e, uint64_t start_ns);
+
 /* STEAL_GAPS, and STEAL_STINTS where steal is found from sample gaps: a
  * CPU's steal by /proc/stat over the recording (its gaps are scaled to
  * it; without it they count as they are). */

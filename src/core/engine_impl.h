@@ -90,8 +90,8 @@ struct eng_cpu {
 					 * by this settling (eng_settle) */
 	bool kernel_known;	/* its kernel steal was given */
 	uint64_t kernel_placed_ns;	/* steal placed by settling so far */
-	bool measure_holds;	/* this settling: its residuals agree with
-				 * the kernel's steal to its tick */
+	uint64_t measured_ns;	/* of gap_ns, the settled so far */
+	uint64_t place_ns;	/* what this settling places (eng_settle) */
 	uint64_t lost_from, lost_to;	/* its last loss of records */
 	bool idle_quiet;		/* idle since idle_from, unsampled */
 	uint64_t idle_from;

@@ -1160,21 +1160,27 @@ static void judge_by_kernel(struct engine *e)
 }
 
 /*
- * Whether a CPU's residuals agree with its kernel steal to the kernel's
- * tick: /proc/stat's growth is the truth within one USER_HZ tick either
- * way, so residuals that close (what was placed before, and this
- * settling's) stand as measured: they are finer than the tick, and 0.2
- * ms of steal is not the 10 ms a tick crossed says. Further off, the
- * kernel's count is the reference. Sample gaps count whole intervals
- * (and STEAL_GAPS's are evidence, not a measure): always the kernel's.
+ * The steal a CPU's sums share this settling. Where they are residuals
+ * (runtime leaves steal out) and /proc/stat's count is in USER_HZ ticks,
+ * its growth is the truth to one tick either way: the residuals summed
+ * over the recording so far stand where they lie within that, and are
+ * taken to its nearest end where they do not (0.2 ms of steal is not the
+ * 10 ms one tick crossed says; 300 ms where the kernel counted a second,
+ * under heavy steal, is 990). The total so placed grows with the
+ * residuals and the count alike, so the settlings' shares add up to one
+ * settling's at the end: a ledger's collections to the recording's
+ * report. Sample gaps count whole intervals (and STEAL_GAPS's are
+ * evidence, not a measure): their share is the kernel's count.
  */
-static bool measure_holds(const struct engine *e, const struct eng_cpu *c)
+static uint64_t steal_to_place(const struct engine *e, const struct eng_cpu *c)
 {
-	if (e->c.mode != STEAL_STINTS || eng_steal_from_gaps(e) || !e->c.kernel_tick_ns ||
-	    !c->kernel_known)
-		return false;
-	uint64_t placed = c->kernel_placed_ns + c->gap_ns, kernel = c->st.kernel_steal_ns;
-	return (placed > kernel ? placed - kernel : kernel - placed) < e->c.kernel_tick_ns;
+	uint64_t kernel = c->st.kernel_steal_ns, tick = e->c.kernel_tick_ns, total = kernel;
+	if (e->c.mode == STEAL_STINTS && !eng_steal_from_gaps(e) && tick) {
+		uint64_t measured = c->measured_ns + c->gap_ns;
+		uint64_t low = kernel > tick ? kernel - tick : 0, high = kernel + tick;
+		total = measured < low ? low : measured > high ? high : measured;
+	}
+	return total > c->kernel_placed_ns ? total - c->kernel_placed_ns : 0;
 }
 
 int eng_settle(struct engine *e)
@@ -1189,18 +1195,17 @@ int eng_settle(struct engine *e)
 		return 0;
 	}
 	for (uint32_t cpu = 0; cpu < e->c.ncpus; cpu++)
-		e->cpus[cpu].measure_holds = measure_holds(e, &e->cpus[cpu]);
+		e->cpus[cpu].place_ns = steal_to_place(e, &e->cpus[cpu]);
 	for (uint32_t i = 0; i < e->ngap_sums; i++) {
 		const struct eng_gap_sum *g = &e->gap_sums[i];
 		struct eng_cpu *c = &e->cpus[g->cpu];
-		bool scale = (!stints || (e->c.scale_to_kernel && c->kernel_known)) &&
-			     !c->measure_holds;
-		uint64_t kernel = c->st.kernel_steal_ns > c->kernel_placed_ns ?
-				  c->st.kernel_steal_ns - c->kernel_placed_ns : 0;
-		/* each sum's part of the CPU's kernel steal, rounded as the
-		 * sums go (the parts so far, less those before): they add up
-		 * to the kernel's share of the gaps to the nanosecond, so a
-		 * ledger's collections sum to the recording's report */
+		bool scale = !stints || (e->c.scale_to_kernel && c->kernel_known);
+		uint64_t kernel = c->place_ns;
+		/* each sum's part of what the CPU places (its kernel steal, or
+		 * residuals held to it), rounded as the sums go (the parts so
+		 * far, less those before): they add up to it to the
+		 * nanosecond, so a ledger's collections sum to the
+		 * recording's report */
 		uint64_t part = g->ns;
 		if (scale) {
 			uint64_t before = c->settled_gap_ns;
@@ -1220,9 +1225,8 @@ int eng_settle(struct engine *e)
 		 * settling: collections then add up to one settling at the end */
 		if (c->kernel_known && (stints ? e->c.scale_to_kernel : true) && c->gap_ns) {
 			e->st.steal_scaled = true;
-			c->kernel_placed_ns = c->measure_holds ? c->kernel_placed_ns + c->gap_ns :
-					      c->st.kernel_steal_ns > c->kernel_placed_ns ?
-					      c->st.kernel_steal_ns : c->kernel_placed_ns;
+			c->kernel_placed_ns += c->place_ns;
+			c->measured_ns += c->gap_ns;
 		}
 		c->gap_ns = c->settled_gap_ns = 0;
 	}

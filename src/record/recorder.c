@@ -313,6 +313,10 @@ static int write_meta(struct recorder *r, bool start)
 	if (start) {
 		r->st.start_ns = now;
 		r->realtime_start = real;
+		/* its engine judges the stints at the start as a reader of
+		 * the recording will, by the same start */
+		if (r->engine)
+			engine__set_start(r->engine, now);
 	}
 	meta(m, MK_TIME_NS, "%llu", (unsigned long long)now);
 	meta(m, MK_REALTIME_NS, "%lld", (long long)real);
