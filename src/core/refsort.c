@@ -209,7 +209,9 @@ int ref_runs__add(struct ref_runs *r, const struct row_store *st, struct row_ref
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i += l.chunk)
 		err = put_chunk(&l, st, refs + i, n - i < l.chunk ? n - i : l.chunk);
-	if (!err && (err = runs_push(r, &l)))
+	if (!err)
+		err = runs_push(r, &l);
+	if (err)
 		ref_list__free(&l);
 	return err;
 }
@@ -237,6 +239,8 @@ static int merge_group(const struct row_store *st, const struct ref_list *v, uin
 		       ref_cmp cmp, void *ctx, int (*emit)(void *ectx, const struct row_ref *ref),
 		       void *ectx)
 {
+	if (!k)
+		return 0;
 	struct cursor *cur = calloc(k, sizeof(*cur));
 	struct row_ref *blocks = malloc((size_t)k * REFS_BLOCK * sizeof(*blocks));
 	int err = cur && blocks ? 0 : -ENOMEM;

@@ -424,11 +424,16 @@ static int store_row(struct rows *r, uint32_t id)
 		attr[i] = rows__str(r, *attr_slot((struct row *)w, i));
 	if (!r->refs && !(r->refs = malloc(ref_runs__chunk(&r->runs) * sizeof(*r->refs))))
 		return -ENOMEM;
-	int err = put_row(r, w, attr, &r->refs[r->nrefs]);
+	/* a full chunk goes before a ref is added: where it cannot, the
+	 * row stays in memory as it was */
+	int err = r->nrefs == ref_runs__chunk(&r->runs) ? spill(r) : 0;
+	if (!err)
+		err = put_row(r, w, attr, &r->refs[r->nrefs]);
 	if (err)
 		return err;
 	r->stored++;
-	return ++r->nrefs == ref_runs__chunk(&r->runs) ? spill(r) : 0;
+	r->nrefs++;
+	return 0;
 }
 
 /* The strings of the rows in memory alone, the others' let go, and the
@@ -519,6 +524,8 @@ int rows__retire_all(struct rows *r)
 		err = spill(r);
 	if (err)
 		return err;
+	free(r->refs);	/* all in runs now */
+	r->refs = NULL;
 	hindex__release(&r->index);
 	hindex__init(&r->index);
 	r->n = 0;

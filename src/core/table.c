@@ -207,8 +207,6 @@ static void sort_table(struct table *t, const struct sort_spec *s, bool made)
 	if (t->stored && !made && t->reader->by.n == sorting_by->n &&
 	    !memcmp(t->reader->by.v, sorting_by->v, sorting_by->n))
 		return;	/* a stable sort by the order they are in */
-	if (t->stored)
-		t->reader->by = *sorting_by;
 	if (t->nrows && t->stored) {
 		struct table_row two[2];
 		memset(two, 0, sizeof(two));
@@ -216,6 +214,8 @@ static void sort_table(struct table *t, const struct sort_spec *s, bool made)
 					 made ? cmp_refs_made : cmp_refs, two);
 		if (err && !t->reader->error)
 			t->reader->error = err;
+		if (!err)
+			t->reader->by = *sorting_by;
 		t->reader->from = t->reader->to = 0;	/* rows read before: elsewhere now */
 	} else if (t->nrows) {
 		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
@@ -657,6 +657,8 @@ static void keep_stored(struct table *t, bool (*keep)(const struct table_row *r,
 			(void)ref_writer__put(&w, &rd->refs[i - rd->from]);
 	}
 	int err = ref_writer__end(&w, &kept);
+	if (!err && rd->error)
+		ref_list__free(&kept);	/* the table stays as it was */
 	rd->error = rd->error ? rd->error : err;
 	if (!rd->error) {
 		ref_list__free(&t->refs);

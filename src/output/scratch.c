@@ -103,7 +103,7 @@ static int set(void *ctx, uint64_t off, const void *buf, size_t n)
 {
 	struct scratch *s = ctx;
 	if (off + n > s->flushed + s->used)
-		return -EINVAL;	/* not put before */
+		return failed(s, -EINVAL);	/* not put before */
 	if (off + n > s->flushed) {
 		int err = flush(s);
 		if (err)
