@@ -158,9 +158,9 @@ struct engine_config {
 	 * among its stints as their residuals or gaps say (engine__settle) */
 	bool scale_to_kernel;
 	/* the kernel steal's resolution: /proc/stat counts in USER_HZ ticks,
-	 * so its growth is the truth to one tick either way. Residuals that
-	 * agree with it that closely stand as measured (they are finer);
-	 * 0: the kernel's figure is exact, always the reference */
+	 * so its growth is the truth to one tick either way. Residuals are
+	 * held within that of it (engine__settle); 0: the kernel's figure
+	 * is exact, always the reference */
 	uint64_t kernel_tick_ns;
 	/* how long after its exit a thread is kept for its last figures
 	 * (0: ENGINE_EXIT_GRACE_NS); STEAL_GIVEN: longer than the source

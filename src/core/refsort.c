@@ -87,7 +87,8 @@ void ref_list__free(struct ref_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Refs [i, i + n) of l, a chunk's part at a time, each given to io. */
+/* Refs [i, i + n) of l read into refs (set: written from them), a
+ * chunk's part at a time. */
 static int chunks_of(const struct row_store *st, const struct ref_list *l, uint64_t i, size_t n,
 		     struct row_ref *refs, bool set)
 {
@@ -313,7 +314,6 @@ int ref_list__sort(struct ref_list *l, const struct row_store *st, uint32_t fani
 	if (!err && runs.n == 1) {
 		out = runs.v[0];	/* one chunk: sorted as it went */
 		runs.n = 0;
-		ref_runs__free(&runs);
 	} else if (!err) {
 		struct ref_writer w;
 		ref_writer__init(&w, st, l->chunk);

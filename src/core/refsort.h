@@ -1,8 +1,9 @@
 /*
  * refsort: where rows of gone threads are kept (a row_store), and the
- * refs to them (row_ref) kept in the store too, and sorted there. A report by thread of a day of
- * short processes has millions of threads, 64 bytes of ref each: held
- * in memory for the table's sorts, they were what its peak grew with
+ * refs to them (row_ref) kept in the store too, and sorted there. A
+ * report by thread of a day of short processes has millions of threads,
+ * 64 bytes of ref each: held in memory for the table's sorts, they were
+ * what its peak grew with
  * (2.2 MB of 10.7 for eight minutes of a compile loop). Refs go to the
  * store a chunk at a time (REFS_CHUNK of them, sorted before they go: a
  * run), runs are merged REFS_FANIN at a time until one is left, and a

@@ -431,7 +431,6 @@ static int store_row(struct rows *r, uint32_t id)
 		err = put_row(r, w, attr, &r->refs[r->nrefs]);
 	if (err)
 		return err;
-	r->stored++;
 	r->nrefs++;
 	return 0;
 }

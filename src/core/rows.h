@@ -138,7 +138,6 @@ struct rows {
 	struct row_ref *refs;
 	uint32_t nrefs, retired;
 	struct ref_runs runs;
-	uint64_t stored;	/* refs made */
 	char *rec;		/* a row as stored, made here */
 	size_t rec_cap;
 };

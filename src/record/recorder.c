@@ -220,6 +220,12 @@ struct strtab *recorder__names(struct recorder *r)
 	return &r->names;
 }
 
+/* One USER_HZ tick, /proc/stat's unit, in ns. */
+static uint64_t user_hz_ns(void)
+{
+	return NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK);
+}
+
 void recorder__config(struct recorder *r, struct engine_config *c)
 {
 	*c = (struct engine_config){
@@ -232,7 +238,7 @@ void recorder__config(struct recorder *r, struct engine_config *c)
 		.accounting = r->acct.accounting,
 		/* the collector's steal is read, not shared out */
 		.scale_to_kernel = r->acct.steal_clock > 0 && !r->bpf,
-		.kernel_tick_ns = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK),
+		.kernel_tick_ns = user_hz_ns(),
 		/* a thread's last figures come at the read after its exit */
 		.exit_grace_ns = 3 * recorder_bpf_interval(r),
 	};
@@ -313,10 +319,6 @@ static int write_meta(struct recorder *r, bool start)
 	if (start) {
 		r->st.start_ns = now;
 		r->realtime_start = real;
-		/* its engine judges the stints at the start as a reader of
-		 * the recording will, by the same start */
-		if (r->engine)
-			engine__set_start(r->engine, now);
 	}
 	meta(m, MK_TIME_NS, "%llu", (unsigned long long)now);
 	meta(m, MK_REALTIME_NS, "%lld", (long long)real);
@@ -364,6 +366,10 @@ int recorder__start(struct recorder *r, int out_fd)
 		err = rscope_add(&r->scope, (uint32_t)r->o.child);
 	if (!err)
 		err = write_meta(r, true);
+	/* its engine judges the stints at the start as a reader of the
+	 * recording will, by the same start */
+	if (!err && r->engine)
+		engine__set_start(r->engine, r->st.start_ns);
 	if (!err && r->o.accounts && r->w)	/* after META, which readers need first */
 		err = rec_writer__add(r->w, REC_ACCOUNTS, r->o.accounts,
 				      strlen(r->o.accounts), NULL, 0);
@@ -553,8 +559,7 @@ int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t
 		err = -EINVAL;
 	for (uint32_t c = 0; !err && c < r->ncpus; c++) {
 		known[c] = seen[c] && now[c] >= r->steal0[c];
-		kernel_steal_ns[c] = known[c] ? (now[c] - r->steal0[c]) *
-				     (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK)) : 0;
+		kernel_steal_ns[c] = known[c] ? (now[c] - r->steal0[c]) * user_hz_ns() : 0;
 	}
 	free(text);
 	free(now);
