@@ -315,9 +315,7 @@ static int stacks_out(struct analysis *a)
 	int err = 0;
 	for (uint32_t i = 0; i < a->stacks.n && !err; i++)
 		err = a->o.stack_out(a->o.stack_ctx, &rs, &a->stacks, &a->stacks.v[i]);
-	struct row_keys keys = a->stacks.keys;
-	rows__release(&a->stacks);
-	rows__init(&a->stacks, &keys);
+	rows__clear(&a->stacks);
 	return err;
 }
 

@@ -110,6 +110,16 @@ void hindex__clear(struct hindex *h)
 	h->count = 0;
 }
 
+void hindex__empty(struct hindex *h, size_t most)
+{
+	if (h->slots && h->mask + 1 > most) {
+		hindex__release(h);
+		hindex__init(h);
+		return;
+	}
+	hindex__clear(h);
+}
+
 /* Linear probing without tombstones: the entries after the one removed,
  * up to the next empty slot, move back where a probe for them still
  * reaches them (each slot keeps its tag, which says where it starts). */

@@ -42,6 +42,12 @@ int hindex__insert(struct hindex *h, uint64_t hash, uint32_t id);
  * before go in again without it growing. */
 void hindex__clear(struct hindex *h);
 
+/* Empties the index, keeping its slots when there are at most most of
+ * them, letting them go when more: an index emptied for each of many
+ * small uses (a thread's rows) is not wiped whole each time for the one
+ * large use among them. */
+void hindex__empty(struct hindex *h, size_t most);
+
 /* Removes entry id, stored under hash: the index then no longer finds it,
  * and the id may be given again. Returns whether it was there. */
 bool hindex__remove(struct hindex *h, uint64_t hash, uint32_t id);

@@ -15,6 +15,9 @@
 
 #define STRTAB_SEED 0x5bd1e995
 
+/* The index strtab__clear keeps (1 KB); a larger one is let go. */
+#define STRTAB_CLEAR_SLOTS 128
+
 void strtab__init(struct strtab *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -36,6 +39,13 @@ void strtab__release(struct strtab *t)
 	}
 	hindex__release(&t->index);
 	strtab__init(t);
+}
+
+void strtab__clear(struct strtab *t)
+{
+	hindex__empty(&t->index, STRTAB_CLEAR_SLOTS);
+	t->len = 0;
+	__atomic_store_n(&t->count, 0, __ATOMIC_RELAXED);
 }
 
 struct key {

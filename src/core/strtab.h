@@ -24,6 +24,10 @@ struct strtab {
 
 void strtab__init(struct strtab *t);
 void strtab__release(struct strtab *t);
+/* Empties the table, keeping its memory (its index when small): the
+ * next strings take the ids from 0 again without allocating. Not for a
+ * pinned table. */
+void strtab__clear(struct strtab *t);
 
 /*
  * Its strings, offsets and lengths moved to room that never moves

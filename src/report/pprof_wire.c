@@ -7,6 +7,7 @@
 #include "../core/banned.h"
 
 enum {
+	PROFILE_SAMPLE = 2 << 3 | 2,		/* a Profile's samples */
 	SAMPLE_LOCATION_ID = 1 << 3 | 2,	/* field 1, length-delimited */
 	SAMPLE_VALUE = 2 << 3 | 2,
 	SAMPLE_LABEL = 3 << 3 | 2,
@@ -27,15 +28,6 @@ enum {
 	FUNCTION_FILENAME = 4 << 3,
 	FUNCTION_START_LINE = 5 << 3,
 };
-
-size_t pprof_wire__varint(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-	for (; v >= 0x80; v >>= 7)
-		out[n++] = (uint8_t)(v | 0x80);
-	out[n++] = (uint8_t)v;
-	return n;
-}
 
 static size_t varint_len(uint64_t v)
 {
@@ -130,6 +122,34 @@ size_t pprof_wire__sample(uint8_t *out, const Perftools__Profiles__Sample *s)
 		p += put_num_field(p, LABEL_NUM_UNIT, l->num_unit);
 	}
 	return (size_t)(p - out);
+}
+
+size_t pprof_wire__sample_field(uint8_t *out, const uint8_t *locs, size_t locs_len,
+				const int64_t *values, size_t nval, const uint8_t *tail,
+				size_t tail_len)
+{
+	size_t val_len = packed_len_signed(values, nval);
+	size_t len = (locs_len ? delimited_len(locs_len) : 0) +
+		     (nval ? delimited_len(val_len) : 0) + tail_len;
+	uint8_t *p = out;
+	p += put_head(p, PROFILE_SAMPLE, len);
+	if (locs_len) {
+		p += put_head(p, SAMPLE_LOCATION_ID, locs_len);
+		for (size_t i = 0; i < locs_len; i++)	/* as the tail's, below */
+			p[i] = locs[i];
+		p += locs_len;
+	}
+	if (nval) {
+		p += put_head(p, SAMPLE_VALUE, val_len);
+		for (size_t i = 0; i < nval; i++)
+			p += pprof_wire__varint(p, (uint64_t)values[i]);
+	}
+	/* a byte at a time: libc's memcpy of these few dozen bytes took a
+	 * seventh of a profile's making on one CPU, where the runs are
+	 * deflated between them (bench/report_ab: 0.83 of the time) */
+	for (size_t i = 0; i < tail_len; i++)
+		p[i] = tail[i];
+	return (size_t)(p - out) + tail_len;
 }
 
 size_t pprof_wire__location_size(const Perftools__Profiles__Location *l)

@@ -21,14 +21,37 @@
 /* The most bytes a varint takes. */
 #define PPROF_VARINT_MAX 10
 
-/* v as a varint into out; its length. */
-size_t pprof_wire__varint(uint8_t *out, uint64_t v);
+/* v as a varint into out; its length. Inline: a stack's sample writes
+ * one for each of its locations. */
+static inline size_t pprof_wire__varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+	for (; v >= 0x80; v >>= 7)
+		out[n++] = (uint8_t)(v | 0x80);
+	out[n++] = (uint8_t)v;
+	return n;
+}
 
 /* The length of s packed (protobuf-c's get_packed_size). */
 size_t pprof_wire__sample_size(const Perftools__Profiles__Sample *s);
 
 /* s packed into out, which has room for its size; the bytes written. */
 size_t pprof_wire__sample(uint8_t *out, const Perftools__Profiles__Sample *s);
+
+/*
+ * A Sample whose location ids are the locs_len bytes of locs (each a
+ * varint, as pprof_wire__varint writes them), its nval values, and its
+ * labels the tail_len bytes of tail (Labels packed as fields 3), written
+ * whole as a Profile's field 2 (its tag, its length, its bytes): a
+ * stack's sample is mostly its locations, whose varints were sized and
+ * written twice over when a Sample was sized then packed. out has room
+ * for PPROF_SAMPLE_FIELD_MAX; the bytes written.
+ */
+#define PPROF_SAMPLE_FIELD_MAX(locs_len, nval, tail_len) \
+	(3 * (1 + PPROF_VARINT_MAX) + (locs_len) + (nval) * PPROF_VARINT_MAX + (tail_len))
+size_t pprof_wire__sample_field(uint8_t *out, const uint8_t *locs, size_t locs_len,
+				const int64_t *values, size_t nval, const uint8_t *tail,
+				size_t tail_len);
 
 /* The length of a Location or Function packed, and it packed into out
  * (room for its size); the bytes written. */

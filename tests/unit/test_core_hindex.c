@@ -82,11 +82,41 @@ static void small_first(void **state)
 	hindex__release(&h);
 }
 
+/* Emptied, a small index keeps its slots and a large one lets them go;
+ * either finds nothing after, and takes entries again. */
+static void empty_small_and_large(void **state)
+{
+	(void)state;
+	struct hindex h;
+	hindex__init(&h);
+	for (uint32_t i = 0; i < N; i++)
+		keys[i] = (uint64_t)i * 104729 + 5;
+	for (uint32_t i = 0; i < 20; i++)
+		assert_int_equal(hindex__insert(&h, hash_of(keys[i]), i), 0);
+	const uint64_t *slots = h.slots;
+	hindex__empty(&h, 128);
+	assert_ptr_equal(h.slots, slots);	/* 64 slots: kept */
+	assert_int_equal(h.count, 0);
+	for (uint32_t i = 0; i < 20; i++)
+		assert_int_equal(hindex__find(&h, hash_of(keys[i]), eq, &keys[i]), HINDEX_NONE);
+	for (uint32_t i = 0; i < 1000; i++)
+		assert_int_equal(hindex__insert(&h, hash_of(keys[i]), i), 0);
+	hindex__empty(&h, 128);
+	assert_null(h.slots);			/* 2048 slots: let go */
+	assert_int_equal(h.count, 0);
+	assert_int_equal(hindex__find(&h, hash_of(keys[3]), eq, &keys[3]), HINDEX_NONE);
+	assert_int_equal(hindex__insert(&h, hash_of(keys[3]), 3), 0);
+	assert_int_equal(h.mask + 1, 64);
+	assert_int_equal(hindex__find(&h, hash_of(keys[3]), eq, &keys[3]), 3);
+	hindex__release(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(insert_remove_find),
 		cmocka_unit_test(small_first),
+		cmocka_unit_test(empty_small_and_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,31 @@ static void intern_and_find(void **state)
 	strtab__release(&t);
 }
 
+/* Cleared, a table finds none of its strings and gives ids from 0 again,
+ * small (its index kept) or grown (its index let go). */
+static void clear_and_again(void **state)
+{
+	(void)state;
+	struct strtab t;
+	strtab__init(&t);
+	char buf[32];
+	for (int round = 0; round < 3; round++) {
+		int n = round == 1 ? 3000 : 10;
+		for (int i = 0; i < n; i++) {
+			int len = snprintf(buf, sizeof(buf), "s%d.%d", round, i);
+			assert_int_equal(strtab__intern(&t, buf, (size_t)len), (uint32_t)i);
+		}
+		assert_int_equal(strtab__count(&t), (uint32_t)n);
+		strtab__clear(&t);
+		assert_int_equal(strtab__count(&t), 0);
+		int len = snprintf(buf, sizeof(buf), "s%d.%d", round, 0);
+		assert_int_equal(strtab__find(&t, buf, (size_t)len), HINDEX_NONE);
+	}
+	assert_int_equal(strtab__intern(&t, "again", 5), 0);
+	assert_string_equal(strtab__str(&t, 0), "again");
+	strtab__release(&t);
+}
+
 static void keep_some(void **state)
 {
 	(void)state;
@@ -123,6 +148,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(intern_and_find),
+		cmocka_unit_test(clear_and_again),
 		cmocka_unit_test(keep_some),
 		cmocka_unit_test(pin_and_unpin),
 	};

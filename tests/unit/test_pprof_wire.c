@@ -51,6 +51,41 @@ static void packs_as_protobuf_c(const Perftools__Profiles__Sample *s)
 	free(b);
 }
 
+/* s written whole by pprof_wire__sample_field, its labels given packed
+ * (as protobuf-c packs a Sample of them alone), against protobuf-c's
+ * Sample with its tag and length before it as a Profile's field 2. */
+static void field_as_protobuf_c(const Perftools__Profiles__Sample *s)
+{
+	Perftools__Profiles__Sample only = *s;
+	only.n_location_id = 0;
+	only.n_value = 0;
+	size_t tail_len = perftools__profiles__sample__get_packed_size(&only);
+	size_t want = perftools__profiles__sample__get_packed_size(s);
+	size_t room = PPROF_SAMPLE_FIELD_MAX(s->n_location_id * PPROF_VARINT_MAX, s->n_value,
+					     tail_len);
+	uint8_t locs[MOST * PPROF_VARINT_MAX];
+	uint8_t *tail = malloc(tail_len + 1), *a = malloc(room + 1), *b = malloc(room + 1);
+	assert_non_null(tail);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(perftools__profiles__sample__pack(&only, tail), tail_len);
+	memset(a, 0xa5, room + 1);
+	memset(b, 0xa5, room + 1);
+	a[0] = 2 << 3 | 2;
+	size_t head = 1 + pprof_wire__varint(a + 1, want);
+	assert_int_equal(perftools__profiles__sample__pack(s, a + head), want);
+	size_t locs_len = 0;
+	for (size_t i = 0; i < s->n_location_id; i++)
+		locs_len += pprof_wire__varint(locs + locs_len, s->location_id[i]);
+	assert_int_equal(pprof_wire__sample_field(b, locs, locs_len, s->value, s->n_value, tail,
+						  tail_len),
+			 head + want);
+	assert_memory_equal(a, b, room + 1);	/* and nothing past its end */
+	free(tail);
+	free(a);
+	free(b);
+}
+
 static void random_samples(void **state)
 {
 	(void)state;
@@ -85,6 +120,7 @@ static void random_samples(void **state)
 				labels[i].num_unit = (int64_t)some_number(&seed);
 		}
 		packs_as_protobuf_c(&s);
+		field_as_protobuf_c(&s);
 	}
 }
 
