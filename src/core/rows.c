@@ -66,12 +66,14 @@ void rows__release(struct rows *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* What rows__clear keeps; a table grown past it is let go instead. Its
- * index is let go past CLEAR_KEEP_SLOTS (1 KB): emptying it is a wipe
- * of every slot, and one thread of 5 000 stacks left 8 192 to wipe for
- * each of the thousands after it. */
-#define CLEAR_KEEP_ROWS 4096
-#define CLEAR_KEEP_BYTES (256 * 1024)
+/* What rows__clear keeps (40 KB of rows, 16 KB of strings, 1 KB of
+ * index); a table grown past it is let go instead, as a thread of 4 000
+ * stacks would otherwise leave 640 KB held for the rest of a report.
+ * Its index is let go past CLEAR_KEEP_SLOTS alone: emptying it is a
+ * wipe of every slot, and one thread's 8 192 were wiped for each of the
+ * thousands after it. */
+#define CLEAR_KEEP_ROWS 256
+#define CLEAR_KEEP_BYTES (16 * 1024)
 #define CLEAR_KEEP_SLOTS 128
 
 void rows__clear(struct rows *r)
