@@ -303,7 +303,8 @@ static int stack_inclusive(struct analysis *a, uint32_t stack, uint64_t samples)
 	return 0;
 }
 
-/* A gone thread's stacks handed on (stack_out), and let go. */
+/* A gone thread's stacks handed on (stack_out) as rows of a->stacks, in
+ * the order they came, and let go. */
 static int stacks_out(struct analysis *a)
 {
 	struct report_stack rs = {
@@ -312,9 +313,27 @@ static int stacks_out(struct analysis *a)
 		.names = a->names, .frames = a->stack_frames, .no_steal = a->no_steal,
 		.batch = ++a->stack_batches,
 	};
-	int err = 0;
-	for (uint32_t i = 0; i < a->stacks.n && !err; i++)
-		err = a->o.stack_out(a->o.stack_ctx, &rs, &a->stacks, &a->stacks.v[i]);
+	int err = pending_stacks__merge(&a->pending);
+	for (uint32_t i = 0; i < a->pending.n && !err; i++) {
+		const struct pending_stack *p = &a->pending.v[i];
+		if (p->same)
+			continue;
+		struct row_base *b = base_of(a, &a->stacks);
+		if (!b) {
+			err = -ENOMEM;
+			break;
+		}
+		struct row_key k = a->cur.key;
+		k.account = name(a, p->account);
+		k.stack = p->stack;
+		struct row_figures rf = { .samples = p->samples, .cpu_ns = p->cpu_ns,
+					  .steal_ns = p->steal_ns };
+		struct row w;
+		err = rows__make(&a->stacks, b, &k, &rf, &w);
+		if (!err)
+			err = a->o.stack_out(a->o.stack_ctx, &rs, &a->stacks, &w);
+	}
+	pending_stacks__clear(&a->pending);
 	rows__clear(&a->stacks);
 	return err;
 }
@@ -457,6 +476,11 @@ static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *
 		return err;
 	if (a->o.fold_stacks)
 		return report_folds__add(&a->folds, a->cur.prog, stack, f->samples);
+	if (a->o.stack_out)	/* made rows as they are handed on */
+		return pending_stacks__add(&a->pending, stack,
+					   /* alike as their names are (NULL for several) */
+					   name(a, f->account) ? f->account : ENGINE_NONE,
+					   f->samples, f->cpu_ns, f->steal_ns);
 	struct row_base *b = base_of(a, &a->stacks);
 	if (!b)
 		return -ENOMEM;
@@ -740,6 +764,7 @@ void analysis__release(struct analysis *a)
 	table__free(a->table);
 	rows__release(&a->rows);
 	rows__release(&a->stacks);
+	pending_stacks__release(&a->pending);
 	rows__release(&a->staged);
 	report_folds__release(&a->folds);
 	free(a->incl);

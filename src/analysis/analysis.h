@@ -19,6 +19,7 @@
 #include "../core/accounts.h"
 #include "../core/cgstats.h"
 #include "../core/hindex.h"
+#include "../core/pending_stacks.h"
 #include "../core/engine.h"
 #include "../core/rows.h"
 #include "../core/source.h"
@@ -107,6 +108,9 @@ struct analysis {
 	struct report_event *events;
 	struct rows rows, stacks;
 	uint64_t stack_batches;	/* stacks_out's so far */
+	/* stack_out: the gone thread's stack rows as the engine handed them
+	 * out, made rows of a->stacks only as they are handed on (stacks_out) */
+	struct pending_stacks pending;
 	struct rows staged;	/* fold_stacks: the names of the thread
 				 * handed out, for its program's */
 	struct report_folds folds;	/* fold_stacks: the gone threads'

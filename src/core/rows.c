@@ -326,6 +326,29 @@ int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 	return 0;
 }
 
+int rows__make(struct rows *r, struct row_base *b, const struct row_key *k,
+	       const struct row_figures *f, struct row *w)
+{
+	*w = b->w;
+	if (!program_key(r, k, w))
+		return -ENOMEM;
+	/* as row_of and rows__add_to make a new row */
+	w->seq = r->made++;
+	if (b->attrs) {
+		if (!note_attr(r, b, RA_COMMAND, &w->attr_command, true) ||
+		    !note_attr(r, b, RA_COMM, &w->attr_comm, true))
+			return -ENOMEM;
+		w->attr_seen = true;
+	}
+	if (b->cgroup) {
+		if (!note_attr(r, b, RA_CGROUP, &w->attr_cgroup, true))
+			return -ENOMEM;
+		w->cgroup_seen = true;
+	}
+	add_figures(&w->f, f);
+	return 0;
+}
+
 int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a,
 	      const struct row_figures *f)
 {

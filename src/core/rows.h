@@ -196,6 +196,14 @@ int rows__base(struct rows *r, const struct row_key *k, const struct row_attrs *
 int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 		 const struct row_figures *f);
 
+/* The row rows__add_to would make of b's key with k's dso, function,
+ * account, cpu and stack in a table without it, with figures f, into *w:
+ * its strings interned in r, its seq the next, but the row not kept (no
+ * index, no copy): for rows known to be apart and handed on as they are
+ * made. 0 or -ENOMEM. */
+int rows__make(struct rows *r, struct row_base *b, const struct row_key *k,
+	       const struct row_figures *f, struct row *w);
+
 /* Whether rows of keys k can be kept in a store: rows of whole threads
  * (the thread's, and its process's, ids), complete once it is gone. */
 bool rows__can_store(const struct row_keys *k);
