@@ -314,16 +314,14 @@ static int stacks_out(struct analysis *a)
 		.batch = ++a->stack_batches,
 	};
 	int err = pending_stacks__merge(&a->pending);
+	struct row_base *b = a->pending.n ? base_of(a, &a->stacks) : NULL;
+	if (a->pending.n && !b)
+		err = -ENOMEM;
+	struct row_key k = a->cur.key;
 	for (uint32_t i = 0; i < a->pending.n && !err; i++) {
 		const struct pending_stack *p = &a->pending.v[i];
 		if (p->same)
 			continue;
-		struct row_base *b = base_of(a, &a->stacks);
-		if (!b) {
-			err = -ENOMEM;
-			break;
-		}
-		struct row_key k = a->cur.key;
 		k.account = name(a, p->account);
 		k.stack = p->stack;
 		struct row_figures rf = { .samples = p->samples, .cpu_ns = p->cpu_ns,
