@@ -474,9 +474,12 @@ static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *
 		return err;
 	if (a->o.fold_stacks)
 		return report_folds__add(&a->folds, a->cur.prog, stack, f->samples);
-	if (a->o.stack_out)	/* made rows as they are handed on */
+	/* made rows as they are handed on; accounts alike as their names
+	 * are: a source's names are interned, one id a string (a table of
+	 * pooled names, the live recorder's, gives no stack_out), and name()
+	 * is NULL for several */
+	if (a->o.stack_out)
 		return pending_stacks__add(&a->pending, stack,
-					   /* alike as their names are (NULL for several) */
 					   name(a, f->account) ? f->account : ENGINE_NONE,
 					   f->samples, f->cpu_ns, f->steal_ns);
 	struct row_base *b = base_of(a, &a->stacks);

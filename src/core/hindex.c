@@ -113,8 +113,7 @@ void hindex__clear(struct hindex *h)
 void hindex__empty(struct hindex *h, size_t most)
 {
 	if (h->slots && h->mask + 1 > most) {
-		hindex__release(h);
-		hindex__init(h);
+		hindex__release(h);	/* as hindex__init left it */
 		return;
 	}
 	hindex__clear(h);

@@ -42,7 +42,7 @@ int pending_stacks__add(struct pending_stacks *p, uint32_t stack, uint32_t accou
  * to the first such, and its same set to that. 0 or -ENOMEM. */
 int pending_stacks__merge(struct pending_stacks *p);
 
-/* Empties p for the next thread, keeping a few thousand's room. */
+/* Empties p for the next thread, keeping room for a thousand. */
 void pending_stacks__clear(struct pending_stacks *p);
 void pending_stacks__release(struct pending_stacks *p);
 

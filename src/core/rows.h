@@ -175,7 +175,7 @@ struct row_base {
 void rows__init(struct rows *r, const struct row_keys *keys);
 void rows__release(struct rows *r);
 /* Empties r of its rows and strings as rows__release then rows__init
- * with its keys would, keeping its memory up to a few thousand rows:
+ * with its keys would, keeping its memory up to 256 rows (rows.c):
  * the stack rows of one gone thread after another (a compile loop's
  * 35 000) were each made in fresh memory, their strings interned into
  * an empty table. Not for rows kept in a store. */
