@@ -340,6 +340,8 @@ static int write_report(const struct report_opts *o, struct analysis *a,
 	struct outfile out;
 	if (outfile__open(&out, o->output))
 		return EXIT_RUNTIME;
+	if (o->writer->needs & REPORT_ROWS_ONCE)
+		table__last_pass(a->table);	/* nothing reads them after */
 	int err = o->writer->write(out.f, a->table, &a->x);
 	if (table__error(a->table) || (err && scratch__error(sc))) {
 		say_scratch(o, sc, table__error(a->table) ? table__error(a->table) : err);

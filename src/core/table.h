@@ -155,6 +155,10 @@ void table__free(struct table *t);
 const struct table_row *table__row(const struct table *t, size_t i);
 /* 0, or the -errno of the first row the store failed to give back. */
 int table__error(const struct table *t);
+/* Says the rows will be read once more, in order, and no more: stored
+ * rows read from all over the store are then not stored again for a
+ * pass after (table.c's reader). */
+void table__last_pass(struct table *t);
 
 /* fn applied to every row: now to rows in memory, as each is read back
  * to stored ones (figures worked out from what outlives the rows, such

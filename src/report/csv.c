@@ -124,6 +124,6 @@ static int write_csv(FILE *out, const struct table *t, const struct report_extra
 
 const struct report_writer report_csv = {
 	.name = "csv", .write = write_csv,
-	.needs = REPORT_SAMPLING,
+	.needs = REPORT_SAMPLING | REPORT_ROWS_ONCE,
 	.by = "thread",
 };

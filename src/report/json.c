@@ -240,6 +240,6 @@ static int write_json(FILE *out, const struct table *t, const struct report_extr
 
 const struct report_writer report_json = {
 	.name = "json", .write = write_json,
-	.needs = REPORT_SAMPLING,
+	.needs = REPORT_SAMPLING | REPORT_ROWS_ONCE,
 	.by = "thread",
 };

@@ -120,6 +120,7 @@ struct report_extras {
 					 * program and frames as they come */
 #define REPORT_SAMPLING		0x8u	/* also writes sampling data (analyze) */
 #define REPORT_NO_ROWS		0x10u	/* reads the stacks alone: no rows kept */
+#define REPORT_ROWS_ONCE	0x20u	/* reads the rows once, in order */
 
 /* What a stack row's ids name, as a gone thread's stacks are handed to a
  * writer: the rows carry their process's command (table's attrs), the
