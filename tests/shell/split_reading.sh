@@ -2,7 +2,8 @@
 # may run on more than one CPU and its own work is the heavier half (call
 # stacks resolved, rows by thread or process: replay/rec_split.h, the
 # blocks read, decompressed, made engine events and put in time order
-# there; the engine fed, the report made, here). Its reports (and those
+# there, or without stacks (json, csv, text) in the engine's own queue
+# here; the engine fed, the report made, here). Its reports (and those
 # read as before: by comm) are the same bytes as read on one CPU (taskset
 # -c 0: one thread does it all), in every format, of: a live `record -a
 # -g` of two spinning threads and a loop of short processes (the BPF
