@@ -41,9 +41,11 @@ int main(int argc, char **argv)
 		if (ledger__begin(l, &c, msg, sizeof(msg)))
 			goto fail;
 		for (int r = 0; r < rows; r++) {
-			struct task_info t = { (uint32_t)(1000 + r / 4), (uint32_t)(1000 + r), 1000,
-					       "bench command --with arguments", "/usr/bin/bench",
-					       -1, -1 };
+			struct task_info t = { .pid = (uint32_t)(1000 + r / 4),
+					       .tid = (uint32_t)(1000 + r), .uid = 1000,
+					       .command = "bench command --with arguments",
+					       .executable = "/usr/bin/bench",
+					       .start_ns = -1, .end_ns = -1 };
 			struct usage u = { accounts[r % 4], 1000000 + r, r, 1 + r % 7 };
 			if (ledger__add(l, &t, &u, msg, sizeof(msg)))
 				goto fail;
