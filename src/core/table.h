@@ -157,8 +157,12 @@ const struct table_row *table__row(const struct table *t, size_t i);
 int table__error(const struct table *t);
 /* Says the rows will be read once more, in order, and no more: stored
  * rows read from all over the store are then not stored again for a
- * pass after (table.c's reader). */
-void table__last_pass(struct table *t);
+ * pass after (table.c's reader); with read_ahead (a CPU to spare), the
+ * next rows are read on a thread while these are written. Nothing else
+ * may use the table's store until table__pass_done or table__free. */
+void table__last_pass(struct table *t, bool read_ahead);
+/* The last pass is over (or given up): the store is the caller's again. */
+void table__pass_done(struct table *t);
 
 /* fn applied to every row: now to rows in memory, as each is read back
  * to stored ones (figures worked out from what outlives the rows, such

@@ -28,6 +28,8 @@ struct mem_store {
 	char *buf;
 	size_t len, cap;
 	bool fail;
+	int gets_left;		/* > 0: fails once this many gets are done */
+	int gets;		/* done */
 	struct row_store s;
 };
 
@@ -48,7 +50,8 @@ static int mem_put(void *ctx, const void *p, size_t n, uint64_t *off)
 static int mem_get(void *ctx, uint64_t off, void *p, size_t n)
 {
 	struct mem_store *m = ctx;
-	if (m->fail)
+	m->gets++;
+	if (m->fail || (m->gets_left > 0 && !--m->gets_left && (m->fail = true)))
 		return -EIO;
 	assert_true(off + n <= m->len);
 	memcpy(p, m->buf + off, n);
@@ -478,6 +481,52 @@ static void row_larger_than_a_window(void **state)
 	free(ms.buf);
 }
 
+/* A last pass (table__last_pass) reads each next window on a thread of
+ * the reader's while the rows of this one are taken: 3 000 threads' rows,
+ * three windows and more, the same rows in order with and without the
+ * thread; asked out of order (the window read ahead not the one asked
+ * for), the same rows; and a store that fails on the thread fails the
+ * table (zero rows, table__error), every row still given. */
+static void last_pass_read_ahead(void **state)
+{
+	(void)state;
+	for (int ahead = 0; ahead < 2; ahead++) {
+		struct pair pr;
+		pair_init(&pr);
+		feed(&pr.mem, &pr.st, 3000);
+		struct table *a, *b;
+		pair_tables(&pr, METHOD_PRECEDING, &a, &b);
+		assert_true(b->nrows > 2048);
+		table__last_pass(b, ahead);
+		int before = pr.ms.gets;
+		same_tables(a, b);
+		int pass = pr.ms.gets - before;	/* the same for the pair below */
+		size_t order[] = { 0, 5, b->nrows - 1, 1500, 1501, 3, 2047, 2048, 1024 };
+		for (size_t k = 0; k < sizeof(order) / sizeof(*order); k++) {
+			size_t i = order[k];
+			struct table_row x = *table__row(a, i);
+			const struct table_row *y = table__row(b, i);
+			assert_int_equal(x.tid, y->tid);
+			assert_int_equal(x.cpu_ns, y->cpu_ns);
+			same_string(x.command, y->command);
+		}
+		pair_free(&pr, a, b);
+
+		pair_init(&pr);
+		feed(&pr.mem, &pr.st, 3000);
+		pair_tables(&pr, METHOD_PRECEDING, &a, &b);
+		table__last_pass(b, ahead);
+		pr.ms.gets_left = pass / 2;	/* past the first window */
+		size_t zero = 0;
+		for (size_t i = 0; i < b->nrows; i++)
+			zero += !table__row(b, i)->samples;
+		assert_int_equal(table__error(b), -EIO);
+		print_message("ahead %d: %zu of %zu rows zero\n", ahead, zero, b->nrows);
+		assert_true(zero > 0 && zero < b->nrows);
+		pair_free(&pr, a, b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +538,7 @@ int main(void)
 		cmocka_unit_test(row_larger_than_a_window),
 		cmocka_unit_test(equal_rows_in_the_order_made),
 		cmocka_unit_test(none_and_one),
+		cmocka_unit_test(last_pass_read_ahead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
