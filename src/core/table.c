@@ -140,6 +140,7 @@ struct table_reader {
 
 static void forget_windows(struct table_reader *rd);
 static void stop_ahead(struct table_reader *rd);
+static void end_last_pass(struct table_reader *rd);
 static void window_free(struct table_window *w);
 
 static const struct table *sorting;	/* qsort has no context argument */
@@ -257,6 +258,7 @@ static void sort_table(struct table *t, const struct sort_spec *s, bool made)
 	    !memcmp(t->reader->by.v, sorting_by->v, sorting_by->n))
 		return;	/* a stable sort by the order they are in */
 	if (t->nrows && t->stored) {
+		end_last_pass(t->reader);	/* the store is sorted in */
 		struct table_row two[2];
 		memset(two, 0, sizeof(two));
 		int err = ref_list__sort(&t->refs, t->src.store, t->src.runs.fanin,
@@ -707,6 +709,7 @@ static void ask_ahead(const struct table *t, size_t from)
 			return;
 		}
 		ah->state = AHEAD_IDLE;
+		ah->stop = false;
 		if (pthread_create(&ah->thread, NULL, reading_ahead, (void *)t)) {
 			pthread_cond_destroy(&ah->cv);
 			pthread_mutex_destroy(&ah->mu);
@@ -736,13 +739,34 @@ static void stop_ahead(struct table_reader *rd)
 	ah->running = false;
 }
 
+/* The window read ahead let go (the thread, if any, idle after). */
+static void ahead_idle(struct table_ahead *ah)
+{
+	if (!ah->running) {
+		ah->state = AHEAD_IDLE;
+		return;
+	}
+	pthread_mutex_lock(&ah->mu);
+	while (ah->state == AHEAD_ASKED)
+		pthread_cond_wait(&ah->cv, &ah->mu);
+	ah->state = AHEAD_IDLE;
+	pthread_mutex_unlock(&ah->mu);
+}
+
 /* No window holds rows any more (their order changed). */
 static void forget_windows(struct table_reader *rd)
 {
-	if (rd->ahead.running)
-		wait_ahead(&rd->ahead);
-	rd->ahead.state = AHEAD_IDLE;
+	ahead_idle(&rd->ahead);
 	rd->w.from = rd->w.to = 0;
+}
+
+/* A last pass over, or given up for another (a sort, a keep): the store
+ * the caller's alone again, windows stored again for a pass after. */
+static void end_last_pass(struct table_reader *rd)
+{
+	stop_ahead(rd);
+	rd->ahead.state = AHEAD_IDLE;
+	rd->read_ahead = rd->last_pass = false;
 }
 
 /* The window holding row i made the reader's: the one read ahead when it
@@ -760,7 +784,7 @@ static int next_window(const struct table *t, size_t i)
 	} else {
 		err = load_window(t, &rd->w, i, rd->last_pass);
 	}
-	ah->state = AHEAD_IDLE;
+	ahead_idle(ah);
 	if (!err && rd->read_ahead && rd->w.to < t->nrows)
 		ask_ahead(t, rd->w.to);
 	return err;
@@ -807,11 +831,8 @@ void table__last_pass(struct table *t, bool read_ahead)
 
 void table__pass_done(struct table *t)
 {
-	if (t->reader) {
-		stop_ahead(t->reader);
-		t->reader->ahead.state = AHEAD_IDLE;
-		t->reader->read_ahead = false;
-	}
+	if (t->reader)
+		end_last_pass(t->reader);
 }
 
 int table__error(const struct table *t)
@@ -838,6 +859,7 @@ static void keep_stored(struct table *t, bool (*keep)(const struct table_row *r,
 	struct table_reader *rd = t->reader;
 	struct ref_writer w;
 	struct ref_list kept;
+	end_last_pass(rd);	/* the kept refs are written to the store */
 	ref_writer__init(&w, t->src.store, t->refs.chunk);
 	for (size_t i = 0; i < t->nrows && !rd->error; i++) {
 		const struct table_row *r = table__row(t, i);

@@ -161,7 +161,8 @@ int table__error(const struct table *t);
  * next rows are read on a thread while these are written. Nothing else
  * may use the table's store until table__pass_done or table__free. */
 void table__last_pass(struct table *t, bool read_ahead);
-/* The last pass is over (or given up): the store is the caller's again. */
+/* The last pass is over (or given up): the store is the caller's again.
+ * table__sort and table__keep end it too (a pass follows them). */
 void table__pass_done(struct table *t);
 
 /* fn applied to every row: now to rows in memory, as each is read back

@@ -485,7 +485,8 @@ static void row_larger_than_a_window(void **state)
  * the reader's while the rows of this one are taken: 3 000 threads' rows,
  * three windows and more, the same rows in order with and without the
  * thread; asked out of order (the window read ahead not the one asked
- * for), the same rows; and a store that fails on the thread fails the
+ * for), the same rows; sorted after (the pass ended) and read in a last
+ * pass again, the same; and a store that fails on the thread fails the
  * table (zero rows, table__error), every row still given. */
 static void last_pass_read_ahead(void **state)
 {
@@ -510,6 +511,15 @@ static void last_pass_read_ahead(void **state)
 			assert_int_equal(x.cpu_ns, y->cpu_ns);
 			same_string(x.command, y->command);
 		}
+		/* a sort ends the pass (the thread stopped, the store sorted
+		 * in); a last pass after it reads ahead again */
+		const struct sort_spec by_samples = { { SORT_SAMPLES }, 1 };
+		table__sort(a, &by_samples);
+		table__sort(b, &by_samples);
+		same_tables(a, b);
+		table__last_pass(b, ahead);
+		same_tables(a, b);
+		table__pass_done(b);
 		pair_free(&pr, a, b);
 
 		pair_init(&pr);
