@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -333,13 +332,6 @@ static void say_scratch(const struct report_opts *o, const struct scratch *sc, i
 		  scratch__dir(sc), strerror(-err));
 }
 
-/* More than one CPU to run on: the rows' reading ahead then helps. */
-static bool cpus_to_spare(void)
-{
-	cpu_set_t set;
-	return !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 1;
-}
-
 static int write_report(const struct report_opts *o, struct analysis *a,
 			const struct scratch *sc)
 {
@@ -349,7 +341,7 @@ static int write_report(const struct report_opts *o, struct analysis *a,
 	if (outfile__open(&out, o->output))
 		return EXIT_RUNTIME;
 	if (o->writer->needs & REPORT_ROWS_ONCE)	/* nothing reads them after */
-		table__last_pass(a->table, cpus_to_spare());
+		table__last_pass(a->table, report_cpus_to_spare());
 	int err = o->writer->write(out.f, a->table, &a->x);
 	table__pass_done(a->table);
 	if (table__error(a->table) || (err && scratch__error(sc))) {

@@ -199,6 +199,21 @@ int engine__shed(struct engine *e, uint32_t max_queued)
 	return 0;
 }
 
+int engine__push_bounded(struct engine *e, struct eng_event *ev, uint64_t then,
+			 uint32_t max_queued, uint64_t (*streams_read)(const void *ctx),
+			 const void *ctx)
+{
+	int err = engine__push(e, ev);
+	if (!err && then != UINT64_MAX)
+		err = engine__advance(e, then);
+	if (!err && e->q.queued > max_queued) {
+		uint64_t w = streams_read(ctx);
+		err = w != UINT64_MAX ? engine__advance(e, w) : 0;
+		err = err ? err : engine__shed(e, max_queued / 2);
+	}
+	return err == -EINVAL ? 0 : err;
+}
+
 int engine__settle(struct engine *e)
 {
 	return eng_settle(e);

@@ -378,6 +378,16 @@ int engine__advance(struct engine *e, uint64_t watermark);
  * the engine's. 0, or the sink's error, or -ENOMEM. */
 int engine__process(struct engine *e, struct eng_event *ev, bool late);
 
+/* engine__push, then engine__advance(then) (UINT64_MAX: not); past
+ * max_queued waiting, engine__advance(streams_read(ctx)) (the time every
+ * stream has been read up to, UINT64_MAX: none), then engine__shed to
+ * half: a file without round marks, made to make a reader hold
+ * everything. An event of no CPU is refused and advances nothing: 0.
+ * 0, or the sink's error, or -ENOMEM. */
+int engine__push_bounded(struct engine *e, struct eng_event *ev, uint64_t then,
+			 uint32_t max_queued, uint64_t (*streams_read)(const void *ctx),
+			 const void *ctx);
+
 /* Processes the oldest queued events until no more than max_queued wait,
  * whatever the watermark: a bound on memory when a source gives none (an
  * event older than those then comes late, and is counted so). */

@@ -286,6 +286,24 @@ static uint32_t row_of(struct rows *r, const struct row *w, uint64_t task)
 	return id;
 }
 
+/* b's attributes noted in row (the first it is given when it has seen
+ * none); false when out of memory. */
+static bool note_attrs(struct rows *r, struct row_base *b, struct row *row)
+{
+	if (b->attrs) {
+		if (!note_attr(r, b, RA_COMMAND, &row->attr_command, !row->attr_seen) ||
+		    !note_attr(r, b, RA_COMM, &row->attr_comm, !row->attr_seen))
+			return false;
+		row->attr_seen = true;
+	}
+	if (b->cgroup) {
+		if (!note_attr(r, b, RA_CGROUP, &row->attr_cgroup, !row->cgroup_seen))
+			return false;
+		row->cgroup_seen = true;
+	}
+	return true;
+}
+
 int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 		 const struct row_figures *f)
 {
@@ -306,17 +324,8 @@ int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
 	if (id == HINDEX_NONE)
 		return -ENOMEM;
 	struct row *row = &r->v[id];
-	if (b->attrs) {
-		if (!note_attr(r, b, RA_COMMAND, &row->attr_command, !row->attr_seen) ||
-		    !note_attr(r, b, RA_COMM, &row->attr_comm, !row->attr_seen))
-			return -ENOMEM;
-		row->attr_seen = true;
-	}
-	if (b->cgroup) {
-		if (!note_attr(r, b, RA_CGROUP, &row->attr_cgroup, !row->cgroup_seen))
-			return -ENOMEM;
-		row->cgroup_seen = true;
-	}
+	if (!note_attrs(r, b, row))
+		return -ENOMEM;
 	add_figures(&row->f, f);
 	/* a key without a program's fields is the base's alone: its row is
 	 * the same for the rest of the thread's programs (by thread, comm,
@@ -334,17 +343,8 @@ int rows__make(struct rows *r, struct row_base *b, const struct row_key *k,
 		return -ENOMEM;
 	/* as row_of and rows__add_to make a new row */
 	w->seq = r->made++;
-	if (b->attrs) {
-		if (!note_attr(r, b, RA_COMMAND, &w->attr_command, true) ||
-		    !note_attr(r, b, RA_COMM, &w->attr_comm, true))
-			return -ENOMEM;
-		w->attr_seen = true;
-	}
-	if (b->cgroup) {
-		if (!note_attr(r, b, RA_CGROUP, &w->attr_cgroup, true))
-			return -ENOMEM;
-		w->cgroup_seen = true;
-	}
+	if (!note_attrs(r, b, w))
+		return -ENOMEM;
 	add_figures(&w->f, f);
 	return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "grow.h"
@@ -687,15 +688,6 @@ static void *reading_ahead(void *arg)
 	return NULL;
 }
 
-/* The window asked for last, once loaded (the thread idle after). */
-static void wait_ahead(struct table_ahead *ah)
-{
-	pthread_mutex_lock(&ah->mu);
-	while (ah->state == AHEAD_ASKED)
-		pthread_cond_wait(&ah->cv, &ah->mu);
-	pthread_mutex_unlock(&ah->mu);
-}
-
 /* The window from row `from` asked for, the thread made the first time
  * (none can be made: not read ahead). */
 static void ask_ahead(const struct table *t, size_t from)
@@ -739,24 +731,25 @@ static void stop_ahead(struct table_reader *rd)
 	ah->running = false;
 }
 
-/* The window read ahead let go (the thread, if any, idle after). */
-static void ahead_idle(struct table_ahead *ah)
+/* The thread's window, once loaded, let go (the thread idle after):
+ * whether it was the one from row i. */
+static bool ahead_held(struct table_ahead *ah, size_t i)
 {
-	if (!ah->running) {
-		ah->state = AHEAD_IDLE;
-		return;
-	}
+	if (!ah->running)
+		return false;
 	pthread_mutex_lock(&ah->mu);
 	while (ah->state == AHEAD_ASKED)
 		pthread_cond_wait(&ah->cv, &ah->mu);
+	bool held = ah->state == AHEAD_LOADED && ah->from == i;
 	ah->state = AHEAD_IDLE;
 	pthread_mutex_unlock(&ah->mu);
+	return held;
 }
 
 /* No window holds rows any more (their order changed). */
 static void forget_windows(struct table_reader *rd)
 {
-	ahead_idle(&rd->ahead);
+	(void)ahead_held(&rd->ahead, SIZE_MAX);
 	rd->w.from = rd->w.to = 0;
 }
 
@@ -765,26 +758,22 @@ static void forget_windows(struct table_reader *rd)
 static void end_last_pass(struct table_reader *rd)
 {
 	stop_ahead(rd);
-	rd->ahead.state = AHEAD_IDLE;
 	rd->read_ahead = rd->last_pass = false;
 }
 
 /* The window holding row i made the reader's: the one read ahead when it
- * is that one, else loaded here; the next asked for on a last pass. */
+ * is that one (its buffers swapped in: the thread idle), else loaded
+ * here; the next asked for on a last pass. */
 static int next_window(const struct table *t, size_t i)
 {
 	struct table_reader *rd = t->reader;
-	struct table_ahead *ah = &rd->ahead;
 	int err;
-	if (ah->running)
-		wait_ahead(ah);
-	if (ah->running && ah->state == AHEAD_LOADED && ah->from == i) {
-		swap_windows(&rd->w, &ah->w);
+	if (ahead_held(&rd->ahead, i)) {
+		swap_windows(&rd->w, &rd->ahead.w);
 		err = rd->w.err;
 	} else {
 		err = load_window(t, &rd->w, i, rd->last_pass);
 	}
-	ahead_idle(ah);
 	if (!err && rd->read_ahead && rd->w.to < t->nrows)
 		ask_ahead(t, rd->w.to);
 	return err;

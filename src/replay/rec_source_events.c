@@ -90,14 +90,9 @@ uint64_t rec_source_streams_read(const struct rec_source *s)
 	return w;
 }
 
-/* Events pile up waiting for a round mark (a file without them, made to
- * make a reader hold everything): the streams are taken as read up to
- * streams_read; if that is not enough, the oldest go anyway. */
-static int too_many_queued(struct rec_source *s, struct engine *e)
+static uint64_t streams_of(const void *s)
 {
-	uint64_t w = rec_source_streams_read(s);
-	int err = w != UINT64_MAX ? engine__advance(e, w) : 0;
-	return err ? err : engine__shed(e, REC_MAX_QUEUED / 2);
+	return rec_source_streams_read(s);
 }
 
 /* An import has no round marks (perf script text is in time order): its
@@ -129,12 +124,7 @@ int rec_source_push(struct rec_source *s, struct engine *e, struct eng_event *ev
 		then = import_advance(s);
 	if (s->split)
 		return rec_split__push(s->split, ev, then);
-	err = engine__push(e, ev);
-	if (!err && then != UINT64_MAX)
-		err = engine__advance(e, then);
-	if (!err && engine__stats(e)->queued_events > REC_MAX_QUEUED)
-		err = too_many_queued(s, e);
-	return err == -EINVAL ? 0 : err;
+	return engine__push_bounded(e, ev, then, REC_MAX_QUEUED, streams_of, s);
 }
 
 int rec_source_advance(struct rec_source *s, struct engine *e, uint64_t watermark)

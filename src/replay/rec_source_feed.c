@@ -675,6 +675,20 @@ static bool room_is_free(void)
 	return mode != 2;
 }
 
+/* Where a split's events are put in order: on the reading thread when
+ * the engine's thread names their stacks (folded, pprof, HTML: the
+ * heavier thread), else in the engine, the reading thread then the
+ * heavier (a JSON report by thread of live8 read from level 1's blocks:
+ * 0.303 s, 0.287 with the queue moved, level 3's even; pprof 0.341,
+ * 0.374 with it moved: bench/RESULTS.md, round 22). With the queue in
+ * the engine, each event takes the streams' time along (a look at every
+ * CPU's): not for more than 64. */
+static enum rec_split_queue split_queue(const struct rec_source *s)
+{
+	return s->o.stacks || s->meta.ncpus > 64 ? REC_SPLIT_READER_QUEUES :
+						 REC_SPLIT_ENGINE_QUEUES;
+}
+
 /*
  * The items read on a thread of their own where that helps (o.split:
  * the report's half of the work is the heavier), e fed here
@@ -691,19 +705,6 @@ static bool room_is_free(void)
  * the rest here took 0.14 s where split took 0.18 (bench/RESULTS.md,
  * round 18).
  */
-/* Where a split's events are put in order: on the reading thread when
- * the engine's thread names their stacks (folded, pprof, HTML: the
- * heavier thread), else in the engine, the reading thread then the
- * heavier (a JSON report by thread of live8: 0.28 s, 0.26 with the
- * queue moved; pprof 0.32, 0.35 with it moved). With the queue in the
- * engine, each event takes the streams' time along (a look at every
- * CPU's): not for more than 64. */
-static enum rec_split_queue split_queue(const struct rec_source *s)
-{
-	return s->o.stacks || s->meta.ncpus > 64 ? REC_SPLIT_READER_QUEUES :
-						 REC_SPLIT_ENGINE_QUEUES;
-}
-
 static int feed_split(struct rec_source *s, struct engine *e, struct rec_error *err)
 {
 	if (!s->o.split || s->meta.version < 2 || s->meta.imported ||

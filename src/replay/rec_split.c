@@ -224,19 +224,10 @@ static void *reading(void *arg)
 	return NULL;
 }
 
-/* OP_PUSH: what rec_split__push does to its own queue, done to e's. */
-static int do_push(struct engine *e, struct push_op *o)
+/* OP_PUSH's streams' time, taken when the event was made. */
+static uint64_t pushed_streams(const void *ctx)
 {
-	int err = engine__push(e, &o->ev);
-	if (!err && o->then != UINT64_MAX)
-		err = engine__advance(e, o->then);
-	if (!err && engine__stats(e)->queued_events > REC_MAX_QUEUED) {
-		if (o->streams_read != UINT64_MAX)
-			err = engine__advance(e, o->streams_read);
-		if (!err)
-			err = engine__shed(e, REC_MAX_QUEUED / 2);
-	}
-	return err;
+	return ((const struct push_op *)ctx)->streams_read;
 }
 
 /* One op done as the reading thread would have done it itself. */
@@ -248,7 +239,8 @@ static int do_op(struct rec_split *sp, struct engine *e, const struct op_head *h
 	if (h->kind >= OP_NOTE) {
 		err = sp->c.note(sp->c.ctx, h->kind - OP_NOTE, p, h->len);
 	} else if (h->kind == OP_PUSH) {
-		err = do_push(e, (struct push_op *)(void *)p);
+		struct push_op *o = (struct push_op *)(void *)p;
+		err = engine__push_bounded(e, &o->ev, o->then, REC_MAX_QUEUED, pushed_streams, o);
 	} else if (h->kind == OP_ADVANCE) {
 		memcpy(&w, p, sizeof(w));
 		err = engine__advance(e, w);

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <isa-l/igzip_lib.h>
 
 #include "pprof_runs.h"
+#include "report.h"
 #include "../core/banned.h"
 
 /* igzip's level 1 buffer: its hash table and 64 K tokens a block (its
@@ -102,14 +102,6 @@ static void *deflating(void *arg)
 	return NULL;
 }
 
-/* More than one CPU to run on: a thread of its own costs, not helps, on
- * one. */
-static bool cpu_to_spare(void)
-{
-	cpu_set_t set;
-	return !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 1;
-}
-
 struct run_deflater *run_deflater__new(void)
 {
 	struct run_deflater *d = calloc(1, sizeof(*d));
@@ -125,7 +117,7 @@ struct run_deflater *run_deflater__new(void)
 		return NULL;
 	}
 	/* without a thread, each run is deflated as it is given */
-	d->threaded = cpu_to_spare() && !pthread_create(&d->thread, NULL, deflating, d);
+	d->threaded = report_cpus_to_spare() && !pthread_create(&d->thread, NULL, deflating, d);
 	return d;
 }
 

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -377,4 +378,10 @@ const char *report_user(int64_t uid, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%lld", (long long)uid);
 	return buf;
+}
+
+bool report_cpus_to_spare(void)
+{
+	cpu_set_t set;
+	return !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 1;
 }

@@ -226,6 +226,10 @@ int report_folds__add(struct report_folds *f, const char *prog, uint32_t stack,
 #define REPORT_NUM_MAX 21	/* "-9223372036854775808", "18446744073709551615" */
 size_t report_fmt_u64(char *buf, uint64_t v);
 size_t report_fmt_i64(char *buf, int64_t v);
+
+/* More than one CPU to run on: a writer's thread of its own (deflating,
+ * reading rows ahead) costs, not helps, on one. */
+bool report_cpus_to_spare(void);
 void report_put_u64(FILE *out, uint64_t v);
 void report_put_i64(FILE *out, int64_t v);
 
