@@ -30,7 +30,8 @@
 # usage: bench/agent.sh [MINUTES [INTERVAL]]   (default 30 minutes, 10 s)
 #   --check: exit 1 unless memory outside the caches end/start <= 1.1
 #            (1.3 under 10 minutes),
-#            CPU late/early <= 1.2 (1.5 under 10 minutes), every collection
+#            CPU late/early <= 1.2 (1.5 under 10 minutes, or a rise of
+#            under 0.5 % of one CPU), every collection
 #            there, and the killed half missing at most one interval.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -146,7 +147,12 @@ for name, (r0, r1, ce, cl), (o0, o1) in halves:
     orr, cr = o1 / o0, cl / max(ce, 0.01)
     print("%-22s %7.1f MB %7.1f MB %14.1f MB %15.1f MB %6.2fx %11.2f%% %11.2f%% %6.2fx" %
           (name, r0 / 1024, r1 / 1024, o0 / 1024, o1 / 1024, orr, ce, cl, cr))
-    ok &= orr <= lim_rss and cr <= lim_cpu
+    # a short soak's windows are 20 s: at under 1 % of a CPU that is some
+    # 100 ms of CPU, where one busy moment of a shared machine moves the
+    # ratio by half (0.37 % -> 0.62 % in a CI run on an idle machine); so
+    # there, a rise under half a percent of one CPU is not called growth
+    grew = cr > lim_cpu and (minutes >= 10 or cl - ce >= 0.5)
+    ok &= orr <= lim_rss and not grew
 for rec, n, lo, hi, end in recs:
     whole = n == hi - lo + 1
     print("recording %s: %d collections, seq %d..%d%s" % (rec.split()[-1], n, lo, hi,

@@ -430,15 +430,19 @@ int recorder__finish(struct recorder *r)
 	int err = recorder_bpf_poll(r, true);
 	r->st.end_ns = clock_mono_ns();
 	r->realtime_end = clock_real_ns();
+	/* /proc/stat, the cgroups' counters and the tasks' waits at once, as
+	 * the start's were read at the start: the rings' last records take a
+	 * while to read (a third of a second under ASan), and a busy group's
+	 * usage counter would run on meanwhile, past the recording's end */
+	if (!err)
+		err = write_procstat(r, 1);
+	if (!err)
+		err = recorder_cgroup_end(r);
 	if (!err)
 		err = perf_session__read(&r->perf, recorder_on_record, r);
 	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */
 	if (!err)
 		err = recorder_round(r);
-	if (!err)
-		err = write_procstat(r, 1);
-	if (!err)
-		err = recorder_cgroup_end(r);
 	if (!err)
 		err = write_meta(r, false);
 	for (int i = 0; i < r->perf.ncpus && !err; i++) {
