@@ -227,8 +227,11 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 	if (engine__settle(e))
 		return -ENOMEM;
 	for (uint32_t c = 0; c < g->ncpus; c++) {
+		/* the kernel's clocks' per CPU where the BPF collector reads
+		 * them: the engine's puts a thread's steal on its last CPU */
 		const struct eng_cpu_stats *cs = engine__cpu(e, c);
-		g->cpu_steal[c] = cs ? cs->steal_ns : 0;
+		if (!recorder__busy_steal(r, c, &g->cpu_steal[c]))
+			g->cpu_steal[c] = cs ? cs->steal_ns : 0;
 		lost += g->lost[c];
 	}
 	struct rusage ru;

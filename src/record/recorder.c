@@ -347,6 +347,11 @@ static int write_procstat(struct recorder *r, uint32_t phase)
 	uint32_t pre[2] = { phase, 0 };
 	if (!err && r->w)
 		err = rec_writer__add(r->w, REC_PROCSTAT, pre, sizeof(pre), text, len);
+	if (phase && !err) {	/* the kernel's steal as the recording ends */
+		free(r->end_stat);
+		r->end_stat = text;
+		return 0;
+	}
 	free(text);
 	return err;
 }
@@ -474,6 +479,7 @@ void recorder__free(struct recorder *r)
 	for (uint32_t i = 0; i < RECORDER_TAPS; i++)
 		stacktab__release(&r->taps[i].stacks);
 	free(r->steal0);
+	free(r->end_stat);
 	free(r->described);
 	free(r->last_time);
 	free(r->forget);
@@ -555,7 +561,9 @@ int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t
 		if (c < r->ncpus)
 			lost[c] = perf_session__lost(&r->perf, i);
 	}
-	char *text = procfs_read(r->o.root, "proc/stat", NULL);
+	/* once finished, as the recording ended (run's last figures then
+	 * are a report's of its file), else now (the agent's, top's) */
+	char *text = r->end_stat ? strdup(r->end_stat) : procfs_read(r->o.root, "proc/stat", NULL);
 	uint64_t *now = calloc(r->ncpus ? r->ncpus : 1, sizeof(*now));
 	uint8_t *seen = calloc(r->ncpus ? r->ncpus : 1, 1);
 	int err = text && now && seen && r->steal0 ? 0 : -ENOMEM;

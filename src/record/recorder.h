@@ -149,17 +149,23 @@ int recorder__read_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
 typedef int (*recorder_wait_fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t *ns);
 recorder_wait_fn recorder__wait_hook(struct recorder *r, void **ctx);
 
-/* Per CPU: /proc/stat's steal at the start and now (for the engine and
- * reports), and the records lost. */
+/* Per CPU: /proc/stat's steal from the start to now, or to the end once
+ * recorder__finish has read it there (for the engine and reports), and
+ * the records lost. */
 uint32_t recorder__ncpus(const struct recorder *r);
 bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_steal_ns,
 		   uint64_t *lost);
 /* The same for every CPU at once (arrays of recorder__ncpus), /proc/stat
  * read once; known says where the kernel's figure is. 0 or -errno. */
-/* Records the kernel dropped so far, every CPU's (no /proc read). */
-uint64_t recorder__lost(const struct recorder *r);
 int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,
 		   bool *known);
+/* With the BPF collector, where it reads steal: CPU cpu's steal while a
+ * thread held it, from the start to its last read (each thread's steal
+ * is read as one sum over the CPUs it ran on: the engine puts it on the
+ * CPU it saw last). false: not known. */
+bool recorder__busy_steal(const struct recorder *r, uint32_t cpu, uint64_t *ns);
+/* Records the kernel dropped so far, every CPU's (no /proc read). */
+uint64_t recorder__lost(const struct recorder *r);
 /* Shares out the steal e weighed so far as each CPU's /proc/stat steal
  * since the start says (engine__settle; where the kernel has a steal
  * clock, steal is the kernel's): before each collection, refresh or

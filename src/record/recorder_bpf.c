@@ -43,6 +43,12 @@ struct recorder_bpf {
 	struct hindex index;
 	bool sink_tried;		/* the engine told of hand-outs (sink) */
 	bool sink_added;
+	/* per CPU since the start, steal while a thread held it: the
+	 * steal clock's growth less the idle task's share, each read. A
+	 * thread's steal is read as one sum of its stints on every CPU,
+	 * which the engine can only put on the CPU it saw last */
+	uint64_t *busy_steal;
+	uint32_t ncpus;
 };
 
 #define BPF_INTERVAL_NS (250 * NSEC_PER_MSEC)
@@ -235,6 +241,15 @@ static int read_now(struct recorder *r)
 	r->st.bpf_reused = st->reused;
 	for (size_t i = 0; i < c.nthreads && !err; i++)
 		err = clock_out(r, &c.threads[i], c.end_ns, steal_known);
+	if (!err && !b->busy_steal && c.ncpus) {
+		if (!(b->busy_steal = calloc(c.ncpus, sizeof(*b->busy_steal))))
+			return -ENOMEM;
+		b->ncpus = c.ncpus;
+	}
+	for (uint32_t i = 0; !err && steal_known && i < c.ncpus && i < b->ncpus; i++) {
+		const struct sched_clock_cpu_delta *d = &c.cpus[i];
+		b->busy_steal[i] += d->steal_ns > d->idle_steal_ns ? d->steal_ns - d->idle_steal_ns : 0;
+	}
 	b->last_ns = c.end_ns;
 	if (c.end_ns > r->round_max)
 		r->round_max = c.end_ns;
@@ -267,6 +282,16 @@ int recorder_bpf_poll(struct recorder *r, bool now)
 	return read_now(r);
 }
 
+bool recorder__busy_steal(const struct recorder *r, uint32_t cpu, uint64_t *ns)
+{
+	const struct recorder_bpf *b = r->bpf;
+	*ns = 0;
+	if (!b || !b->busy_steal || cpu >= b->ncpus || !sched_clock__status(b->sc)->steal_known)
+		return false;
+	*ns = b->busy_steal[cpu];
+	return true;
+}
+
 int recorder_bpf_each_wait(const struct recorder *r,
 			   int (*fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns),
 			   void *ctx)
@@ -297,6 +322,7 @@ void recorder_bpf_release(struct recorder *r)
 	sched_clock__free(b->sc);
 	hindex__release(&b->index);
 	free(b->waits);
+	free(b->busy_steal);
 	free(b);
 	r->bpf = NULL;
 }

@@ -80,6 +80,7 @@ struct recorder {
 	uint32_t unknown;
 	uint32_t ncpus;			/* highest CPU + 1 */
 	uint64_t *steal0;		/* /proc/stat at the start, ns per CPU */
+	char *end_stat;			/* /proc/stat at the end, once finished */
 	uint64_t *last_time;		/* per CPU: its latest record's time */
 	uint64_t round_max, prev_round_max;
 	uint64_t bytes_flushed;

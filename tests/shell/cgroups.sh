@@ -45,9 +45,10 @@ else
 fi
 spinners=()
 cleanup_cg() {
-	for p in "${spinners[@]}"; do kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for d in "${dirs[@]}"; do rmdir "$d" 2>/dev/null; done
+	# (under set -e a failing kill or rmdir here would fail a passing run)
+	for p in "${spinners[@]}"; do kill "$p" 2>/dev/null || true; kill -CONT "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	for d in "${dirs[@]}"; do rmdir "$d" 2>/dev/null || true; done
 }
 trap 'cleanup_cg; rm -rf "$TMP"' EXIT
 spin() {	# GROUP: yes, moved into GROUP in every hierarchy before it runs
@@ -199,6 +200,13 @@ grep -q "/$Q" cg.txt || fail "the text report does not name /$Q"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$CL" agent --ledger a.db --interval 1 --listen "127.0.0.1:$port" 2>agent.err &
 agent=$!
+# 4 s from when it answers (its recording has begun by then)
+for _ in $(seq 100); do
+	python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)' \
+		"http://127.0.0.1:$port/metrics" 2>/dev/null && break
+	kill -0 $agent 2>/dev/null || fail "the agent stopped: $(cat agent.err)"
+	sleep 0.2
+done
 sleep 4
 kill -STOP "${spinners[@]}"
 python3 - "$port" "/$Q" "/$F" >metrics.txt <<'PY' || fail "the agent's metrics did not settle: $(cat metrics.txt)"

@@ -30,7 +30,8 @@ CPU1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)cpu(,|$)/ { print $5; exit }' /proc/se
 G=cpltest-$$-dash
 dirs=()
 spin=""
-trap 'kill $agent $prom $spin 2>/dev/null; wait 2>/dev/null; for d in "${dirs[@]}"; do rmdir "$d" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+trap 'kill $agent $prom $spin 2>/dev/null || true; wait 2>/dev/null || true
+      for d in "${dirs[@]}"; do rmdir "$d" 2>/dev/null || true; done; rm -rf "$TMP"' EXIT
 if [ -n "$CPU1" ]; then
 	for h in ${V2:+"$V2"} "$CPU1"; do mkdir "$h/$G" || skip "cannot make a cgroup under $h"; dirs+=("$h/$G"); done
 	echo 100000 >"$CPU1/$G/cpu.cfs_period_us"
