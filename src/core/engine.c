@@ -126,6 +126,8 @@ static int dispatch(struct engine *e, struct eng_event *ev)
 		return eng_on_cgroup(e, ev);
 	case EK_CLOCK:
 		return eng_on_clock(e, ev);
+	case EK_CPU_CLOCK:
+		return eng_on_cpu_clock(e, ev);
 	}
 	return 0;
 }

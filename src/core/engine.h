@@ -109,6 +109,10 @@ enum eng_kind {
 			 * steal ns to the hypervisor while it held a CPU;
 			 * EF_FINAL: its last figures (it exited). Of no
 			 * CPU: time is when the source read them */
+	EK_CPU_CLOCK,	/* STEAL_GIVEN with cpu_clocks: since its last
+			 * EK_CPU_CLOCK, cpu lost steal ns to the hypervisor
+			 * while a thread held it (not idle); time is when
+			 * the source read it */
 };
 
 #define EF_KERNEL 1		/* sample: taken in kernel mode */
@@ -167,6 +171,12 @@ struct engine_config {
 	 * takes between two reads, so that its EK_CLOCK with EF_FINAL
 	 * comes first */
 	uint64_t exit_grace_ns;
+	/* STEAL_GIVEN: each CPU's steal comes as EK_CPU_CLOCK events (the
+	 * collector reads each CPU's steal clock). Without them a thread's
+	 * steal counts on the CPU it was sampled on last: a thread's clock
+	 * is one sum over the CPUs it ran on, and a migrating thread's
+	 * steal then lands on the wrong one */
+	bool cpu_clocks;
 };
 
 /* A process, as the sink sees it. */

@@ -13,8 +13,12 @@
  * its steal to the function the thread was sampled in last (seed 001's
  * preceding rule; "[unknown]" under the bracketed method, or for a thread
  * never sampled). Per CPU (its figures and the series by second), a
- * window counts on the CPU its thread was last sampled on: the source
- * reads a thread's figures, not where it ran them.
+ * window's CPU time counts on the CPU its thread was last sampled on: the
+ * source reads a thread's figures, not where it ran them. Its steal does
+ * too, unless the source reads each CPU's steal clock (cpu_clocks): then
+ * each CPU's steal is that CPU's EK_CPU_CLOCK, the steal while a thread
+ * held it, and a thread that ran on both CPUs of a window no longer puts
+ * all of it on one.
  */
 #include <errno.h>
 
@@ -103,9 +107,10 @@ int eng_on_clock(struct engine *e, const struct eng_event *ev)
 	e->st.run_ns += ev->value;
 	e->st.steal_ns += ev->steal;
 	uint32_t cpu = th->last_cpu != ENGINE_NONE ? th->last_cpu : ev->cpu;
-	e->cpus[cpu].st.steal_ns += ev->steal;
+	uint64_t cpu_steal = e->c.cpu_clocks ? 0 : ev->steal;
+	e->cpus[cpu].st.steal_ns += cpu_steal;
 	e->cpus[cpu].st.seen = true;
-	int err = eng_series_add(e, cpu, ev->time, ev->value, ev->steal);
+	int err = eng_series_add(e, cpu, ev->time, ev->value, cpu_steal);
 	if (!err)
 		err = place_given(e, t, ev->steal);
 	if (err || !(ev->flags & EF_FINAL))
@@ -120,4 +125,13 @@ int eng_on_clock(struct engine *e, const struct eng_event *ev)
 	}
 	th->done = true;
 	return eng_maybe_gone(e, t);
+}
+
+int eng_on_cpu_clock(struct engine *e, const struct eng_event *ev)
+{
+	if (e->c.mode != STEAL_GIVEN || !e->c.cpu_clocks || ev->cpu >= e->c.ncpus)
+		return 0;
+	e->cpus[ev->cpu].st.steal_ns += ev->steal;
+	e->cpus[ev->cpu].st.seen = true;
+	return eng_series_add(e, ev->cpu, ev->time, 0, ev->steal);
 }

@@ -206,6 +206,7 @@ void eng_tasks_release(struct engine *e);
 
 /* engine_clock.c */
 int eng_on_clock(struct engine *e, const struct eng_event *ev);
+int eng_on_cpu_clock(struct engine *e, const struct eng_event *ev);
 void eng_given_sample(struct engine *e, uint32_t thread, uint32_t prog, uint32_t cpu);
 
 /* engine_stints.c */

@@ -124,11 +124,13 @@ static int ring_grow(struct eng_ring *q)
 
 /* An event's ring: its CPU's; a task's name, a process's command line
  * and a cgroup are of no CPU (a source gives them the time it has read
- * up to, ahead of CPU 0's stream): a ring of their own. */
+ * up to, ahead of CPU 0's stream): a ring of their own. So are the
+ * collector's clocks, a CPU's too: of when they were read, ahead of the
+ * CPU's stream. */
 static uint32_t ring_of(const struct reorder *e, const struct eng_event *ev)
 {
 	bool cpuless = ev->kind == EK_TASK || ev->kind == EK_PROC || ev->kind == EK_CGROUP ||
-		       ev->kind == EK_CLOCK;
+		       ev->kind == EK_CLOCK || ev->kind == EK_CPU_CLOCK;
 	return cpuless ? e->ncpus : ev->cpu;
 }
 

@@ -20,6 +20,7 @@ static const char *const key_names[MK_COUNT] = {
 	[MK_ORDERED] = "ordered", [MK_ROOT_UID] = "root_uid",
 	[MK_KERNEL_ACCOUNTING] = "kernel_accounting",
 	[MK_ACCOUNTING_SOURCE] = "kernel_accounting_source", [MK_STEAL_CLOCK] = "steal_clock",
+	[MK_CPU_CLOCK] = "cpu_clock",
 };
 
 const char *rec_meta_key__name(enum rec_meta_key k)
@@ -98,6 +99,7 @@ static int start_line(struct rec_meta *m, int key, const char *sub, const char *
 		break;
 	case MK_STEAL_CLOCK: m->steal_clock = !strcmp(v, "yes") ? 1 : !strcmp(v, "none") ? -1 : 0;
 		break;
+	case MK_CPU_CLOCK: m->cpu_clock = !strcmp(v, "steal"); break;
 	case MK_SCOPE:
 		m->scope = !strcmp(v, "pids") ? SCOPE_PIDS : !strcmp(v, "command") ?
 			   SCOPE_COMMAND : SCOPE_ALL;

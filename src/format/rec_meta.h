@@ -33,7 +33,7 @@ enum rec_meta_key {
 	MK_INTERVAL_SOURCE, MK_CLK_TCK, MK_CALLCHAIN, MK_STEAL_SOURCE, MK_SCOPE,
 	MK_PID, MK_CHILD, MK_CPU, MK_SAMPLE_TYPE, MK_ID, MK_TP, MK_TIME_NS,
 	MK_REALTIME_NS, MK_EVENT, MK_EVENTS, MK_ORDERED, MK_ROOT_UID,
-	MK_KERNEL_ACCOUNTING, MK_ACCOUNTING_SOURCE, MK_STEAL_CLOCK,
+	MK_KERNEL_ACCOUNTING, MK_ACCOUNTING_SOURCE, MK_STEAL_CLOCK, MK_CPU_CLOCK,
 	MK_COUNT
 };
 
@@ -60,6 +60,8 @@ struct rec_meta {
 	char accounting_source[64];
 	int steal_clock;		/* 1 the kernel counts steal, -1 it
 					 * counted none since boot, 0 unknown */
+	bool cpu_clock;			/* cpu_clock=steal: REC_CPUCLOCK items
+					 * give each CPU's steal */
 	enum rec_scope scope;
 	uint32_t scope_pids[64];	/* pid= and child= */
 	uint32_t nscope;

@@ -55,6 +55,8 @@ enum rec_item {
 				 * rec_stack_frame, the leaf first */
 	REC_STACK_SAMPLE = 25,	/* struct rec_stack_sample, then the stack's
 				 * nframes x u64 address */
+	REC_CPUCLOCK = 26,	/* struct rec_cpuclock: a CPU's steal read
+				 * from its steal clock (BPF) */
 };
 
 /* A frame of a REC_SAMPLE: names are REC_NAME ids (REC_NO_NAME: none). */
@@ -162,6 +164,19 @@ struct rec_clock {
 	uint32_t pid, tid;
 	uint64_t cpu_ns, steal_ns, wait_ns;
 	uint32_t flags, zero;
+};
+
+/* REC_CPUCLOCK: what CPU cpu's steal clock grew by since its last
+ * REC_CPUCLOCK (since the recording began, the first time), as the BPF
+ * collector read it at time_ns: busy_steal_ns while a thread held the CPU,
+ * idle_steal_ns while its idle task did, idle_ns the idle task's time on
+ * it. Written at each read where steal is known; a recording with them
+ * has meta cpu_clock=steal, and its per-CPU steal is theirs, not its
+ * threads' (a thread's REC_CLOCK is one sum over the CPUs it ran on). */
+struct rec_cpuclock {
+	uint64_t time_ns;
+	uint32_t cpu, zero;
+	uint64_t busy_steal_ns, idle_steal_ns, idle_ns;
 };
 
 /* A scheduler tracepoint of a REC_SCHED item. */

@@ -4,7 +4,9 @@
  * (--source bpf): the kernel's own clocks, aggregated in the kernel, read
  * every interval and at the end, so that the cost follows the reads, not
  * the context switches (issue 25). Each thread's figures since the last
- * read become a REC_CLOCK item and an EK_CLOCK event; perf's rings still
+ * read become a REC_CLOCK item and an EK_CLOCK event, each CPU's steal
+ * while threads held it a REC_CPUCLOCK item and an EK_CPU_CLOCK event (a
+ * thread's steal is one sum over its CPUs); perf's rings still
  * give the samples (functions) and the tasks. The waits are kept here as
  * running totals per thread, for the end's REC_WAIT and the live
  * consumers' read_wait hook (instead of /proc/PID/schedstat, which loses
@@ -222,6 +224,25 @@ static int clock_out(struct recorder *r, const struct sched_clock_delta *d, uint
 	return err ? err : recorder_push(r, &ev);
 }
 
+/* One CPU's steal since the last read: a REC_CPUCLOCK item and an
+ * EK_CPU_CLOCK event of time now. Its steal while threads held it is
+ * each CPU's steal in the reports (a thread's clock is one sum over the
+ * CPUs it ran on). */
+static int cpu_clock_out(struct recorder *r, uint32_t cpu, const struct sched_clock_cpu_delta *d,
+			 uint64_t now)
+{
+	uint64_t busy = d->steal_ns > d->idle_steal_ns ? d->steal_ns - d->idle_steal_ns : 0;
+	r->bpf->busy_steal[cpu] += busy;
+	struct rec_cpuclock c = { .time_ns = now, .cpu = cpu, .busy_steal_ns = busy,
+				  .idle_steal_ns = d->idle_steal_ns, .idle_ns = d->idle_ns };
+	int err = r->w ? rec_writer__add(r->w, REC_CPUCLOCK, &c, sizeof(c), NULL, 0) : 0;
+	struct eng_event ev = { .kind = EK_CPU_CLOCK, .time = now, .cpu = cpu,
+				.comm = ENGINE_NONE, .function = ENGINE_NONE, .dso = ENGINE_NONE,
+				.account = ENGINE_NONE, .stack = ENGINE_NONE };
+	ev.steal = busy;
+	return err ? err : recorder_push(r, &ev);
+}
+
 /* Reads what every thread did since the last read and hands it on. The
  * time given is when the read ended: the rings were drained before it,
  * so it is ahead of everything the engine has processed, and it becomes
@@ -246,10 +267,8 @@ static int read_now(struct recorder *r)
 			return -ENOMEM;
 		b->ncpus = c.ncpus;
 	}
-	for (uint32_t i = 0; !err && steal_known && i < c.ncpus && i < b->ncpus; i++) {
-		const struct sched_clock_cpu_delta *d = &c.cpus[i];
-		b->busy_steal[i] += d->steal_ns > d->idle_steal_ns ? d->steal_ns - d->idle_steal_ns : 0;
-	}
+	for (uint32_t i = 0; !err && steal_known && i < c.ncpus && i < b->ncpus; i++)
+		err = cpu_clock_out(r, i, &c.cpus[i], c.end_ns);
 	b->last_ns = c.end_ns;
 	if (c.end_ns > r->round_max)
 		r->round_max = c.end_ns;

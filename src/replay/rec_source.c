@@ -226,8 +226,10 @@ void rec_source__config(struct rec_source *s, struct engine_config *c)
 			m->source == SRC_SAMPLE_GAPS ? STEAL_GAPS :
 			m->source == SRC_BPF ? STEAL_GIVEN : STEAL_UNKNOWN,
 	};
-	if (c->mode == STEAL_GIVEN)
+	if (c->mode == STEAL_GIVEN) {
 		c->exit_grace_ns = ENGINE_CLOCK_GRACE_NS;
+		c->cpu_clocks = m->cpu_clock && m->steal_known;
+	}
 	c->keep_all = c->mode == STEAL_GAPS;	/* its steal is shared at the end */
 }
 

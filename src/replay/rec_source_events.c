@@ -50,6 +50,8 @@ void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
  * thread's clock: its CPU time and the steal in its stints). */
 static uint64_t held(const struct eng_event *ev)
 {
+	if (ev->kind == EK_CPU_CLOCK)
+		return ev->steal;
 	if (ev->kind != EK_CLOCK)
 		return ev->value;
 	return ev->steal > UINT64_MAX - ev->value ? UINT64_MAX : ev->value + ev->steal;
@@ -67,11 +69,13 @@ static int impossible(struct rec_source *s, const struct eng_event *ev)
 	if (base > REC_SLACK_NS && ev->time < base - REC_SLACK_NS)
 		snprintf(msg, sizeof(msg), "an event at %llu ns, before the recording began "
 			 "(%llu ns)", (unsigned long long)ev->time, (unsigned long long)base);
-	else if ((ev->kind == EK_RUNTIME || ev->kind == EK_CLOCK) && held(ev) > REC_SLACK_NS &&
+	else if ((ev->kind == EK_RUNTIME || ev->kind == EK_CLOCK || ev->kind == EK_CPU_CLOCK) &&
+		 held(ev) > REC_SLACK_NS &&
 		 held(ev) - REC_SLACK_NS > (ev->time > base ? ev->time - base : 0))
 		snprintf(msg, sizeof(msg), "a %s of %llu ns, longer than the recording up "
 			 "to it (%llu ns)", ev->kind == EK_CLOCK ? "thread's CPU time and steal" :
-			 "runtime", (unsigned long long)held(ev),
+			 ev->kind == EK_CPU_CLOCK ? "CPU's steal" : "runtime",
+			 (unsigned long long)held(ev),
 			 (unsigned long long)(ev->time > base ? ev->time - base : 0));
 	else
 		return 0;

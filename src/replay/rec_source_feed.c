@@ -234,6 +234,20 @@ static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, ui
 	return rec_source_push(s, e, &ev);
 }
 
+/* CPUCLOCK: a CPU's steal while threads held it, since its last. */
+static int on_cpuclock(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
+{
+	struct rec_cpuclock r;
+	if (len != sizeof(r) || (memcpy(&r, d, sizeof(r)), r.cpu >= s->meta.ncpus) || r.zero) {
+		s->bad_records++;
+		return 0;
+	}
+	s->cpu_clocks++;
+	struct eng_event ev = { .kind = EK_CPU_CLOCK, .time = r.time_ns, .cpu = r.cpu,
+				.steal = r.busy_steal_ns };
+	return rec_source_push(s, e, &ev);
+}
+
 static int on_taskev(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
 {
 	struct rec_taskev t;
@@ -529,6 +543,8 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 		return on_wait(s, d, len);
 	case REC_CLOCK:
 		return on_clock(s, e, d, len);
+	case REC_CPUCLOCK:
+		return on_cpuclock(s, e, d, len);
 	case REC_ROUND: {
 		uint64_t t;
 		if (len < 8)
@@ -570,7 +586,7 @@ static void count_events(struct rec_source *s)
 	struct source_event own[] = {
 		{ "cpu-clock", s->samples }, { "sched:sched_switch", s->switches },
 		{ "sched:sched_stat_runtime", s->runtimes },
-		{ "bpf:thread-clocks", s->clocks },
+		{ "bpf:thread-clocks", s->clocks }, { "bpf:cpu-clocks", s->cpu_clocks },
 	};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (own[i].samples || !i)

@@ -89,6 +89,7 @@ struct rec_source {
 	uint32_t nforget, forget_cap;
 	uint64_t bad_records, samples, switches, runtimes;
 	uint64_t clocks;	/* REC_CLOCK items */
+	uint64_t cpu_clocks;	/* REC_CPUCLOCK items */
 	struct source_event events[16];
 	uint32_t nevents;
 	bool damaged;

@@ -9,7 +9,8 @@
 #   the threads block on a pipe before and after their work, so their
 #   schedstat stands still while the test reads it (as live_denied.sh);
 #   the recording's steal_source starts with "bpf" and it holds no
-#   sched tracepoint records;
+#   sched tracepoint records; each CPU's steal, read from its steal clock,
+#   no more than /proc/stat's and adding up to the threads';
 # - a spinner already running when the recording starts and still running
 #   when it ends has cpu_ns + wait_ns (+ steal_ns) = the recording's
 #   duration within 1 %: the stints in progress at both ends count;
@@ -219,6 +220,26 @@ for name in ("sched:sched_switch", "sched:sched_stat_runtime"):
         bad.append(f"the recording holds {name} records: {events[name]}")
 if not events.get("bpf:thread-clocks") or not events.get("cpu-clock"):
     bad.append(f"the recording lacks the collector's reads or perf's samples: {events}")
+# each CPU's steal is read from its own steal clock (CPUCLOCK items, one
+# per CPU at each read), where the collector reads steal: it is no more
+# than /proc/stat's growth on that CPU (to its USER_HZ ticks, one either
+# way at each end), and the CPUs' steal adds up to the threads' (both are
+# the steal clock's growth while threads held the CPUs)
+if "steal: unknown" not in src:
+    cpus = doc["cpus"]
+    if (events.get("bpf:cpu-clocks") or 0) < len(cpus):
+        bad.append(f"{events.get('bpf:cpu-clocks')} CPU clocks read for {len(cpus)} CPUs")
+    tick = 2e9 / os.sysconf("SC_CLK_TCK")
+    for c in cpus:
+        print(f"CPU {c['cpu']}: steal {c['steal_ns'] / 1e6:.3f} ms, /proc/stat "
+              f"{c['kernel_steal_ns'] / 1e6:.3f} ms")
+        if c["steal_ns"] > c["kernel_steal_ns"] + tick:
+            bad.append(f"CPU {c['cpu']}: steal {c['steal_ns']} past /proc/stat's "
+                       f"{c['kernel_steal_ns']} and two ticks")
+    by_cpu, threads = sum(c["steal_ns"] for c in cpus), doc["totals"]["steal_ns"]
+    print(f"steal: {by_cpu / 1e6:.3f} ms by CPU, {threads / 1e6:.3f} ms by thread")
+    if abs(by_cpu - threads) > 1e6 + 0.02 * threads:
+        bad.append(f"the CPUs' steal {by_cpu} is not the threads' {threads}")
 if bad:
     sys.exit("\n".join(bad))
 PY

@@ -8,7 +8,8 @@
  * samples (the function sampled last; "[unknown]" under the bracketed
  * method and for a thread never sampled), a thread's final figures
  * handing it out at once while an exit record alone waits for them, and
- * switches and runtime events beside the clocks not counted twice.
+ * switches and runtime events beside the clocks not counted twice, and
+ * each CPU's steal from its own clock where the source reads one.
  * Times in ms below; the engine works in ns.
  */
 #include <stdarg.h>
@@ -57,15 +58,20 @@ static int on_gone(void *ctx, const struct engine *e, const struct eng_thread *t
 
 static const struct engine_sink sink = { NULL, on_program, NULL, on_gone };
 
-static struct engine *start(enum steal_method m)
+static struct engine *start_with(enum steal_method m, bool cpu_clocks)
 {
 	struct engine_config c = { .method = m, .mode = STEAL_GIVEN, .interval_ns = 10 * MS,
 				   .ncpus = 2, .unknown_fn = FN_UNKNOWN, .scope_all = true,
-				   .exit_grace_ns = 3000 * MS };
+				   .exit_grace_ns = 3000 * MS, .cpu_clocks = cpu_clocks };
 	ngot = ngone = 0;
 	struct engine *e = engine__new(&c, &sink);
 	assert_non_null(e);
 	return e;
+}
+
+static struct engine *start(enum steal_method m)
+{
+	return start_with(m, false);
 }
 
 static void push(struct engine *e, struct eng_event ev)
@@ -207,6 +213,57 @@ static void final_figures_hand_out(void **state)
 	engine__free(e);
 }
 
+static void cpu_clk(struct engine *e, uint64_t t, uint32_t cpu, uint64_t steal_ms)
+{
+	push(e, (struct eng_event){ .kind = EK_CPU_CLOCK, .time = t * MS, .cpu = cpu,
+				    .steal = steal_ms * MS });
+}
+
+/*
+ * steal_split_by_window's thread, where the source also reads each CPU's
+ * steal clock: window 1's 200 ms were 150 on CPU 0 and 50 on CPU 1 (the
+ * thread ran on both, sampled on CPU 1 last), window 2's 100 were 60 and
+ * 40. The functions' steal is the thread's, as before; each CPU's is its
+ * own clock's, in the totals and in the series by second, where without
+ * the CPUs' clocks CPU 1 had all of window 1 and CPU 0 all of window 2
+ * (and a CPU clock, where the engine is not told of them, counts
+ * nowhere).
+ */
+static void cpu_steal_from_cpu_clocks(void **state)
+{
+	(void)state;
+	for (int with = 0; with < 2; with++) {
+		struct engine *e = start_with(METHOD_PRECEDING, with);
+		smp(e, 0, 100, 10, FN_F);
+		smp(e, 0, 200, 10, FN_F);
+		smp(e, 1, 300, 10, FN_F);
+		smp(e, 1, 400, 10, FN_G);
+		clk(e, 1000, 10, 800, 200, false);
+		cpu_clk(e, 1000, 0, 150);
+		cpu_clk(e, 1000, 1, 50);
+		smp(e, 0, 1100, 10, FN_G);
+		smp(e, 0, 1200, 10, FN_G);
+		clk(e, 2000, 10, 400, 100, false);
+		cpu_clk(e, 2000, 0, 60);
+		cpu_clk(e, 2000, 1, 40);
+		assert_int_equal(engine__finish(e, 2000 * MS), 0);
+		assert_int_equal(prog(10, FN_F)->steal_ns, 150 * MS);
+		assert_int_equal(prog(10, FN_G)->steal_ns, 150 * MS);
+		assert_int_equal(engine__stats(e)->steal_ns, 300 * MS);
+		assert_int_equal(engine__cpu(e, 0)->steal_ns, (with ? 210 : 100) * MS);
+		assert_int_equal(engine__cpu(e, 1)->steal_ns, (with ? 90 : 200) * MS);
+		/* the series: buckets of 1 s from the first event (100 ms) */
+		const struct eng_series *sr = engine__series(e);
+		uint64_t by_cpu[2] = { 0, 0 };
+		for (uint32_t b = 0; b < sr->nbuckets; b++)
+			for (uint32_t c = 0; c < 2; c++)
+				by_cpu[c] += sr->steal_ns[b * sr->ncpus + c];
+		assert_int_equal(by_cpu[0], (with ? 210 : 100) * MS);
+		assert_int_equal(by_cpu[1], (with ? 90 : 200) * MS);
+		engine__free(e);
+	}
+}
+
 /* Switches and runtime events beside the clocks (a source that gives
  * both) change nothing: the time is the clocks'. */
 static void switches_not_counted_twice(void **state)
@@ -234,6 +291,7 @@ int main(void)
 		cmocka_unit_test(window_without_samples),
 		cmocka_unit_test(final_figures_hand_out),
 		cmocka_unit_test(switches_not_counted_twice),
+		cmocka_unit_test(cpu_steal_from_cpu_clocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

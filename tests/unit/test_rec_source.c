@@ -272,6 +272,87 @@ static void bpf_clocks_read(void **state)
 	close(fd);
 }
 
+/*
+ * A BPF recording of two CPUs whose CPUCLOCK items give each CPU's steal
+ * while threads held it: thread 10, never sampled (so on no CPU of its
+ * own), lost 50 ms, 10 on CPU 0 and 40 on CPU 1. With meta cpu_clock=steal
+ * each CPU's steal is its items' sum; without (a recording before them),
+ * the thread's whole steal is on one CPU, and the items are not used. A
+ * CPUCLOCK of a CPU the recording does not have is a bad record; one of
+ * more steal than the recording's time up to it is refused.
+ */
+static const char meta_cpu_clock[] =
+	"phase=start\nsource=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\n"
+	"callchain=0\nsteal_source=bpf (steal: kvm-steal-clock; wait: schedstat-run-delay)\n"
+	"scope=all\ntime_ns=10000000000\ncpu=0\ncpu=1\n%s";
+
+static void cpu_clock(struct rec_writer *w, uint64_t t, uint32_t cpu, uint64_t steal)
+{
+	struct rec_cpuclock c = { .time_ns = t, .cpu = cpu, .busy_steal_ns = steal,
+				  .idle_ns = 1 * MS };
+	assert_int_equal(rec_writer__add(w, REC_CPUCLOCK, &c, sizeof(c), NULL, 0), 0);
+}
+
+static int cpu_clock_file(bool said, uint64_t cpu1_steal, uint32_t bad_cpu)
+{
+	char path[] = "/tmp/test_rec_source.XXXXXX", meta[400];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_non_null(w);
+	int n = snprintf(meta, sizeof(meta), meta_cpu_clock, said ? "cpu_clock=steal\n" : "");
+	assert_int_equal(rec_writer__add(w, REC_META, meta, (size_t)n, NULL, 0), 0);
+	clock(w, START + 250 * MS, 10, 200 * MS, 30 * MS, false);
+	cpu_clock(w, START + 250 * MS, 0, 10 * MS);
+	cpu_clock(w, START + 250 * MS, 1, cpu1_steal - 20 * MS);
+	clock(w, START + 500 * MS, 10, 100 * MS, 20 * MS, true);
+	cpu_clock(w, START + 500 * MS, 0, 0);
+	cpu_clock(w, START + 500 * MS, bad_cpu, 20 * MS);
+	finish(w, START + 600 * MS);
+	return fd;
+}
+
+static void cpu_clocks_read(void **state)
+{
+	(void)state;
+	for (int said = 0; said < 2; said++) {
+		int fd = cpu_clock_file(said, 40 * MS, 1);
+		struct analysis a;
+		struct rec_error e;
+		assert_int_equal(report_by(fd, "thread", &a, &e), 0);
+		assert_int_equal(a.table->nrows, 1);
+		assert_int_equal(a.table->rows[0].steal_ns, 50 * MS);
+		/* (CPU 1 has no event but its clock: listed where it is read) */
+		assert_int_equal(a.x.ncpus, said ? 2 : 1);
+		uint64_t steal[2] = { 0, 0 };
+		for (uint32_t i = 0; i < a.x.ncpus; i++)
+			steal[a.x.cpus[i].cpu] = a.x.cpus[i].steal_ns;
+		assert_int_equal(steal[0], said ? 10 * MS : 50 * MS);
+		assert_int_equal(steal[1], said ? 40 * MS : 0);
+		assert_int_equal(a.x.bad_records, 0);
+		/* the items are counted as the collector's reads of the CPUs */
+		bool counted = false;
+		for (uint32_t i = 0; i < a.x.nevents; i++)
+			counted |= !strcmp(a.x.events[i].name, "bpf:cpu-clocks") &&
+				   a.x.events[i].samples == 4;
+		assert_true(counted);
+		analysis__release(&a);
+		close(fd);
+	}
+	int fd = cpu_clock_file(true, 40 * MS, 7);	/* CPU 7 of two */
+	struct analysis a;
+	struct rec_error e;
+	assert_int_equal(report_by(fd, "thread", &a, &e), 0);
+	assert_int_equal(a.x.bad_records, 1);
+	analysis__release(&a);
+	close(fd);
+	fd = cpu_clock_file(true, 2000 * MS, 1);	/* 1.98 s at 0.25 s in */
+	assert_int_equal(analyse(fd, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "CPU's steal"));
+	close(fd);
+}
+
 /* A report asks a thread's wait once, when it is handed out: the waits
  * of threads gone are forgotten then, so that a reader's memory follows
  * the live threads (a compile loop's thousands of processes), and each
@@ -617,6 +698,7 @@ int main(void)
 		cmocka_unit_test(after_the_end_refused),
 		cmocka_unit_test(command_cleaned),
 		cmocka_unit_test(bpf_clocks_read),
+		cmocka_unit_test(cpu_clocks_read),
 		cmocka_unit_test(gone_waits_forgotten),
 		cmocka_unit_test(amplification_bounded),
 		cmocka_unit_test(pid_given_again),
