@@ -228,7 +228,8 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 		return -ENOMEM;
 	for (uint32_t c = 0; c < g->ncpus; c++) {
 		/* the kernel's clocks' per CPU where the BPF collector reads
-		 * them: the engine's puts a thread's steal on its last CPU */
+		 * them, as they are read: the engine has the same figures once
+		 * its queue has reached the read */
 		const struct eng_cpu_stats *cs = engine__cpu(e, c);
 		if (!recorder__busy_steal(r, c, &g->cpu_steal[c]))
 			g->cpu_steal[c] = cs ? cs->steal_ns : 0;

@@ -46,9 +46,10 @@ struct recorder_bpf {
 	bool sink_tried;		/* the engine told of hand-outs (sink) */
 	bool sink_added;
 	/* per CPU since the start, steal while a thread held it: the
-	 * steal clock's growth less the idle task's share, each read. A
-	 * thread's steal is read as one sum of its stints on every CPU,
-	 * which the engine can only put on the CPU it saw last */
+	 * steal clock's growth less the idle task's share, each read (a
+	 * thread's steal is read as one sum of its stints on every CPU:
+	 * each read's share of this is its CPU's REC_CPUCLOCK item and
+	 * EK_CPU_CLOCK event) */
 	uint64_t *busy_steal;
 	uint32_t ncpus;
 };
@@ -267,7 +268,10 @@ static int read_now(struct recorder *r)
 			return -ENOMEM;
 		b->ncpus = c.ncpus;
 	}
-	for (uint32_t i = 0; !err && steal_known && i < c.ncpus && i < b->ncpus; i++)
+	/* the CPUs recorded (the collector reads every possible one; the
+	 * recording's, the engine's, are perf's, to the highest + 1) */
+	for (uint32_t i = 0; !err && steal_known && i < c.ncpus && i < b->ncpus && i < r->ncpus;
+	     i++)
 		err = cpu_clock_out(r, i, &c.cpus[i], c.end_ns);
 	b->last_ns = c.end_ns;
 	if (c.end_ns > r->round_max)

@@ -215,6 +215,15 @@ int rec_source_clock_wait(struct rec_source *s, const struct rec_clock_wait *w)
 
 /* A thread's figures read from the kernel's clocks (a recording whose
  * source is bpf), and its wait since its last. */
+/* A read of the collector's at t: the latest, for the end's check. */
+static void clock_seen(struct rec_source *s, uint64_t t)
+{
+	if (t > s->clock_now) {
+		s->clock_now = t;
+		s->clock_now_offset = rec_reader__offset(s->rd);
+	}
+}
+
 static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
 {
 	struct rec_clock r;
@@ -228,6 +237,7 @@ static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, ui
 		  rec_source_clock_wait(s, &w);
 	if (err)
 		return err;
+	clock_seen(s, r.time_ns);
 	struct eng_event ev = { .kind = EK_CLOCK, .time = r.time_ns, .pid = r.pid,
 				.tid = r.tid, .value = r.cpu_ns, .steal = r.steal_ns,
 				.flags = r.flags & REC_CLOCK_FINAL ? EF_FINAL : 0 };
@@ -243,6 +253,7 @@ static int on_cpuclock(struct rec_source *s, struct engine *e, const uint8_t *d,
 		return 0;
 	}
 	s->cpu_clocks++;
+	clock_seen(s, r.time_ns);
 	struct eng_event ev = { .kind = EK_CPU_CLOCK, .time = r.time_ns, .cpu = r.cpu,
 				.steal = r.busy_steal_ns };
 	return rec_source_push(s, e, &ev);
@@ -509,11 +520,14 @@ static int on_item(struct rec_source *s, struct engine *e, uint32_t type,
 		int r = rec_meta__parse(&s->meta, (const char *)d, len, msg, sizeof(msg));
 		if (r == -EINVAL)
 			return rec_source_fail(err, rec_reader__offset(s->rd), msg);
-		if (!r && s->meta.end_ns && s->now > s->meta.end_ns + REC_SLACK_NS) {
+		bool clock = s->clock_now > s->now;
+		uint64_t latest = clock ? s->clock_now : s->now;
+		if (!r && s->meta.end_ns && latest > s->meta.end_ns + REC_SLACK_NS) {
 			snprintf(msg, sizeof(msg), "an event at %llu ns, after the recording "
-				 "ended (%llu ns)", (unsigned long long)s->now,
+				 "ended (%llu ns)", (unsigned long long)latest,
 				 (unsigned long long)s->meta.end_ns);
-			return rec_source_fail(err, s->now_offset, msg);
+			return rec_source_fail(err, clock ? s->clock_now_offset : s->now_offset,
+					       msg);
 		}
 		return r;
 	}

@@ -80,6 +80,9 @@ struct rec_source {
 	uint8_t *seen0, *seen1;
 	uint64_t now;			/* the latest event time read */
 	uint64_t now_offset;		/* the item that had it */
+	/* the latest time of the collector's reads (CLOCK, CPUCLOCK): of
+	 * no CPU's stream, so not now, but no later than the end either */
+	uint64_t clock_now, clock_now_offset;
 	uint64_t first;			/* the first event time read */
 	struct rec_error *err;		/* where rec_source__feed says why */
 	int last_cpu;			/* version 1: to tell its rounds */

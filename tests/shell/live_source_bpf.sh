@@ -10,7 +10,8 @@
 #   schedstat stands still while the test reads it (as live_denied.sh);
 #   the recording's steal_source starts with "bpf" and it holds no
 #   sched tracepoint records; each CPU's steal, read from its steal clock,
-#   no more than /proc/stat's and adding up to the threads';
+#   no more than /proc/stat's and adding up to the threads', also of two
+#   spinners moved between CPUs every 50 ms;
 # - a spinner already running when the recording starts and still running
 #   when it ends has cpu_ns + wait_ns (+ steal_ns) = the recording's
 #   duration within 1 %: the stints in progress at both ends count;
@@ -231,6 +232,8 @@ if "steal: unknown" not in src:
         bad.append(f"{events.get('bpf:cpu-clocks')} CPU clocks read for {len(cpus)} CPUs")
     tick = 2e9 / os.sysconf("SC_CLK_TCK")
     for c in cpus:
+        if c["kernel_steal_ns"] is None:
+            continue	# (not in /proc/stat: offline)
         print(f"CPU {c['cpu']}: steal {c['steal_ns'] / 1e6:.3f} ms, /proc/stat "
               f"{c['kernel_steal_ns'] / 1e6:.3f} ms")
         if c["steal_ns"] > c["kernel_steal_ns"] + tick:
@@ -243,6 +246,56 @@ if "steal: unknown" not in src:
 if bad:
     sys.exit("\n".join(bad))
 PY
+
+# Two spinners moved between the first two CPUs every 50 ms: a thread's
+# steal is one sum over the CPUs it ran on, and each CPU's is read from
+# its own steal clock (before, all of a window's went to the CPU its
+# thread was sampled on last: on a host that steals, more than
+# /proc/stat's on that CPU). Each CPU's steal is no more than /proc/stat
+# says (two ticks of slack) and the CPUs' add up to the threads'.
+read -r first last < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
+if [ "$first" != "$last" ]; then
+	cat >"$TMP/move.sh" <<EOF
+sh -c 'while :; do :; done' & a=\$!
+sh -c 'while :; do :; done' & b=\$!
+i=0
+while [ \$i -lt 60 ]; do
+	i=\$((i + 1))
+	if [ \$((i % 2)) = 0 ]; then taskset -pc $first \$a; taskset -pc $last \$b
+	else taskset -pc $last \$a; taskset -pc $first \$b; fi >/dev/null
+	sleep 0.05
+done
+kill \$a \$b
+EOF
+	"$CL" record --source bpf -a -o "$TMP/move.rec" -- sh "$TMP/move.sh" 2>"$TMP/move.err" ||
+		fail "record of spinners moved between CPUs: $(cat "$TMP/move.err")"
+	"$CL" report -i "$TMP/move.rec" --format json >"$TMP/move.json" ||
+		fail "report of the spinners moved between CPUs"
+	python3 - "$TMP/move.json" <<'PY' || fail "each CPU's steal of spinners moved between CPUs (above)"
+import json, os, sys
+doc = json.load(open(sys.argv[1]))
+if "steal: unknown" in doc["steal_source"]:
+    print("moved spinners: steal not read here:", doc["steal_source"])
+    sys.exit(0)
+tick = 2e9 / os.sysconf("SC_CLK_TCK")
+bad = []
+for c in doc["cpus"]:
+    if c["kernel_steal_ns"] is None:
+        continue
+    print(f"moved spinners: CPU {c['cpu']}: steal {c['steal_ns'] / 1e6:.3f} ms, /proc/stat "
+          f"{c['kernel_steal_ns'] / 1e6:.3f} ms")
+    if c["steal_ns"] > c["kernel_steal_ns"] + tick:
+        bad.append(f"CPU {c['cpu']}: {c['steal_ns']} past /proc/stat's {c['kernel_steal_ns']}")
+by_cpu, threads = sum(c["steal_ns"] for c in doc["cpus"]), doc["totals"]["steal_ns"]
+print(f"moved spinners: steal {by_cpu / 1e6:.3f} ms by CPU, {threads / 1e6:.3f} ms by thread")
+if abs(by_cpu - threads) > 1e6 + 0.02 * threads:
+    bad.append(f"the CPUs' steal {by_cpu} is not the threads' {threads}")
+if not doc["events"].get("bpf:cpu-clocks"):
+    bad.append(f"no CPU clocks read: {doc['events']}")
+if bad:
+    sys.exit("\n".join(bad))
+PY
+fi
 
 # A spinner running before the recording starts and after it ends, alone
 # or not on its CPU: its time is all run or waited (steal: none here, or

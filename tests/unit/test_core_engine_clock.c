@@ -252,14 +252,21 @@ static void cpu_steal_from_cpu_clocks(void **state)
 		assert_int_equal(engine__stats(e)->steal_ns, 300 * MS);
 		assert_int_equal(engine__cpu(e, 0)->steal_ns, (with ? 210 : 100) * MS);
 		assert_int_equal(engine__cpu(e, 1)->steal_ns, (with ? 90 : 200) * MS);
-		/* the series: buckets of 1 s from the first event (100 ms) */
+		/* the series: each read's steal in the bucket of its time (the
+		 * first read's at 1000 ms starts them: samples add no time
+		 * here), on its CPU */
 		const struct eng_series *sr = engine__series(e);
-		uint64_t by_cpu[2] = { 0, 0 };
-		for (uint32_t b = 0; b < sr->nbuckets; b++)
+		assert_int_equal(sr->bucket_ns, 1000 * MS);
+		uint64_t want[2][2] = { { with ? 150 : 0, with ? 50 : 200 },
+					{ with ? 60 : 100, with ? 40 : 0 } };
+		for (uint32_t r = 0; r < 2; r++) {
+			uint64_t at = (1000 + 1000 * r) * MS;
+			assert_true(at >= sr->origin_ns);
+			uint32_t b = (uint32_t)((at - sr->origin_ns) / sr->bucket_ns);
+			assert_true(b < sr->nbuckets);
 			for (uint32_t c = 0; c < 2; c++)
-				by_cpu[c] += sr->steal_ns[b * sr->ncpus + c];
-		assert_int_equal(by_cpu[0], (with ? 210 : 100) * MS);
-		assert_int_equal(by_cpu[1], (with ? 90 : 200) * MS);
+				assert_int_equal(sr->steal_ns[b * sr->ncpus + c], want[r][c] * MS);
+		}
 		engine__free(e);
 	}
 }

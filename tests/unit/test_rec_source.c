@@ -279,11 +279,13 @@ static void bpf_clocks_read(void **state)
  * each CPU's steal is its items' sum; without (a recording before them),
  * the thread's whole steal is on one CPU, and the items are not used. A
  * CPUCLOCK of a CPU the recording does not have is a bad record; one of
- * more steal than the recording's time up to it is refused.
+ * more steal than the recording's time up to it is refused, as is one (or
+ * a CLOCK) read after the recording ended. Where the source says steal is
+ * unknown, a CPUCLOCK says nothing either.
  */
 static const char meta_cpu_clock[] =
 	"phase=start\nsource=test\nhost=h\ninterval_ns=1000000\nclk_tck=100\n"
-	"callchain=0\nsteal_source=bpf (steal: kvm-steal-clock; wait: schedstat-run-delay)\n"
+	"callchain=0\nsteal_source=bpf (steal: %s; wait: schedstat-run-delay)\n"
 	"scope=all\ntime_ns=10000000000\ncpu=0\ncpu=1\n%s";
 
 static void cpu_clock(struct rec_writer *w, uint64_t t, uint32_t cpu, uint64_t steal)
@@ -293,7 +295,8 @@ static void cpu_clock(struct rec_writer *w, uint64_t t, uint32_t cpu, uint64_t s
 	assert_int_equal(rec_writer__add(w, REC_CPUCLOCK, &c, sizeof(c), NULL, 0), 0);
 }
 
-static int cpu_clock_file(bool said, uint64_t cpu1_steal, uint32_t bad_cpu)
+static int cpu_clock_file(bool said, uint64_t cpu1_steal, uint32_t bad_cpu, bool known,
+			  uint64_t last_read)
 {
 	char path[] = "/tmp/test_rec_source.XXXXXX", meta[400];
 	int fd = mkstemp(path);
@@ -301,14 +304,16 @@ static int cpu_clock_file(bool said, uint64_t cpu1_steal, uint32_t bad_cpu)
 	unlink(path);
 	struct rec_writer *w = rec_writer__new(fd);
 	assert_non_null(w);
-	int n = snprintf(meta, sizeof(meta), meta_cpu_clock, said ? "cpu_clock=steal\n" : "");
+	int n = snprintf(meta, sizeof(meta), meta_cpu_clock,
+			 known ? "kvm-steal-clock" : "unknown (no steal clock)",
+			 said ? "cpu_clock=steal\n" : "");
 	assert_int_equal(rec_writer__add(w, REC_META, meta, (size_t)n, NULL, 0), 0);
 	clock(w, START + 250 * MS, 10, 200 * MS, 30 * MS, false);
 	cpu_clock(w, START + 250 * MS, 0, 10 * MS);
 	cpu_clock(w, START + 250 * MS, 1, cpu1_steal - 20 * MS);
 	clock(w, START + 500 * MS, 10, 100 * MS, 20 * MS, true);
 	cpu_clock(w, START + 500 * MS, 0, 0);
-	cpu_clock(w, START + 500 * MS, bad_cpu, 20 * MS);
+	cpu_clock(w, START + last_read, bad_cpu, 20 * MS);
 	finish(w, START + 600 * MS);
 	return fd;
 }
@@ -317,7 +322,7 @@ static void cpu_clocks_read(void **state)
 {
 	(void)state;
 	for (int said = 0; said < 2; said++) {
-		int fd = cpu_clock_file(said, 40 * MS, 1);
+		int fd = cpu_clock_file(said, 40 * MS, 1, true, 500 * MS);
 		struct analysis a;
 		struct rec_error e;
 		assert_int_equal(report_by(fd, "thread", &a, &e), 0);
@@ -340,16 +345,28 @@ static void cpu_clocks_read(void **state)
 		analysis__release(&a);
 		close(fd);
 	}
-	int fd = cpu_clock_file(true, 40 * MS, 7);	/* CPU 7 of two */
+	int fd = cpu_clock_file(true, 40 * MS, 7, true, 500 * MS);	/* CPU 7 of two */
 	struct analysis a;
 	struct rec_error e;
 	assert_int_equal(report_by(fd, "thread", &a, &e), 0);
 	assert_int_equal(a.x.bad_records, 1);
 	analysis__release(&a);
 	close(fd);
-	fd = cpu_clock_file(true, 2000 * MS, 1);	/* 1.98 s at 0.25 s in */
+	fd = cpu_clock_file(true, 40 * MS, 1, false, 500 * MS);	/* steal unknown */
+	assert_int_equal(report_by(fd, "thread", &a, &e), 0);
+	assert_false(a.x.steal_known);	/* (printed as unknown) */
+	assert_int_equal(a.x.ncpus, 1);	/* the threads' rule, as unsaid */
+	assert_int_equal(a.x.cpus[0].steal_ns, 50 * MS);
+	analysis__release(&a);
+	close(fd);
+	fd = cpu_clock_file(true, 2000 * MS, 1, true, 500 * MS);	/* 1.98 s at 0.25 s in */
 	assert_int_equal(analyse(fd, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "CPU's steal"));
+	close(fd);
+	/* read 2.5 s after the recording's end at 0.6 s (a second's slack) */
+	fd = cpu_clock_file(true, 40 * MS, 1, true, 3100 * MS);
+	assert_int_equal(analyse(fd, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "after the recording ended"));
 	close(fd);
 }
 
