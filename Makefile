@@ -129,17 +129,19 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuz
 FUZZ_CC ?= clang
 fuzz-build: $(FUZZ_TARGETS)
 # The targets link everything but main(), so command-line parsers are in
-# reach; the sources are compiled once for all of them.
+# reach; the sources are compiled once for all of them (with their headers
+# as dependencies: an object left of an old struct's size read past a
+# new one's end).
 FUZZ_SRC = $(CORE_SRC) $(LIB_SRC) $(GEN_SRC) $(filter-out src/cli/main.c,$(CLI_SRC))
 FUZZ_OBJ = $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -I$(GEN)
 build/fuzz/obj/%.o: %.c | $(GEN)/profile.pb-c.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
 build/fuzz/libcpuledger-fuzz.a: $(FUZZ_OBJ)
 	ar rcs $@ $^
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcpuledger-fuzz.a
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -fsanitize=fuzzer,address,undefined -o $@ $< \
 		build/fuzz/libcpuledger-fuzz.a $(LDLIBS)
 
 FUZZ_SECONDS ?= 300
