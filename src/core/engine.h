@@ -111,9 +111,8 @@ enum eng_kind {
 			 * CPU: time is when the source read them */
 	EK_CPU_CLOCK,	/* STEAL_GIVEN with cpu_clocks: since its last
 			 * EK_CPU_CLOCK, cpu lost steal ns to the hypervisor
-			 * while a thread held it (not idle), and its idle
-			 * task held it value ns; time is when the source
-			 * read it */
+			 * while a thread held it (not idle); time is when
+			 * the source read it */
 };
 
 #define EF_KERNEL 1		/* sample: taken in kernel mode */
@@ -172,12 +171,11 @@ struct engine_config {
 	 * takes between two reads, so that its EK_CLOCK with EF_FINAL
 	 * comes first */
 	uint64_t exit_grace_ns;
-	/* STEAL_GIVEN: each CPU's steal and idle time come as EK_CPU_CLOCK
-	 * events (the collector reads each CPU's steal clock and its idle
-	 * task's time). Without them a thread's steal counts on the CPU it
-	 * was sampled on last (a thread's clock is one sum over the CPUs it
-	 * ran on, and a migrating thread's steal then lands on the wrong
-	 * one), and a CPU's idle time is its idle samples' */
+	/* STEAL_GIVEN: each CPU's steal comes as EK_CPU_CLOCK events (the
+	 * collector reads each CPU's steal clock). Without them a thread's
+	 * steal counts on the CPU it was sampled on last: a thread's clock
+	 * is one sum over the CPUs it ran on, and a migrating thread's
+	 * steal then lands on the wrong one */
 	bool cpu_clocks;
 };
 

@@ -18,8 +18,7 @@
  * too, unless the source reads each CPU's steal clock (cpu_clocks): then
  * each CPU's steal is that CPU's EK_CPU_CLOCK, the steal while a thread
  * held it, and a thread that ran on both CPUs of a window no longer puts
- * all of it on one; a CPU's idle time is then its clock's too (the idle
- * task's time, not its samples times the period).
+ * all of it on one.
  */
 #include <errno.h>
 
@@ -132,13 +131,10 @@ int eng_on_cpu_clock(struct engine *e, const struct eng_event *ev)
 {
 	if (e->c.mode != STEAL_GIVEN || !e->c.cpu_clocks || ev->cpu >= e->c.ncpus)
 		return 0;
-	if (!ev->steal && !ev->value)
-		return 0;	/* (a CPU listed for what it did, not for its
-				 * clock: an offline one's reads are all 0) */
-	struct eng_cpu *c = &e->cpus[ev->cpu];
-	c->st.steal_ns += ev->steal;
-	c->st.idle_ns += ev->value;
-	e->st.idle_ns += ev->value;
-	c->st.seen = true;
+	if (!ev->steal)
+		return 0;	/* (a CPU listed for its events, not its clock:
+				 * an offline one's reads are all 0) */
+	e->cpus[ev->cpu].st.steal_ns += ev->steal;
+	e->cpus[ev->cpu].st.seen = true;
 	return eng_series_add(e, ev->cpu, ev->time, 0, ev->steal);
 }

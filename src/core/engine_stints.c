@@ -683,8 +683,6 @@ static int idle_sample(struct engine *e, struct eng_cpu *c, uint32_t cpu, uint64
 			grid_gap(e, c, t, ENGINE_NONE, &before);	/* nobody's */
 		return 0;
 	}
-	if (e->c.mode == STEAL_GIVEN && e->c.cpu_clocks)
-		return 0;	/* its idle time comes read (EK_CPU_CLOCK) */
 	c->st.idle_ns += e->c.interval_ns;
 	e->st.idle_ns += e->c.interval_ns;
 	return e->c.mode == STEAL_GAPS ? cpu_gap(e, c, cpu, t, ENGINE_NONE) : 0;

@@ -237,7 +237,7 @@ static int cpu_clock_out(struct recorder *r, uint32_t cpu, const struct sched_cl
 	struct rec_cpuclock c = { .time_ns = now, .cpu = cpu, .busy_steal_ns = busy,
 				  .idle_steal_ns = d->idle_steal_ns, .idle_ns = d->idle_ns };
 	int err = r->w ? rec_writer__add(r->w, REC_CPUCLOCK, &c, sizeof(c), NULL, 0) : 0;
-	struct eng_event ev = { .kind = EK_CPU_CLOCK, .time = now, .cpu = cpu, .value = d->idle_ns,
+	struct eng_event ev = { .kind = EK_CPU_CLOCK, .time = now, .cpu = cpu,
 				.comm = ENGINE_NONE, .function = ENGINE_NONE, .dso = ENGINE_NONE,
 				.account = ENGINE_NONE, .stack = ENGINE_NONE };
 	ev.steal = busy;

@@ -47,11 +47,12 @@ void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
 }
 
 /* How long a runtime or a clock window says its thread held a CPU (a
- * thread's clock: its CPU time and the steal in its stints; a CPU's: its
- * idle time and the steal while threads held it). */
+ * thread's clock: its CPU time and the steal in its stints). */
 static uint64_t held(const struct eng_event *ev)
 {
-	if (ev->kind != EK_CLOCK && ev->kind != EK_CPU_CLOCK)
+	if (ev->kind == EK_CPU_CLOCK)
+		return ev->steal;
+	if (ev->kind != EK_CLOCK)
 		return ev->value;
 	return ev->steal > UINT64_MAX - ev->value ? UINT64_MAX : ev->value + ev->steal;
 }
@@ -73,7 +74,7 @@ static int impossible(struct rec_source *s, const struct eng_event *ev)
 		 held(ev) - REC_SLACK_NS > (ev->time > base ? ev->time - base : 0))
 		snprintf(msg, sizeof(msg), "a %s of %llu ns, longer than the recording up "
 			 "to it (%llu ns)", ev->kind == EK_CLOCK ? "thread's CPU time and steal" :
-			 ev->kind == EK_CPU_CLOCK ? "CPU's idle time and steal" : "runtime",
+			 ev->kind == EK_CPU_CLOCK ? "CPU's steal" : "runtime",
 			 (unsigned long long)held(ev),
 			 (unsigned long long)(ev->time > base ? ev->time - base : 0));
 	else

@@ -255,7 +255,7 @@ static int on_cpuclock(struct rec_source *s, struct engine *e, const uint8_t *d,
 	s->cpu_clocks++;
 	clock_seen(s, r.time_ns);
 	struct eng_event ev = { .kind = EK_CPU_CLOCK, .time = r.time_ns, .cpu = r.cpu,
-				.value = r.idle_ns, .steal = r.busy_steal_ns };
+				.steal = r.busy_steal_ns };
 	return rec_source_push(s, e, &ev);
 }
 

@@ -213,11 +213,10 @@ static void final_figures_hand_out(void **state)
 	engine__free(e);
 }
 
-static void cpu_clk(struct engine *e, uint64_t t, uint32_t cpu, uint64_t steal_ms,
-		    uint64_t idle_ms)
+static void cpu_clk(struct engine *e, uint64_t t, uint32_t cpu, uint64_t steal_ms)
 {
 	push(e, (struct eng_event){ .kind = EK_CPU_CLOCK, .time = t * MS, .cpu = cpu,
-				    .value = idle_ms * MS, .steal = steal_ms * MS });
+				    .steal = steal_ms * MS });
 }
 
 /*
@@ -228,9 +227,7 @@ static void cpu_clk(struct engine *e, uint64_t t, uint32_t cpu, uint64_t steal_m
  * own clock's, in the totals and in the series by second, where without
  * the CPUs' clocks CPU 1 had all of window 1 and CPU 0 all of window 2
  * (and a CPU clock, where the engine is not told of them, counts
- * nowhere). CPU 1's idle task held it 30 + 70 ms by its clock, and was
- * sampled twice (20 ms at the 10 ms period): its idle time is the
- * clock's, or without it the samples'.
+ * nowhere).
  */
 static void cpu_steal_from_cpu_clocks(void **state)
 {
@@ -241,26 +238,20 @@ static void cpu_steal_from_cpu_clocks(void **state)
 		smp(e, 0, 200, 10, FN_F);
 		smp(e, 1, 300, 10, FN_F);
 		smp(e, 1, 400, 10, FN_G);
-		smp(e, 1, 500, 0, FN_UNKNOWN);	/* the idle task's */
 		clk(e, 1000, 10, 800, 200, false);
-		cpu_clk(e, 1000, 0, 150, 0);
-		cpu_clk(e, 1000, 1, 50, 30);
+		cpu_clk(e, 1000, 0, 150);
+		cpu_clk(e, 1000, 1, 50);
 		smp(e, 0, 1100, 10, FN_G);
 		smp(e, 0, 1200, 10, FN_G);
-		smp(e, 1, 1500, 0, FN_UNKNOWN);
 		clk(e, 2000, 10, 400, 100, false);
-		cpu_clk(e, 2000, 0, 60, 0);
-		cpu_clk(e, 2000, 1, 40, 70);
+		cpu_clk(e, 2000, 0, 60);
+		cpu_clk(e, 2000, 1, 40);
 		assert_int_equal(engine__finish(e, 2000 * MS), 0);
 		assert_int_equal(prog(10, FN_F)->steal_ns, 150 * MS);
 		assert_int_equal(prog(10, FN_G)->steal_ns, 150 * MS);
 		assert_int_equal(engine__stats(e)->steal_ns, 300 * MS);
 		assert_int_equal(engine__cpu(e, 0)->steal_ns, (with ? 210 : 100) * MS);
 		assert_int_equal(engine__cpu(e, 1)->steal_ns, (with ? 90 : 200) * MS);
-		assert_int_equal(engine__cpu(e, 1)->idle_ns, (with ? 100 : 20) * MS);
-		assert_int_equal(engine__cpu(e, 0)->idle_ns, 0);
-		assert_int_equal(engine__stats(e)->idle_ns, (with ? 100 : 20) * MS);
-		assert_int_equal(engine__cpu(e, 1)->idle_samples, 2);
 		/* the series: each read's steal in the bucket of its time (the
 		 * first read's at 1000 ms starts them: samples add no time
 		 * here), on its CPU */
