@@ -975,12 +975,22 @@ static int thread_delta(struct sched_clock *sc, const struct sched_clock_thread 
 	return 0;
 }
 
+/* A clock's growth from a to b: none where a was not read yet (0: the
+ * sampler had not found the CPU's steal clock when the last collection
+ * read it, and its first reading is the steal since boot: 13.5 s of it
+ * in one collection of 0.3 s, refused as impossible by a report of the
+ * recording) or where it went back. */
+static uint64_t grown(uint64_t a, uint64_t b)
+{
+	return a && b > a ? b - a : 0;
+}
+
 static void cpu_deltas(struct sched_clock *sc, const struct sched_clock_cpu *now)
 {
 	for (uint32_t i = 0; i < sc->ncpus; i++) {
 		const struct sched_clock_cpu *a = &sc->cpus_then[i], *b = &now[i];
 		sc->out_cpus[i] = (struct sched_clock_cpu_delta){
-			.steal_ns = b->steal_clock_ns - a->steal_clock_ns,
+			.steal_ns = grown(a->steal_clock_ns, b->steal_clock_ns),
 			.idle_ns = b->idle_ns - a->idle_ns,
 			.idle_steal_ns = b->idle_steal_ns - a->idle_steal_ns,
 			.irq_ns = b->irq_ns - a->irq_ns,
