@@ -129,11 +129,10 @@ int eng_on_clock(struct engine *e, const struct eng_event *ev)
 
 int eng_on_cpu_clock(struct engine *e, const struct eng_event *ev)
 {
-	if (e->c.mode != STEAL_GIVEN || !e->c.cpu_clocks || ev->cpu >= e->c.ncpus)
+	/* (a CPU is listed for its events, not for a clock that read no
+	 * steal: an offline one's reads are all 0) */
+	if (e->c.mode != STEAL_GIVEN || !e->c.cpu_clocks || ev->cpu >= e->c.ncpus || !ev->steal)
 		return 0;
-	if (!ev->steal)
-		return 0;	/* (a CPU listed for its events, not its clock:
-				 * an offline one's reads are all 0) */
 	e->cpus[ev->cpu].st.steal_ns += ev->steal;
 	e->cpus[ev->cpu].st.seen = true;
 	return eng_series_add(e, ev->cpu, ev->time, 0, ev->steal);

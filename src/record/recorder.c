@@ -242,7 +242,7 @@ void recorder__config(struct recorder *r, struct engine_config *c)
 		/* a thread's last figures come at the read after its exit */
 		.exit_grace_ns = 3 * recorder_bpf_interval(r),
 		/* each CPU's steal from its steal clock (recorder_bpf.c) */
-		.cpu_clocks = r->bpf && recorder_bpf_steal_known(r),
+		.cpu_clocks = recorder_bpf_cpu_clocks(r),
 	};
 	c->keep_all = c->mode == STEAL_GAPS;
 }
@@ -293,7 +293,7 @@ static void meta_start(struct recorder *r, FILE *m)
 	meta(m, MK_ACCOUNTING_SOURCE, "%s", r->acct.source);
 	meta(m, MK_STEAL_CLOCK, "%s", r->acct.steal_clock > 0 ? "yes" :
 				      r->acct.steal_clock < 0 ? "none" : "unknown");
-	if (r->bpf && recorder_bpf_steal_known(r))
+	if (recorder_bpf_cpu_clocks(r))
 		meta(m, MK_CPU_CLOCK, "steal");	/* REC_CPUCLOCK items */
 	/* -a with a command records everything, until it exits */
 	meta(m, MK_SCOPE, "%s", rec_scope__name(o->all ? SCOPE_ALL : o->child > 0 ?

@@ -196,6 +196,11 @@ bool recorder_bpf_steal_known(const struct recorder *r)
 	return !r->bpf || sched_clock__status(r->bpf->sc)->steal_known;
 }
 
+bool recorder_bpf_cpu_clocks(const struct recorder *r)
+{
+	return r->bpf && recorder_bpf_steal_known(r);
+}
+
 uint64_t recorder_bpf_interval(const struct recorder *r)
 {
 	return r->bpf ? r->bpf->interval_ns : 0;

@@ -142,6 +142,9 @@ const char *recorder_bpf_steal_source(const struct recorder *r);
 /* Whether steal is measured: true without the collector (perf's own
  * rules then), else where it reads a steal clock or the kernel's. */
 bool recorder_bpf_steal_known(const struct recorder *r);
+/* The collector reads each CPU's steal (REC_CPUCLOCK, EK_CPU_CLOCK):
+ * BPF as the source, with steal known. */
+bool recorder_bpf_cpu_clocks(const struct recorder *r);
 /* The time between two reads (0: no collector). */
 uint64_t recorder_bpf_interval(const struct recorder *r);
 /* At the start: the figures from here on. 0 or -errno. */

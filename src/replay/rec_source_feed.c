@@ -213,8 +213,6 @@ int rec_source_clock_wait(struct rec_source *s, const struct rec_clock_wait *w)
 	return 0;
 }
 
-/* A thread's figures read from the kernel's clocks (a recording whose
- * source is bpf), and its wait since its last. */
 /* A read of the collector's at t: the latest, for the end's check. */
 static void clock_seen(struct rec_source *s, uint64_t t)
 {
@@ -223,6 +221,9 @@ static void clock_seen(struct rec_source *s, uint64_t t)
 		s->clock_now_offset = rec_reader__offset(s->rd);
 	}
 }
+
+/* A thread's figures read from the kernel's clocks (a recording whose
+ * source is bpf), and its wait since its last. */
 
 static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
 {
