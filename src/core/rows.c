@@ -97,19 +97,21 @@ void rows__clear(struct rows *r)
  * memory runs out. */
 static bool intern(struct rows *r, int f, const char *s, uint32_t *id)
 {
-	uint32_t last = r->recent[f];
+	uint32_t *recent = r->recent[f];
 	if (!s) {
 		*id = ROW_NONE;
 		return true;
 	}
-	if (last && !strcmp(strtab__str(&r->strings, last - 1), s)) {
-		*id = last - 1;
-		return true;
-	}
+	for (int i = 0; i < ROWS_RECENT && recent[i]; i++)
+		if (!strcmp(strtab__str(&r->strings, recent[i] - 1), s)) {
+			*id = recent[i] - 1;
+			return true;
+		}
 	*id = strtab__intern(&r->strings, s, strlen(s));
 	if (*id == HINDEX_NONE)
 		return false;
-	r->recent[f] = *id + 1;
+	memmove(recent + 1, recent, (ROWS_RECENT - 1) * sizeof(*recent));
+	recent[0] = *id + 1;
 	return true;
 }
 

@@ -729,7 +729,8 @@ _Static_assert(offsetof(struct row, start_ns) == offsetof(struct row, tid) + 4 &
 	       "struct row's key fields lie one after another");
 static bool same_labels(const struct row *a, const struct row *b)
 {
-	return !memcmp(a, b, offsetof(struct row, stack)) &&
+	/* the account first: what mostly tells a thread's rows apart */
+	return a->account == b->account && !memcmp(a, b, offsetof(struct row, stack)) &&
 	       !memcmp(a->derived, b->derived,
 		       offsetof(struct row, seq) - offsetof(struct row, derived));
 }
@@ -745,7 +746,9 @@ static bool same_labels(const struct row *a, const struct row *b)
 static int stack_labels(struct builder *b, const struct report_stack *rs,
 			const struct rows *st, const struct row *w)
 {
-	for (unsigned i = 0; i < LABELS_KEPT; i++) {
+	/* the last row's first: the next row mostly has them too */
+	for (unsigned j = 0; j < LABELS_KEPT; j++) {
+		unsigned i = (b->labels_at + j) % LABELS_KEPT;
 		const struct packed_labels *k = &b->labels[i];
 		if (k->valid && k->st == st && k->batch == rs->batch && same_labels(&k->w, w)) {
 			b->labels_at = i;
