@@ -4,9 +4,11 @@
 # each pinned to one core, `perf stat -r 3` task-clock, ROUNDS rounds of
 # the two in turn (a shared machine drifts: taking turns spreads it over
 # both), the median of each and their ratio. The outputs must be the same
-# bytes (gzip: once decompressed).
+# bytes (gzip: once decompressed). CORE=all runs them on every core (a
+# live recording's items read on a second thread): the wall time, perf's
+# duration_time, is then the figure, beside the CPU.
 #
-# usage: [CORE=N] BASE=path/to/cpuledger bench/report_ab.sh RECORDING [ROUNDS] -- [report options...]
+# usage: [CORE=N|all] BASE=path/to/cpuledger bench/report_ab.sh RECORDING [ROUNDS] -- [report options...]
 #   e.g. git worktree add /tmp/base 286bd6b && make -C /tmp/base -s all
 #        BASE=/tmp/base/build/cpuledger bench/report_ab.sh live8.rec 5 -- --format json
 set -euo pipefail
@@ -27,15 +29,19 @@ trap 'rm -rf "$tmp"' EXIT
 "$new" report -i "$rec" "$@" >"$tmp/new.out"
 cmp -s "$tmp/base.out" "$tmp/new.out" && same=yes || same=NO
 # gzip (pprof): the same once decompressed, whatever the level
-if [ $same = NO ] && gzip -t "$tmp/base.out" 2>/dev/null && gzip -t "$tmp/new.out" 2>/dev/null &&
+if [ "$same" = NO ] && gzip -t "$tmp/base.out" 2>/dev/null && gzip -t "$tmp/new.out" 2>/dev/null &&
 	cmp -s <(zcat "$tmp/base.out") <(zcat "$tmp/new.out"); then
 	same="yes, decompressed"
 fi
 for _ in $(seq "$rounds"); do
 	for b in base new; do
 		bin=$new; [ $b = base ] && bin=$base
-		perf stat -x, -e task-clock -r 3 taskset -c "$core" "$bin" report -i "$rec" "$@" \
-			-o /dev/null 2>&1 >/dev/null | awk -F, '/task-clock/ { print $1 }' >>"$tmp/$b"
+		pin=(taskset -c "$core")
+		[ "$core" = all ] && pin=()
+		perf stat -x, -e task-clock,duration_time -r 3 "${pin[@]}" "$bin" report -i "$rec" \
+			"$@" -o /dev/null >/dev/null 2>"$tmp/stat"
+		awk -F, '/task-clock/ { print $1 }' "$tmp/stat" >>"$tmp/$b"
+		awk -F, '/duration_time/ { print $1 / 1e6 }' "$tmp/stat" >>"$tmp/$b.wall"
 	done
 done
 median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -43,4 +49,9 @@ mb=$(median "$tmp/base") mn=$(median "$tmp/new")
 printf 'bench/report_ab: %s %s, %d rounds, task-clock medians\n' "$(basename "$rec")" "$*" "$rounds"
 printf '  base %8.1f ms   this %8.1f ms   this/base %.3f   outputs the same: %s\n' \
 	"$mb" "$mn" "$(echo "$mn / $mb" | bc -l)" "$same"
+if [ "$core" = all ]; then
+	wb=$(median "$tmp/base.wall") wn=$(median "$tmp/new.wall")
+	printf '  wall: base %8.1f ms   this %8.1f ms   this/base %.3f\n' \
+		"$wb" "$wn" "$(echo "$wn / $wb" | bc -l)"
+fi
 [ "${same%%,*}" = yes ]
