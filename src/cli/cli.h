@@ -155,9 +155,9 @@ int cli_proc_stat_load(const char *arg, struct script_import_kernel *k);
 void cli_proc_stat_free(struct script_import_kernel *k);
 /* Imports the perf script text at path ("-": standard input) into a
  * recording on out_fd, printing what it read unless quiet; k (may be
- * NULL) the kernel's steal. 0 or an exit status, having printed
- * FILE:LINE: what is wrong. */
-int cli_import_script(const char *path, int out_fd, bool quiet,
+ * NULL) the kernel's steal; read_once as script_import's. 0 or an exit
+ * status, having printed FILE:LINE: what is wrong. */
+int cli_import_script(const char *path, int out_fd, bool quiet, bool read_once,
 		      const struct script_import_kernel *k);
 /* A recording to read: the file input, or perf-script:FILE (or
  * perf-script:- for standard input) imported into memory, with k as the

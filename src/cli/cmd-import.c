@@ -147,7 +147,7 @@ void cli_proc_stat_free(struct script_import_kernel *k)
 	*k = (struct script_import_kernel){ 0 };
 }
 
-int cli_import_script(const char *path, int out_fd, bool quiet,
+int cli_import_script(const char *path, int out_fd, bool quiet, bool read_once,
 		      const struct script_import_kernel *k)
 {
 	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
@@ -160,7 +160,7 @@ int cli_import_script(const char *path, int out_fd, bool quiet,
 	struct script_import_stats st;
 	uint64_t line;
 	char msg[200] = "";
-	int err = script_import(fd, out_fd, progress__update, &p, k, &st, &line, msg,
+	int err = script_import(fd, out_fd, read_once, progress__update, &p, k, &st, &line, msg,
 				sizeof(msg));
 	progress__done(&p);
 	if (fd != STDIN_FILENO)
@@ -219,7 +219,7 @@ int cli_open_recording(const char *input, const struct script_import_kernel *k,
 		cli_error("cannot import '%s': %s", input + 12, strerror(errno));
 		return EXIT_RUNTIME;
 	}
-	int status = cli_import_script(input + 12, fd, true, k);
+	int status = cli_import_script(input + 12, fd, true, true, k);
 	if (!status && lseek(fd, 0, SEEK_SET) < 0)
 		status = EXIT_RUNTIME;
 	if (status) {
@@ -267,7 +267,8 @@ int cmd_import(int argc, char **argv)
 		cli_proc_stat_free(&k);
 		return EXIT_RUNTIME;
 	}
-	status = cli_import_script(argv[optind + 1], out.fd, false, proc_stat ? &k : NULL);
+	status = cli_import_script(argv[optind + 1], out.fd, false, false,
+				   proc_stat ? &k : NULL);
 	cli_proc_stat_free(&k);
 	if (status) {
 		outfile__abort(&out);

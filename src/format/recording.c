@@ -82,6 +82,11 @@ static void compress_for_reading(ZSTD_CCtx *c)
 	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
 }
 
+void rec_writer__read_once(struct rec_writer *w)
+{
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 1);
+}
+
 struct rec_writer *rec_writer__new(int fd)
 {
 	struct rec_writer *w = calloc(1, sizeof(*w));

@@ -193,6 +193,11 @@ struct rec_writer;
 /* A writer on fd (not closed by it); writes the file header. NULL with
  * errno set. */
 struct rec_writer *rec_writer__new(int fd);
+/* Blocks for a recording read once and let go (an import into memory):
+ * zstd's level 1, literals still raw, where rec_writer__new's level 3 is
+ * for a file read again and again: written faster, read as fast, an
+ * eighth larger (bench/RESULTS.md, rounds 22 and 24). */
+void rec_writer__read_once(struct rec_writer *w);
 /* Adds an item whose payload is a[0..alen) then b[0..blen). 0 or -errno. */
 int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 		    size_t alen, const void *b, size_t blen);

@@ -30,6 +30,25 @@
 
 enum sample_kind { IN_NONE, IN_SAMPLE, IN_OTHER };
 
+/* A frame line read before, as the frame it made: the same lines,
+ * address and all, come back sample after sample, and taking each apart
+ * and looking up its function and file again was a seventh of the
+ * instructions of reading perf script text (bench/RESULTS.md, round 24;
+ * callgrind). By the line's bytes, which alone
+ * decide the frame: its address, names and kernel flag (whether its file
+ * is the sample's executable depends on the sample, and is asked again).
+ * Lines of FRAME_MEMO_LINE bytes or less, in FRAME_MEMO slots by hash. */
+#define FRAME_MEMO 1024
+#define FRAME_MEMO_LINE 120
+struct frame_memo {
+	uint64_t hash;
+	uint64_t ip;
+	uint32_t function, dso;	/* names ids */
+	uint8_t len;		/* 0: empty */
+	bool kernel;
+	char line[FRAME_MEMO_LINE];
+};
+
 struct script_parser {
 	item_fn emit;
 	void *emit_ctx;
@@ -66,6 +85,7 @@ struct script_parser {
 	int timed;			/* 0 no line yet, 1 lines have times, -1 not */
 	char *msg;
 	size_t msg_size;
+	struct frame_memo *memo;	/* FRAME_MEMO of them, made when needed */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -272,20 +292,68 @@ static const char *memmem_last(const char *hay, size_t n, const char *needle, si
 	return NULL;
 }
 
+/* Frame f (its file's name: the dso id's) put in the open sample. */
+static int put_frame(struct script_parser *im, struct rec_frame f, bool kernel)
+{
+	if (kernel)
+		f.flags |= REC_FRAME_KERNEL;
+	else if (is_executable(im, strtab__str(&im->names, f.dso), strtab__len(&im->names, f.dso)))
+		f.flags |= REC_FRAME_EXECUTABLE;
+	if (grow_array((void **)&im->frames, &im->frames_cap, im->nframes,
+		       sizeof(*im->frames), 64))
+		return -ENOMEM;
+	im->frames[im->nframes++] = f;
+	im->st->frames++;
+	return 0;
+}
+
+/* Whether the open sample takes another frame: not where none is open,
+ * nor past MAX_FRAMES (the sample then counted as cut short). */
+static bool takes_frame(struct script_parser *im)
+{
+	if (im->in != IN_SAMPLE)
+		return false;
+	if (im->nframes == MAX_FRAMES) {
+		im->truncated += !im->cut;
+		im->cut = true;
+		return false;
+	}
+	return true;
+}
+
+/* The memo's slot for line s[0, n) and the line's hash, and whether the
+ * slot holds the line. NULL: no slot (too long; out of memory). */
+static struct frame_memo *frame_memo(struct script_parser *im, const char *s, size_t n,
+				     uint64_t *h, bool *hit)
+{
+	*hit = false;
+	if (n > FRAME_MEMO_LINE || (!im->memo && !(im->memo = calloc(FRAME_MEMO, sizeof(*im->memo)))))
+		return NULL;
+	*h = hash_bytes(s, n, 0);
+	struct frame_memo *m = &im->memo[*h % FRAME_MEMO];
+	*hit = m->len == n && m->hash == *h && !memcmp(m->line, s, n);
+	return m;
+}
+
 /* One frame line (leading spaces gone) of the open sample. */
 static int add_frame(struct script_parser *im, const char *s, size_t n)
 {
+	uint64_t h = 0;
+	bool hit;
+	struct frame_memo *m = frame_memo(im, s, n, &h, &hit);
+	if (hit) {
+		if (!takes_frame(im))
+			return 0;
+		im->last_module = m->dso + 1;
+		return put_frame(im, (struct rec_frame){ .ip = m->ip, .function = m->function,
+							 .dso = m->dso }, m->kernel);
+	}
 	struct frame_parts fp;
 	if (!perf_script__frame_parts(s, n, &fp))
 		return perf_script__is_noise(s, n) ? 0 :
 			bad(im, "not a frame (\"ADDRESS SYMBOL (FILE)\") nor known perf noise");
-	if (im->in != IN_SAMPLE)
+	if (!takes_frame(im))
 		return 0;
-	if (im->nframes == MAX_FRAMES) {
-		im->truncated += !im->cut;
-		im->cut = true;
-		return 0;
-	}
 	/* a file deleted since it was mapped: perf prints "(PATH (deleted))",
 	 * which reads as the module "deleted)" */
 	const char *open = fp.mlen == 8 && !memcmp(fp.mod, "deleted)", 8) ?
@@ -308,16 +376,13 @@ static int add_frame(struct script_parser *im, const char *s, size_t n)
 		err = module_id(im, fp.mod, fp.mlen, &f.dso);
 	if (err)
 		return err;
-	if (is_kernel(fp.mod, fp.mlen, f.ip))
-		f.flags |= REC_FRAME_KERNEL;
-	else if (is_executable(im, fp.mod, fp.mlen))
-		f.flags |= REC_FRAME_EXECUTABLE;
-	if (grow_array((void **)&im->frames, &im->frames_cap, im->nframes,
-		       sizeof(*im->frames), 64))
-		return -ENOMEM;
-	im->frames[im->nframes++] = f;
-	im->st->frames++;
-	return 0;
+	bool kernel = is_kernel(fp.mod, fp.mlen, f.ip);
+	if (m) {
+		*m = (struct frame_memo){ .hash = h, .ip = f.ip, .function = f.function,
+					  .dso = f.dso, .len = (uint8_t)n, .kernel = kernel };
+		memcpy(m->line, s, n);
+	}
+	return put_frame(im, f, kernel);
 }
 
 static int probe(uint64_t **v, uint32_t *n, uint64_t x)
@@ -771,6 +836,7 @@ void script_parser__free(struct script_parser *im)
 	free(im->periods);
 	free(im->gaps);
 	line_splitter__release(&im->lines);
+	free(im->memo);
 	strtab__release(&im->names);
 	strtab__release(&im->tids);
 	strtab__release(&im->comms);
@@ -791,14 +857,17 @@ static int feed_parser(void *ctx, const char *buf, size_t n)
 	return script_parser__feed(ctx, buf, n);
 }
 
-int script_import(int in_fd, int out_fd, import_progress_fn progress,
+int script_import(int in_fd, int out_fd, bool read_once, import_progress_fn progress,
 		  void *progress_ctx, const struct script_import_kernel *k,
 		  struct script_import_stats *st, uint64_t *bad_line, char *msg,
 		  size_t msg_size)
 {
 	*bad_line = 0;
 	FILE *tmp = tmpfile();
+	/* the body's blocks become the output's (copy_body) */
 	struct rec_writer *body = tmp ? rec_writer__new(fileno(tmp)) : NULL;
+	if (body && read_once)
+		rec_writer__read_once(body);
 	struct script_parser *im = script_parser__new(add_to_writer, body, st, msg,
 						      msg_size);
 	int err = tmp && body && im ? 0 : -ENOMEM;

@@ -68,12 +68,15 @@ struct script_import_kernel {
 
 /*
  * Reads perf script text from in_fd to its end and writes a whole
- * recording to out_fd; k (may be NULL) adds the kernel's steal. 0;
+ * recording to out_fd; k (may be NULL) adds the kernel's steal;
+ * read_once: the recording is read once, then let go (an import into
+ * memory, report -i perf-script:FILE), so its blocks are compressed to be
+ * written fast rather than read fast. 0;
  * -EBADMSG for a line that is none of perf script's (*bad_line is its
  * number, msg says what is wrong); -errno when reading or writing fails.
  * Statistics in *st in every case.
  */
-int script_import(int in_fd, int out_fd, import_progress_fn progress,
+int script_import(int in_fd, int out_fd, bool read_once, import_progress_fn progress,
 		  void *progress_ctx, const struct script_import_kernel *k,
 		  struct script_import_stats *st, uint64_t *bad_line, char *msg,
 		  size_t msg_size);
