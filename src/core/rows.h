@@ -127,9 +127,9 @@ struct rows {
 	 * none): a thread's rows come one after another and mostly name the
 	 * same command and file, which a compare then finds without hashing;
 	 * its stacks' accounts alternate between a few (program, library,
-	 * kernel), which one string a field missed nearly every time (the
-	 * hashing was a twentieth of a profile of 8 minutes of a compile
-	 * loop) */
+	 * kernel), which one string a field missed nearly every time (an
+	 * 8-minute compile loop's pprof interned 382 582 strings with one,
+	 * 134 785 with four) */
 	uint32_t recent[RS_N][ROWS_RECENT];
 	/* the row added to last, as id + 1 (0: none): a thread's programs
 	 * mostly sum into one row (by thread, comm, command, ...), found so

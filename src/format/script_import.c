@@ -34,12 +34,13 @@ enum sample_kind { IN_NONE, IN_SAMPLE, IN_OTHER };
  * address and all, come back sample after sample, and taking each apart
  * and looking up its function and file again was a seventh of the
  * instructions of reading perf script text (bench/RESULTS.md, round 24;
- * callgrind). By the line's bytes, which alone
- * decide the frame: its address, names and kernel flag (whether its file
- * is the sample's executable depends on the sample, and is asked again).
- * Lines of FRAME_MEMO_LINE bytes or less, in FRAME_MEMO slots by hash. */
+ * callgrind). By the line's bytes, which alone decide the frame: its
+ * address, names and kernel flag (whether its file is the sample's
+ * executable depends on the sample, and is asked again). Lines of
+ * FRAME_MEMO_LINE bytes or less, in FRAME_MEMO slots by hash. */
 #define FRAME_MEMO 1024
 #define FRAME_MEMO_LINE 120
+_Static_assert(FRAME_MEMO_LINE <= UINT8_MAX, "a memo's line length fits its len");
 struct frame_memo {
 	uint64_t hash;
 	uint64_t ip;

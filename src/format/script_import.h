@@ -70,8 +70,8 @@ struct script_import_kernel {
  * Reads perf script text from in_fd to its end and writes a whole
  * recording to out_fd; k (may be NULL) adds the kernel's steal;
  * read_once: the recording is read once, then let go (an import into
- * memory, report -i perf-script:FILE), so its blocks are compressed to be
- * written fast rather than read fast. 0;
+ * memory, report -i perf-script:FILE), so its blocks are compressed as
+ * rec_writer__read_once says. 0;
  * -EBADMSG for a line that is none of perf script's (*bad_line is its
  * number, msg says what is wrong); -errno when reading or writing fails.
  * Statistics in *st in every case.

@@ -224,7 +224,6 @@ static void clock_seen(struct rec_source *s, uint64_t t)
 
 /* A thread's figures read from the kernel's clocks (a recording whose
  * source is bpf), and its wait since its last. */
-
 static int on_clock(struct rec_source *s, struct engine *e, const uint8_t *d, uint32_t len)
 {
 	struct rec_clock r;
