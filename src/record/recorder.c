@@ -431,22 +431,34 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 	return err;
 }
 
+/* The end's time, /proc/stat and the cgroups' counters, read at once
+ * after the BPF collector's last read of the threads' clocks: handing
+ * those on first took 0.4 s once on a loaded machine, while a busy
+ * group's usage counter ran on. */
+static int end_counters(struct recorder *r)
+{
+	r->st.end_ns = clock_mono_ns();
+	r->realtime_end = clock_real_ns();
+	int err = write_procstat(r, 1);
+	return err ? err : recorder_cgroup_end(r);
+}
+
 int recorder__finish(struct recorder *r)
 {
 	perf_session__disable(&r->perf);
 	/* the threads' last figures, read before the end's time: everything
-	 * the recording holds is of before its end */
-	int err = recorder_bpf_poll(r, true);
-	r->st.end_ns = clock_mono_ns();
-	r->realtime_end = clock_real_ns();
-	/* /proc/stat, the cgroups' counters and the tasks' waits at once, as
-	 * the start's were read at the start: the rings' last records take a
-	 * while to read (a third of a second under ASan), and a busy group's
-	 * usage counter would run on meanwhile, past the recording's end */
+	 * the recording holds is of before its end. /proc/stat, the cgroups'
+	 * counters and the tasks' waits are read before the rings' last
+	 * records, as the start's were read at the start: those take a while
+	 * to read (a third of a second under ASan), and a busy group's usage
+	 * counter would run on meanwhile, past the recording's end */
+	int err = recorder_bpf_last(r, end_counters);
+	if (!r->st.end_ns) {	/* (the collector failed: the end is now) */
+		r->st.end_ns = clock_mono_ns();
+		r->realtime_end = clock_real_ns();
+	}
 	if (!err)
-		err = write_procstat(r, 1);
-	if (!err)
-		err = recorder_cgroup_end(r);
+		err = recorder_cgroup_end_waits(r);
 	if (!err)
 		err = perf_session__read(&r->perf, recorder_on_record, r);
 	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */

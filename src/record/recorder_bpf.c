@@ -254,12 +254,14 @@ static int cpu_clock_out(struct recorder *r, uint32_t cpu, const struct sched_cl
  * so it is ahead of everything the engine has processed, and it becomes
  * the round's latest time (perf's rule: by the end of the next drain,
  * every record of an earlier time is in). */
-static int read_now(struct recorder *r)
+static int read_now(struct recorder *r, int (*then)(struct recorder *r))
 {
 	struct recorder_bpf *b = r->bpf;
 	struct sched_clock_collection c;
 	forget_handed(r);
 	int err = sched_clock__collect(b->sc, &c);
+	if (!err && then)
+		err = then(r);
 	if (err)
 		return err;
 	const struct sched_clock_status *st = sched_clock__status(b->sc);
@@ -307,7 +309,12 @@ int recorder_bpf_poll(struct recorder *r, bool now)
 		return 0;
 	if (!now && clock_mono_ns() - r->bpf->last_ns < r->bpf->interval_ns)
 		return 0;
-	return read_now(r);
+	return read_now(r, NULL);
+}
+
+int recorder_bpf_last(struct recorder *r, int (*then)(struct recorder *r))
+{
+	return r->bpf ? read_now(r, then) : then(r);
 }
 
 bool recorder__busy_steal(const struct recorder *r, uint32_t cpu, uint64_t *ns)

@@ -216,8 +216,12 @@ int recorder_cgroup_start(struct recorder *r)
 
 int recorder_cgroup_end(struct recorder *r)
 {
-	int err = r->have_cgfs ? write_cgstat(r, REC_PHASE_END) : 0;
-	return err ? err : write_waits(r, REC_PHASE_END);
+	return r->have_cgfs ? write_cgstat(r, REC_PHASE_END) : 0;
+}
+
+int recorder_cgroup_end_waits(struct recorder *r)
+{
+	return write_waits(r, REC_PHASE_END);
 }
 
 /* A CGROUP item, and the engine told. */

@@ -125,7 +125,10 @@ bool recorder_own(struct recorder *r, uint32_t pid);
 
 /* recorder_cgroup.c */
 int recorder_cgroup_start(struct recorder *r);
+/* The end's counters of every cgroup (CGSTAT), then, once the BPF
+ * collector's last figures are handed on, every thread's wait (WAIT). */
 int recorder_cgroup_end(struct recorder *r);
+int recorder_cgroup_end_waits(struct recorder *r);
 int recorder_cgroup_proc(struct recorder *r, uint32_t pid, uint64_t time);
 int recorder_cgroup_sample(struct recorder *r, const struct perf_ev *p);
 int recorder_cgroup_new(struct recorder *r, const struct perf_ev *p);
@@ -152,6 +155,12 @@ int recorder_bpf_begin(struct recorder *r);
 /* Reads the threads' figures when an interval has passed (now: at once)
  * and hands them on (REC_CLOCK, EK_CLOCK). 0 or -errno. */
 int recorder_bpf_poll(struct recorder *r, bool now);
+/* The last read: the threads' figures read, then(r) run at once (the
+ * other counters of the end, read at the same moment: a busy thread runs
+ * on while the figures are handed on, which takes a while on a loaded
+ * machine), then the figures handed on. Without the collector, then(r)
+ * alone. 0 or -errno. */
+int recorder_bpf_last(struct recorder *r, int (*then)(struct recorder *r));
 /* Every thread's run-queue wait since the collector first saw it (the
  * start): the live ones, and exited ones the engine has not handed out
  * yet (forget_exited: live ones), as schedstat's of every task. fn's
