@@ -24,6 +24,7 @@ MS = 1_000_000
 
 # item types (docs/recording-format.md)
 META, TASK, END, SCHED, TASKEV, PROC = 1, 4, 7, 15, 16, 19
+STACK, STACK_SAMPLE = 24, 25
 SWITCH, RUNTIME = 1, 2                  # SCHED kinds
 FORK, COMM, EXIT = 1, 2, 3              # TASKEV kinds
 
@@ -77,43 +78,83 @@ def encode(kind, payload):
     return struct.pack('<II', kind, len(payload)) + payload + b'\0' * (-len(payload) % 8)
 
 
+def unzstd(z):
+    return subprocess.run(['zstd', '-dq', '-c'], input=z, check=True,
+                          stdout=subprocess.PIPE).stdout
+
+
+def zstd(raw):
+    # (its size told, so that the frame says it, as the recorder's do)
+    return subprocess.run(['zstd', '-q', '-1', '-c', '--stream-size=%d' % len(raw)],
+                          input=raw, check=True, stdout=subprocess.PIPE).stdout
+
+
 def read_items(path):
-    """The file's version and its items as (type, payload), END included."""
+    """The file's version and its items as (type, payload), END included.
+    A version 4 file's STACK_SAMPLE payloads are given with their
+    addresses after them, as version 3 holds them (write_items splits
+    them off again)."""
     b = open(path, 'rb').read()
     assert b[:8] == b'CPULREC\0', path
     version = struct.unpack('<I', b[8:12])[0]
-    items, pos = [], 16
+    items, pos, nframes = [], 16, []
     while pos < len(b):
-        _, raw, zlen, _ = struct.unpack('<IIII', b[pos:pos + 16])
-        pos += 16
-        d = subprocess.run(['zstd', '-dq', '-c'], input=b[pos:pos + zlen], check=True,
-                           stdout=subprocess.PIPE).stdout
+        if version >= 4:
+            _, raw, zlen, alen, azlen, _ = struct.unpack('<6I', b[pos:pos + 24])
+            pos += 24
+        else:
+            _, raw, zlen, _ = struct.unpack('<IIII', b[pos:pos + 16])
+            alen = azlen = 0
+            pos += 16
+        d = unzstd(b[pos:pos + zlen])
         pos += zlen
-        at = 0
+        addrs = unzstd(b[pos:pos + azlen]) if azlen else b''
+        pos += azlen
+        at = aat = 0
         while at < len(d):
             kind, n = struct.unpack('<II', d[at:at + 8])
-            items.append((kind, d[at + 8:at + 8 + n]))
+            payload = d[at + 8:at + 8 + n]
+            if kind == STACK:
+                nframes.append(struct.unpack('<II', payload[:8])[1])
+            elif kind == STACK_SAMPLE and version >= 4:
+                k = nframes[struct.unpack('<I', payload[12:16])[0]] * 8
+                payload += addrs[aat:aat + k]
+                aat += k
+            items.append((kind, payload))
             at += 8 + n + (-n % 8)
     return version, items
 
 
 def write_items(path, items, version=2):
-    """items (encoded, or (type, payload)) in blocks of up to BLOCK_RAW,
-    each compressed with the zstd command, at path."""
-    blocks, cur = [], b''
+    """items (encoded, or (type, payload)) in blocks of up to BLOCK_RAW
+    (of items, and of addresses), each compressed with the zstd command,
+    at path; version 4 takes STACK_SAMPLE payloads with their addresses
+    (read_items') and keeps those apart."""
+    blocks, cur, addrs = [], b'', b''
     for it in items:
-        it = it if isinstance(it, bytes) else encode(*it)
-        if cur and len(cur) + len(it) > BLOCK_RAW:
-            blocks.append(cur)
-            cur = b''
+        if isinstance(it, bytes):
+            kind, n = struct.unpack('<II', it[:8])
+            it = (kind, it[8:8 + n])
+        kind, payload = it
+        a = b''
+        if version >= 4 and kind == STACK_SAMPLE:
+            payload, a = payload[:32], payload[32:]
+        it = encode(kind, payload)
+        if cur and (len(cur) + len(it) > BLOCK_RAW or len(addrs) + len(a) > BLOCK_RAW):
+            blocks.append((cur, addrs))
+            cur, addrs = b'', b''
         cur += it
-    blocks.append(cur)
+        addrs += a
+    blocks.append((cur, addrs))
     out = [b'CPULREC\0' + struct.pack('<II', version, 0)]
-    for raw in blocks:
-        # (its size told, so that the frame says it, as the recorder's do)
-        z = subprocess.run(['zstd', '-q', '-1', '-c', '--stream-size=%d' % len(raw)],
-                           input=raw, check=True, stdout=subprocess.PIPE).stdout
-        out.append(struct.pack('<IIII', 0x314b4c42, len(raw), len(z), 0) + z)
+    for raw, a in blocks:
+        z = zstd(raw)
+        if version >= 4:
+            az = zstd(a) if a else b''
+            out.append(struct.pack('<6I', 0x324b4c42, len(raw), len(z), len(a), len(az), 0) +
+                       z + az)
+        else:
+            out.append(struct.pack('<IIII', 0x314b4c42, len(raw), len(z), 0) + z)
     with open(path + '.tmp', 'wb') as f:
         f.write(b''.join(out))
     os.replace(path + '.tmp', path)

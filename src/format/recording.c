@@ -17,14 +17,24 @@
 #include "../core/strtab.h"
 #include "../core/banned.h"
 
-#define BLOCK_MAGIC 0x314b4c42u	/* "BLK1" little-endian */
-#define BLOCK_RAW (1u << 20)	/* a block holds up to 1 MiB of items */
+#define BLOCK_MAGIC 0x314b4c42u	/* "BLK1" little-endian: versions 1 to 3 */
+#define BLOCK_MAGIC_4 0x324b4c42u	/* "BLK2": version 4 */
+#define BLOCK_RAW (1u << 20)	/* a block holds up to 1 MiB of items, and
+				 * of addresses */
 #define ITEM_MAX (1u << 20)
 
 struct block_header {
 	uint32_t magic;
 	uint32_t raw_len;	/* items, uncompressed */
 	uint32_t zlen;		/* the zstd frame that follows */
+	uint32_t reserved;
+};
+
+/* Version 4's: the items' frame, then their addresses' (none: 0, 0). */
+struct block_header_4 {
+	uint32_t magic;
+	uint32_t raw_len, zlen;
+	uint32_t addr_len, addr_zlen;
 	uint32_t reserved;
 };
 
@@ -39,6 +49,8 @@ struct rec_writer {
 	ZSTD_CCtx *cctx;
 	uint8_t *raw, *z;
 	size_t raw_len, raw_cap, z_cap;
+	uint8_t *addr;		/* the block's samples' addresses */
+	size_t addr_len, addr_cap;
 	uint64_t bytes, items;
 	struct strtab stacks;	/* each REC_STACK written: its frames' names */
 	struct rec_stack_frame *key;	/* a sample's, to look up */
@@ -116,19 +128,23 @@ int rec_writer__flush(struct rec_writer *w)
 {
 	if (!w->raw_len)
 		return 0;
-	if (grow_bytes((char **)&w->z, &w->z_cap, ZSTD_compressBound(w->raw_len), 65536))
+	size_t bound = ZSTD_compressBound(w->raw_len) + ZSTD_compressBound(w->addr_len);
+	if (grow_bytes((char **)&w->z, &w->z_cap, bound, 65536))
 		return -ENOMEM;
 	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, w->raw, w->raw_len);
-	if (ZSTD_isError(z))
+	size_t az = ZSTD_isError(z) || !w->addr_len ? 0 :
+		    ZSTD_compress2(w->cctx, w->z + z, w->z_cap - z, w->addr, w->addr_len);
+	if (ZSTD_isError(z) || ZSTD_isError(az))
 		return -EIO;
-	struct block_header h = { BLOCK_MAGIC, (uint32_t)w->raw_len, (uint32_t)z, 0 };
+	struct block_header_4 h = { BLOCK_MAGIC_4, (uint32_t)w->raw_len, (uint32_t)z,
+				    (uint32_t)w->addr_len, (uint32_t)az, 0 };
 	int err = write_all(w->fd, &h, sizeof(h));
 	if (!err)
-		err = write_all(w->fd, w->z, z);
+		err = write_all(w->fd, w->z, z + az);
 	if (err)
 		return err;
-	w->bytes += sizeof(h) + z;
-	w->raw_len = 0;
+	w->bytes += sizeof(h) + z + az;
+	w->raw_len = w->addr_len = 0;
 	return 0;
 }
 
@@ -234,7 +250,30 @@ int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
 	if (id == HINDEX_NONE)	/* past the bound: the frames inline */
 		return rec_writer__add(w, REC_SAMPLE, h, sizeof(*h), f, n * sizeof(*f));
 	struct rec_stack_sample s = { h->pid, h->tid, h->cpu, id, h->time_ns, h->period };
-	return rec_writer__add(w, REC_STACK_SAMPLE, &s, sizeof(s), w->ips, n * sizeof(*w->ips));
+	return rec_writer__stack_sample(w, &s, w->ips, n);
+}
+
+int rec_writer__stack_sample(struct rec_writer *w, const struct rec_stack_sample *s,
+			     const void *ips, uint32_t n)
+{
+	/* the item and its addresses in one block: a new one when either
+	 * part is full */
+	size_t alen = (size_t)n * sizeof(uint64_t);
+	int err;
+	if (alen > BLOCK_RAW)
+		return -E2BIG;
+	if (w->raw_len + 8 + sizeof(*s) > BLOCK_RAW || w->addr_len + alen > BLOCK_RAW) {
+		if ((err = rec_writer__flush(w)))
+			return err;
+	}
+	if (grow_bytes((char **)&w->addr, &w->addr_cap, w->addr_len + alen, 65536))
+		return -ENOMEM;
+	if ((err = rec_writer__add(w, REC_STACK_SAMPLE, s, sizeof(*s), NULL, 0)))
+		return err;
+	if (alen)
+		memcpy(w->addr + w->addr_len, ips, alen);
+	w->addr_len += alen;
+	return 0;
 }
 
 int rec_writer__finish(struct rec_writer *w)
@@ -246,7 +285,7 @@ int rec_writer__finish(struct rec_writer *w)
 
 uint64_t rec_writer__bytes(const struct rec_writer *w)
 {
-	return w->bytes + w->raw_len;
+	return w->bytes + w->raw_len + w->addr_len;
 }
 
 uint64_t rec_writer__items(const struct rec_writer *w)
@@ -264,6 +303,7 @@ void rec_writer__free(struct rec_writer *w)
 	free(w->ips);
 	free(w->raw);
 	free(w->z);
+	free(w->addr);
 	free(w);
 }
 
@@ -271,6 +311,9 @@ void rec_writer__free(struct rec_writer *w)
 struct rec_block {
 	uint8_t *raw, *z;	/* grown to the largest block read */
 	size_t raw_len, raw_cap, z_cap;
+	uint8_t *addr;		/* version 4: its samples' addresses */
+	size_t addr_len, addr_cap;
+	bool addr_skipped;	/* there, not read (rec_reader__skip_addresses) */
 	uint64_t offset;	/* of the block in the file */
 	int status;		/* of reading it: 0, 1 (a partial file's end), -errno */
 	struct rec_error err;	/* status -EINVAL: what is wrong */
@@ -283,6 +326,8 @@ struct rec_reader {
 	struct rec_block blk[2];	/* the second only to read ahead into */
 	unsigned cur;		/* the block items come from */
 	size_t pos;		/* in it */
+	size_t addr_pos;	/* in its addresses */
+	bool skip_addr;		/* (atomic: the reading thread reads it) */
 	uint64_t offset;	/* of the next block in the file */
 	uint64_t items;
 	uint32_t version;
@@ -403,42 +448,83 @@ static int part_read(int n, struct rec_error *err, uint64_t offset, const char *
 	return n;
 }
 
+/* The zstd frame of zlen bytes at the file's position into out (len
+ * bytes when whole): 0 or -errno (-EINVAL: err says what is wrong). */
+static int load_frame(struct rec_reader *r, struct rec_block *b, uint8_t *out, size_t len,
+		      size_t zlen)
+{
+	struct rec_error *err = &b->err;
+	int n = part_read(read_exact(r->fd, b->z, zlen), err, r->offset, "block cut short");
+	if (n != 1)
+		return n;
+	size_t raw = ZSTD_decompressDCtx(r->dctx, out, len, b->z, zlen);
+	if (ZSTD_isError(raw) || raw != len)
+		return damaged(err, r->offset, "block does not decompress or fails its checksum (%s)",
+			       ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
+	return 0;
+}
+
+/* Passes over zlen bytes of the file (a frame not wanted): 0 or -errno. */
+static int skip_frame(struct rec_reader *r, struct rec_block *b, size_t zlen)
+{
+	struct stat st;
+	off_t at = lseek(r->fd, (off_t)zlen, SEEK_CUR);
+	if (at >= 0 && !fstat(r->fd, &st) && S_ISREG(st.st_mode))
+		return at <= st.st_size ? 0 : damaged(&b->err, r->offset, "block cut short");
+	if (at >= 0)	/* (not a regular file: back, and read) */
+		lseek(r->fd, -(off_t)zlen, SEEK_CUR);
+	/* a pipe: read and let go */
+	int n = part_read(read_exact(r->fd, b->z, zlen), &b->err, r->offset, "block cut short");
+	return n == 1 ? 0 : n;
+}
+
 /* The block at r->offset into b: 0, 1 at a partial file's end, or -errno
  * (-EINVAL: b->err says what is wrong); r->offset past it. */
 static int load_block(struct rec_reader *r, struct rec_block *b)
 {
-	struct block_header h;
+	struct block_header_4 h = { 0 };
 	struct rec_error *err = &b->err;
-	int n = read_exact(r->fd, &h, sizeof(h));
+	bool v4 = r->version >= 4;
+	size_t hlen = v4 ? sizeof(h) : sizeof(struct block_header);
+	int n = read_exact(r->fd, &h, hlen);
 	if (n == 0 && r->partial)
 		return 1;	/* what is there so far, read whole */
 	if (n == 0)
 		return damaged(err, r->offset, "the recording ends without its end mark (cut short?)");
 	if ((n = part_read(n, err, r->offset, "block header cut short")) != 1)
 		return n;
-	if (h.magic != BLOCK_MAGIC || h.raw_len > BLOCK_RAW ||
-	    h.zlen > ZSTD_compressBound(BLOCK_RAW))
+	if (!v4)
+		h.addr_len = h.addr_zlen = 0;	/* (the old header's reserved) */
+	if (h.magic != (v4 ? BLOCK_MAGIC_4 : BLOCK_MAGIC) || h.raw_len > BLOCK_RAW ||
+	    h.zlen > ZSTD_compressBound(BLOCK_RAW) || h.addr_len > BLOCK_RAW ||
+	    h.addr_len % sizeof(uint64_t) || h.addr_zlen > ZSTD_compressBound(BLOCK_RAW) ||
+	    !h.addr_len != !h.addr_zlen)
 		return damaged(err, r->offset, "bad block header");
+	bool skip = __atomic_load_n(&r->skip_addr, __ATOMIC_RELAXED);
 	/* buffers as big as the blocks read, not the largest allowed */
-	if (grow_bytes((char **)&b->z, &b->z_cap, h.zlen, 4096) ||
-	    grow_bytes((char **)&b->raw, &b->raw_cap, h.raw_len, 4096))
+	if (grow_bytes((char **)&b->z, &b->z_cap, h.zlen > h.addr_zlen ? h.zlen : h.addr_zlen,
+		       4096) ||
+	    grow_bytes((char **)&b->raw, &b->raw_cap, h.raw_len, 4096) ||
+	    (!skip && grow_bytes((char **)&b->addr, &b->addr_cap, h.addr_len, 4096)))
 		return -ENOMEM;
-	n = part_read(read_exact(r->fd, b->z, h.zlen), err, r->offset, "block cut short");
-	if (n != 1)
+	if ((n = load_frame(r, b, b->raw, h.raw_len, h.zlen)))
 		return n;
-	size_t raw = ZSTD_decompressDCtx(r->dctx, b->raw, h.raw_len, b->z, h.zlen);
-	if (ZSTD_isError(raw) || raw != h.raw_len)
-		return damaged(err, r->offset, "block does not decompress or fails its checksum (%s)",
-			       ZSTD_isError(raw) ? ZSTD_getErrorName(raw) : "length");
-	r->offset += sizeof(h) + h.zlen;
-	b->raw_len = raw;
+	b->addr_skipped = skip && h.addr_len;
+	n = !h.addr_len ? 0 : skip ? skip_frame(r, b, h.addr_zlen) :
+	    load_frame(r, b, b->addr, h.addr_len, h.addr_zlen);
+	if (n)
+		return n;
+	r->offset += hlen + h.zlen + h.addr_zlen;
+	b->raw_len = h.raw_len;
+	b->addr_len = skip ? 0 : h.addr_len;
 	return 0;
 }
 
 /* load_block's, kept in b->status. */
 static void read_block(struct rec_reader *r, struct rec_block *b)
 {
-	b->raw_len = 0;
+	b->raw_len = b->addr_len = 0;
+	b->addr_skipped = false;
 	b->offset = r->offset;
 	b->status = load_block(r, b);
 }
@@ -527,7 +613,7 @@ static int next_block(struct rec_reader *r, struct rec_error *err)
 		b->state = BLOCK_HELD;
 		pthread_mutex_unlock(&r->mu);
 	}
-	r->pos = 0;
+	r->pos = r->addr_pos = 0;
 	if (b->status == -EINVAL)
 		*err = b->err;
 	return b->status;
@@ -615,6 +701,26 @@ void rec_reader__free(struct rec_reader *r)
 	for (int i = 0; i < 2; i++) {
 		free(r->blk[i].raw);
 		free(r->blk[i].z);
+		free(r->blk[i].addr);
 	}
 	free(r);
+}
+
+void rec_reader__skip_addresses(struct rec_reader *r)
+{
+	__atomic_store_n(&r->skip_addr, true, __ATOMIC_RELAXED);
+}
+
+int rec_reader__addresses(struct rec_reader *r, uint32_t n, const uint8_t **ips)
+{
+	const struct rec_block *b = &r->blk[r->cur];
+	size_t len = (size_t)n * sizeof(uint64_t);
+	*ips = NULL;
+	if (b->addr_skipped)
+		return 0;
+	if (b->addr_len - r->addr_pos < len)
+		return -EINVAL;
+	*ips = b->addr + r->addr_pos;
+	r->addr_pos += len;
+	return 1;
 }

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define REC_MAGIC "CPULREC"	/* 8 bytes with its NUL */
-#define REC_VERSION 3	/* what the recorder writes; readers take 1 to 3 */
+#define REC_VERSION 4	/* what the recorder writes; readers take 1 to 4 */
 
 enum rec_item {
 	REC_META = 1,		/* text: key=value lines */
@@ -54,7 +54,8 @@ enum rec_item {
 	REC_STACK = 24,		/* struct rec_stack, then nframes x struct
 				 * rec_stack_frame, the leaf first */
 	REC_STACK_SAMPLE = 25,	/* struct rec_stack_sample, then the stack's
-				 * nframes x u64 address */
+				 * nframes x u64 address (version 4: those
+				 * in the block's addresses instead) */
 	REC_CPUCLOCK = 26,	/* struct rec_cpuclock: a CPU's steal read
 				 * from its steal clock (BPF) */
 };
@@ -211,6 +212,11 @@ int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 #define REC_WRITER_STACK_BYTES (16u << 20)
 int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
 		       const struct rec_frame *f);
+/* Adds the REC_STACK_SAMPLE s with its stack's n addresses ips, as
+ * another writer wrote it (an item copied: its REC_STACK copied before
+ * it). 0 or -errno. */
+int rec_writer__stack_sample(struct rec_writer *w, const struct rec_stack_sample *s,
+			     const void *ips, uint32_t n);
 /* Writes END and the last block. 0 or -errno. */
 int rec_writer__finish(struct rec_writer *w);
 /* Flushes the current block (for a recorder that may be killed). */
@@ -262,7 +268,7 @@ bool rec_reader__read_ahead(struct rec_reader *r);
  * of its own. */
 bool rec_reader__may_read_ahead(const struct rec_reader *r);
 
-/* The file's format version (1 to 3). */
+/* The file's format version (1 to 4). */
 uint32_t rec_reader__version(const struct rec_reader *r);
 /* The offset of the block the last item came from, for messages. */
 uint64_t rec_reader__offset(const struct rec_reader *r);
@@ -275,5 +281,17 @@ void rec_reader__set_partial(struct rec_reader *r);
  * returns 0), and rec_reader__damage() then says where and what it was. */
 void rec_reader__set_salvage(struct rec_reader *r);
 bool rec_reader__damage(const struct rec_reader *r, struct rec_error *err);
+/*
+ * Version 4 keeps the samples' addresses (a STACK_SAMPLE's) apart from
+ * the items, in a zstd frame of their own in each block, read only by a
+ * reader that needs them: a report whose accounts name no address ranges
+ * does not. From the next block read on, their frames are passed over,
+ * neither decompressed nor checked.
+ */
+void rec_reader__skip_addresses(struct rec_reader *r);
+/* The current block's next n addresses (u64 each, the samples' in item
+ * order): 1 with *ips set (valid as next's data is), 0 when the block's
+ * were passed over, -EINVAL when fewer than n are left. */
+int rec_reader__addresses(struct rec_reader *r, uint32_t n, const uint8_t **ips);
 
 #endif

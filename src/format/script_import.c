@@ -749,13 +749,36 @@ static int copy_body(struct script_parser *im, struct rec_writer *body, int body
 		err = -errno;
 	if (!err && !(r = rec_reader__new(body_fd, &rerr)))
 		err = -errno;
+	uint32_t *nframes = NULL, nstacks = 0, cap = 0;	/* the stacks', by id */
 	for (;;) {
 		uint32_t type, len;
 		const uint8_t *d;
 		if (err || (err = rec_reader__next(r, &type, &d, &len, &rerr)) <= 0)
 			break;
-		err = type != REC_SCHED ? rec_writer__add(w, type, d, len, NULL, 0) : 0;
+		err = 0;
+		if (type == REC_SCHED)
+			continue;
+		if (type == REC_STACK_SAMPLE) {	/* with its addresses, read apart */
+			struct rec_stack_sample h;
+			const uint8_t *ips;
+			memcpy(&h, d, sizeof(h));
+			uint32_t n = h.stack < nstacks ? nframes[h.stack] : UINT32_MAX;
+			err = n == UINT32_MAX || rec_reader__addresses(r, n, &ips) != 1 ? -EIO :
+			      rec_writer__stack_sample(w, &h, ips, n);
+			continue;
+		}
+		if (type == REC_STACK) {
+			struct rec_stack st;
+			memcpy(&st, d, sizeof(st));
+			if (grow_array((void **)&nframes, &cap, nstacks, sizeof(*nframes), 1024)) {
+				err = -ENOMEM;
+				continue;
+			}
+			nframes[nstacks++] = st.nframes;
+		}
+		err = rec_writer__add(w, type, d, len, NULL, 0);
 	}
+	free(nframes);
 	rec_reader__free(r);
 	return err;
 }

@@ -1,6 +1,6 @@
 /*
  * recorder_events: each record drained from a ring, decoded once and
- * resolved once, written as a version 3 item and fed to the engine when
+ * resolved once, written as a version 4 item and fed to the engine when
  * one is attached. Names (functions, files, comms) go out as NAME items
  * before the first item that refers to them.
  */

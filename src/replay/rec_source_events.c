@@ -28,7 +28,13 @@ int rec_source_resolver(struct rec_source *s)
 	if (v1)
 		syms.lookup = rec_source_stored_lookup;
 	s->res = resolver__new(&s->names, v1 ? &syms : NULL, rules);
-	return s->res ? 0 : -ENOMEM;
+	if (!s->res)
+		return -ENOMEM;
+	/* the samples' addresses only place them in accounts' ranges: where
+	 * none are named, their frames (a third of a block) go unread */
+	if (!resolver__reads_addresses(s->res))
+		rec_reader__skip_addresses(s->rd);
+	return 0;
 }
 
 void rec_source_seen(struct rec_source *s, uint32_t cpu, uint64_t t)
@@ -226,7 +232,8 @@ static uint32_t stack_frames(const struct rec_source *s, const struct file_stack
 	for (uint32_t i = 0; i < n; i++) {
 		f[i] = (struct res_frame){ .function = from[i].function, .dso = from[i].dso,
 					   .flags = from[i].flags };
-		memcpy(&f[i].ip, ips + i * sizeof(uint64_t), sizeof(uint64_t));
+		if (ips)
+			memcpy(&f[i].ip, ips + i * sizeof(uint64_t), sizeof(uint64_t));
 	}
 	return n;
 }
@@ -252,7 +259,8 @@ int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_
 				.pid = h->pid, .tid = h->tid, .function = leaf.function,
 				.dso = leaf.dso, .account = leaf.account, .flags = fs->flags,
 				.stack = s->o.stacks ? fs->stack : ENGINE_NONE };
-	memcpy(&ev.ip, ips, sizeof(ev.ip));
+	if (ips)	/* (NULL: not read, not needed) */
+		memcpy(&ev.ip, ips, sizeof(ev.ip));
 	s->samples++;
 	rec_source_seen(s, h->cpu, h->time_ns);
 	return rec_source_push(s, e, &ev);

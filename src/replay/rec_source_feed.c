@@ -165,9 +165,16 @@ static int on_stack_sample(struct rec_source *s, struct engine *e, const uint8_t
 	if (h.cpu >= s->meta.ncpus || h.stack >= s->nfstacks)
 		goto bad;
 	struct file_stack *fs = &s->fstacks[h.stack];
-	if (len != sizeof(h) + (uint64_t)fs->nframes * sizeof(uint64_t))
+	if (rec_reader__version(s->rd) < 4) {
+		if (len != sizeof(h) + (uint64_t)fs->nframes * sizeof(uint64_t))
+			goto bad;
+		return rec_source_stack_sample(s, e, fs, d + sizeof(h), &h);
+	}
+	/* version 4: the addresses in the block's own, where they are read */
+	const uint8_t *ips;
+	if (len != sizeof(h) || rec_reader__addresses(s->rd, fs->nframes, &ips) < 0)
 		goto bad;
-	return rec_source_stack_sample(s, e, fs, d + sizeof(h), &h);
+	return rec_source_stack_sample(s, e, fs, ips, &h);
 bad:
 	s->bad_records++;
 	return 0;

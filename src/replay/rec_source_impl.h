@@ -137,7 +137,7 @@ int rec_source_sample(struct rec_source *s, struct engine *e, const struct res_f
 int rec_source_stack(struct rec_source *s, struct file_stack *fs, const struct res_frame *f,
 		     uint32_t n);
 /* A REC_STACK_SAMPLE: the sample h on stack fs, with fs->nframes
- * addresses ips. */
+ * addresses ips (NULL: not read, where no account names a range). */
 int rec_source_stack_sample(struct rec_source *s, struct engine *e, struct file_stack *fs,
 			    const uint8_t *ips, const struct rec_stack_sample *h);
 

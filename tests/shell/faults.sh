@@ -32,9 +32,10 @@ exec 3>&-
 echo "SIGINT during import: exit 130, nothing left behind"
 
 # --- damaged recordings: a recording of several blocks, from the fixture
-# repeated, each copy 1000 s after the one before (times that go back are
-# refused: docs/import.md), every block holding 1 MiB of items
-for i in $(seq 60); do
+# repeated 100 times, each copy 1000 s after the one before (times that go
+# back are refused: docs/import.md), every block holding 1 MiB of items:
+# four blocks, so that the middle of the file has whole ones before it
+for i in $(seq 100); do
 	awk -v off=$((i * 1000)) '{ if (match($0, / [0-9]+\.[0-9]+: /)) {
 		t = substr($0, RSTART + 1, RLENGTH - 3); split(t, p, ".")
 		$0 = substr($0, 1, RSTART) (p[1] + off) "." p[2] substr($0, RSTART + RLENGTH - 2) }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -387,6 +388,128 @@ static void stacks_bounded(void **state)
 	close(fd);
 }
 
+/* Sample i's frames: 1 to 120 of them, on one of 50 stacks, each frame's
+ * address telling the sample and the frame apart. */
+static uint32_t addr_frames(uint32_t i, struct rec_frame *f)
+{
+	uint32_t n = 1 + i % 120;
+	for (uint32_t k = 0; k < n; k++)
+		f[k] = (struct rec_frame){ .ip = (uint64_t)i << 16 | k, .function = i % 50 };
+	return n;
+}
+
+#define ADDR_SAMPLES 20000
+
+static int addr_file(void)
+{
+	int fd = memfd_create("rec", 0);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_non_null(w);
+	struct rec_frame f[120];
+	for (uint32_t i = 0; i < ADDR_SAMPLES; i++) {
+		struct rec_sample_head h = { .pid = 1, .tid = 1, .time_ns = i };
+		h.nframes = addr_frames(i, f);
+		assert_int_equal(rec_writer__sample(w, &h, f), 0);
+	}
+	assert_int_equal(rec_writer__finish(w), 0);
+	rec_writer__free(w);
+	return fd;
+}
+
+/* Reads fd's samples (skip: passing their addresses over): how many came,
+ * each with its own addresses when read; the blocks they came in. */
+static uint32_t read_addresses(int fd, bool skip, int *blocks, struct rec_error *e)
+{
+	lseek(fd, 0, SEEK_SET);
+	struct rec_reader *r = rec_reader__new(fd, e);
+	assert_non_null(r);
+	assert_int_equal(rec_reader__version(r), 4);
+	if (skip)
+		rec_reader__skip_addresses(r);
+	uint32_t type, len, i = 0;
+	const uint8_t *d, *ips;
+	uint64_t at = UINT64_MAX;
+	struct rec_frame f[120];
+	int got;
+	*blocks = 0;
+	while ((got = rec_reader__next(r, &type, &d, &len, e)) == 1) {
+		if (type != REC_STACK_SAMPLE)
+			continue;
+		*blocks += rec_reader__offset(r) != at;
+		at = rec_reader__offset(r);
+		assert_int_equal(len, sizeof(struct rec_stack_sample));
+		uint32_t n = addr_frames(i, f);
+		int a = rec_reader__addresses(r, n, &ips);
+		assert_int_equal(a, skip ? 0 : 1);
+		for (uint32_t k = 0; a == 1 && k < n; k++) {
+			uint64_t ip;
+			memcpy(&ip, ips + k * 8, 8);
+			assert_true(ip == f[k].ip);
+		}
+		i++;
+	}
+	rec_reader__free(r);
+	return got == 0 ? i : UINT32_MAX;
+}
+
+/*
+ * Version 4 keeps a block's samples' addresses in a frame of their own:
+ * read, each sample has its own, across many blocks (a block ends where
+ * either its items or its addresses are full); passed over, none are and
+ * the items are the same; a file cut inside an address frame is cut
+ * short either way.
+ */
+static void addresses_apart(void **state)
+{
+	(void)state;
+	int fd = addr_file(), blocks[2];
+	struct rec_error e;
+	assert_int_equal(read_addresses(fd, false, &blocks[0], &e), ADDR_SAMPLES);
+	assert_int_equal(read_addresses(fd, true, &blocks[1], &e), ADDR_SAMPLES);
+	assert_true(blocks[0] >= 8);
+	assert_int_equal(blocks[0], blocks[1]);
+	/* cut inside the last block's address frame: its last bytes */
+	off_t size = lseek(fd, 0, SEEK_END);
+	assert_int_equal(ftruncate(fd, size - 3), 0);
+	for (int skip = 0; skip < 2; skip++) {
+		memset(&e, 0, sizeof(e));
+		assert_int_equal(read_addresses(fd, skip, &blocks[0], &e), UINT32_MAX);
+		assert_non_null(strstr(e.msg, "cut short"));
+	}
+	close(fd);
+}
+
+/* Passed over in a pipe, the address frames are read and let go. */
+static void addresses_piped(void **state)
+{
+	(void)state;
+	int fd = addr_file(), p[2];
+	off_t size = lseek(fd, 0, SEEK_END);
+	assert_int_equal(pipe(p), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(p[0]);
+		char buf[65536];
+		for (off_t at = 0; at < size;) {
+			ssize_t n = pread(fd, buf, sizeof(buf), at);
+			if (n <= 0 || write(p[1], buf, (size_t)n) != n)
+				_exit(1);
+			at += n;
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	struct rec_error e;
+	int blocks;
+	assert_int_equal(read_addresses(p[0], true, &blocks, &e), ADDR_SAMPLES);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(status, 0);
+	close(p[0]);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +522,8 @@ int main(void)
 		cmocka_unit_test(stacks_bounded),
 		cmocka_unit_test(read_ahead_stopped),
 		cmocka_unit_test(peek),
+		cmocka_unit_test(addresses_apart),
+		cmocka_unit_test(addresses_piped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
