@@ -6,9 +6,11 @@
 # both), the median of each and their ratio. The outputs must be the same
 # bytes (gzip: once decompressed). CORE=all runs them on every core (a
 # live recording's items read on a second thread): the wall time, perf's
-# duration_time, is then the figure, beside the CPU.
+# duration_time, is then the figure, beside the CPU. BASE_REC=FILE has the
+# base build read FILE instead: the same recording in the version that
+# build reads (a newer one made an older one's by bench/restack, or kept).
 #
-# usage: [CORE=N|all] BASE=path/to/cpuledger bench/report_ab.sh RECORDING [ROUNDS] -- [report options...]
+# usage: [CORE=N|all] [BASE_REC=FILE] BASE=path/to/cpuledger bench/report_ab.sh RECORDING [ROUNDS] -- [report options...]
 #   e.g. git worktree add /tmp/base 286bd6b && make -C /tmp/base -s all
 #        BASE=/tmp/base/build/cpuledger bench/report_ab.sh live8.rec 5 -- --format json
 set -euo pipefail
@@ -19,13 +21,14 @@ rounds=5
 if [ $# -gt 0 ] && [ "$1" != -- ]; then rounds=$1; shift; fi
 [ "${1:-}" = -- ] && shift
 base=${BASE:?BASE names the cpuledger of the other build}
+base_rec=${BASE_REC:-$rec}
 core=${CORE:-1}	# the core both are pinned to (a shared host may slow one)
 new=$PWD/build/cpuledger
 [ -x "$new" ] || make -s all
 command -v perf >/dev/null || { echo "bench/report_ab: perf is not installed" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$base" report -i "$rec" "$@" >"$tmp/base.out"
+"$base" report -i "$base_rec" "$@" >"$tmp/base.out"
 "$new" report -i "$rec" "$@" >"$tmp/new.out"
 cmp -s "$tmp/base.out" "$tmp/new.out" && same=yes || same=NO
 # gzip (pprof): the same once decompressed, whatever the level
@@ -35,10 +38,10 @@ if [ "$same" = NO ] && gzip -t "$tmp/base.out" 2>/dev/null && gzip -t "$tmp/new.
 fi
 for _ in $(seq "$rounds"); do
 	for b in base new; do
-		bin=$new; [ $b = base ] && bin=$base
+		bin=$new in=$rec; [ $b = base ] && bin=$base in=$base_rec
 		pin=(taskset -c "$core")
 		[ "$core" = all ] && pin=()
-		perf stat -x, -e task-clock,duration_time -r 3 "${pin[@]}" "$bin" report -i "$rec" \
+		perf stat -x, -e task-clock,duration_time -r 3 "${pin[@]}" "$bin" report -i "$in" \
 			"$@" -o /dev/null >/dev/null 2>"$tmp/stat"
 		awk -F, '/task-clock/ { print $1 }' "$tmp/stat" >>"$tmp/$b"
 		awk -F, '/duration_time/ { print $1 / 1e6 }' "$tmp/stat" >>"$tmp/$b.wall"
