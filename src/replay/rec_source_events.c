@@ -32,7 +32,7 @@ int rec_source_resolver(struct rec_source *s)
 		return -ENOMEM;
 	/* the samples' addresses only place them in accounts' ranges: where
 	 * none are named, their frames (a third of a block) go unread */
-	if (!resolver__reads_addresses(s->res))
+	if (s->rd && !resolver__reads_addresses(s->res))
 		rec_reader__skip_addresses(s->rd);
 	return 0;
 }
