@@ -303,6 +303,14 @@ static int stack_inclusive(struct analysis *a, uint32_t stack, uint64_t samples)
 	return 0;
 }
 
+/* A stack row made for an account of the thread (stacks_out), and how
+ * many are kept: a thread's stacks name a few. */
+struct made_row {
+	uint32_t account;	/* a name id */
+	struct row w;
+};
+enum { STACKS_ACCOUNTS = 8 };
+
 /* A gone thread's stacks handed on (stack_out) as rows of a->stacks, in
  * the order they came, and let go. */
 static int stacks_out(struct analysis *a)
@@ -318,16 +326,29 @@ static int stacks_out(struct analysis *a)
 	if (a->pending.n && !b)
 		err = -ENOMEM;
 	struct row_key k = a->cur.key;
+	/* the row made first for each of the thread's accounts (its few:
+	 * program, libraries, kernel), made again for the others */
+	struct made_row made[STACKS_ACCOUNTS];
+	uint32_t nmade = 0;
 	for (uint32_t i = 0; i < a->pending.n && !err; i++) {
 		const struct pending_stack *p = &a->pending.v[i];
 		if (p->same)
 			continue;
-		k.account = name(a, p->account);
-		k.stack = p->stack;
 		struct row_figures rf = { .samples = p->samples, .cpu_ns = p->cpu_ns,
 					  .steal_ns = p->steal_ns };
 		struct row w;
-		err = rows__make(&a->stacks, b, &k, &rf, &w);
+		uint32_t m = 0;
+		while (m < nmade && made[m].account != p->account)
+			m++;
+		if (m < nmade) {
+			rows__make_like(&a->stacks, &made[m].w, p->stack, &rf, &w);
+		} else {
+			k.account = name(a, p->account);
+			k.stack = p->stack;
+			err = rows__make(&a->stacks, b, &k, &rf, &w);
+			if (!err && nmade < STACKS_ACCOUNTS)
+				made[nmade++] = (struct made_row){ p->account, w };
+		}
 		if (!err)
 			err = a->o.stack_out(a->o.stack_ctx, &rs, &a->stacks, &w);
 	}

@@ -351,6 +351,17 @@ int rows__make(struct rows *r, struct row_base *b, const struct row_key *k,
 	return 0;
 }
 
+void rows__make_like(struct rows *r, const struct row *like, uint32_t stack,
+		     const struct row_figures *f, struct row *w)
+{
+	*w = *like;
+	if (r->keys.mask & RF_BIT(RF_STACK))
+		w->stack = stack;
+	w->seq = r->made++;
+	/* a base's own figures are none (base_key): the row's are f's */
+	w->f = *f;
+}
+
 int rows__add(struct rows *r, const struct row_key *k, const struct row_attrs *a,
 	      const struct row_figures *f)
 {

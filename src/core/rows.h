@@ -209,6 +209,13 @@ int rows__add_to(struct rows *r, struct row_base *b, const struct row_key *k,
  * made. 0 or -ENOMEM. */
 int rows__make(struct rows *r, struct row_base *b, const struct row_key *k,
 	       const struct row_figures *f, struct row *w);
+/* The row rows__make would make again of like's base and key with stack
+ * and figures f (like made by rows__make of r): its strings are like's,
+ * its seq the next. A thread's stacks name a few accounts, and each was
+ * interned and its attributes noted again for every stack (a ninth of
+ * the engine's thread in a pprof of a compile loop). */
+void rows__make_like(struct rows *r, const struct row *like, uint32_t stack,
+		     const struct row_figures *f, struct row *w);
 
 /* Whether rows of keys k can be kept in a store: rows of whole threads
  * (the thread's, and its process's, ids), complete once it is gone. */

@@ -121,6 +121,16 @@ struct function {
 	uint32_t name, file, mapping;
 };
 
+/* A sample's labels: the row's key fields. */
+struct labels {
+	const char *key[LABELS];
+	const char *str[LABELS];
+	int64_t num[LABELS];
+	size_t n;
+	/* strings_of: the string ids of key and str (-1: none) */
+	int64_t key_id[LABELS], str_id[LABELS];
+};
+
 struct builder {
 	struct strtab strings;		/* the profile's string table */
 	struct label_memo memo[2 * LABELS];	/* each label's key and str */
@@ -185,6 +195,16 @@ struct builder {
 		size_t len, cap;
 	} labels[LABELS_KEPT];
 	unsigned labels_at, labels_next;
+	/* the labels made last (stack_labels), their strings found: the
+	 * next a thread's rows need differ in their account alone */
+	struct made_labels {
+		bool valid;
+		const struct rows *st;
+		uint64_t batch;
+		struct row w;
+		struct labels l;
+		int account;	/* the account's label in l, or -1 */
+	} made;
 };
 
 /* -ENOMEM, or the error of the store where that failed. */
@@ -313,13 +333,24 @@ static int64_t str_clean(struct builder *b, const char *s)
 	return id;
 }
 
-/* Whether s[0..n) is valid UTF-8 as it is. */
+/* Whether s[0..n) is valid UTF-8 as it is. ASCII is passed over eight
+ * bytes at a time: command lines are mostly that, and a call a byte was
+ * a third of a profile's string look-ups. */
 static bool utf8_clean(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0, len; i < n; i += len)
+	for (size_t i = 0, len; i < n; i += len) {
+		uint64_t w;
+		if (n - i >= sizeof(w)) {
+			memcpy(&w, p + i, sizeof(w));
+			if (!(w & 0x8080808080808080ull)) {
+				len = sizeof(w);
+				continue;
+			}
+		}
 		if (!(len = utf8_seq(p + i, n - i)))
 			return false;
+	}
 	return true;
 }
 
@@ -351,16 +382,6 @@ static int64_t str(struct builder *b, const char *s)
 	b->raw_ids[i] = id;
 	return id;
 }
-
-/* A sample's labels: the row's key fields. */
-struct labels {
-	const char *key[LABELS];
-	const char *str[LABELS];
-	int64_t num[LABELS];
-	size_t n;
-	/* strings_of: the string ids of key and str (-1: none) */
-	int64_t key_id[LABELS], str_id[LABELS];
-};
 
 static void label(struct labels *l, const char *key, const char *s, int64_t num)
 {
@@ -735,6 +756,60 @@ static bool same_labels(const struct row *a, const struct row *b)
 		       offsetof(struct row, seq) - offsetof(struct row, derived));
 }
 
+/* Row w's labels into l, their strings found (strings_of). */
+static int row_strings(struct builder *b, const struct report_stack *rs, const struct rows *st,
+		       const struct row *w, struct labels *l)
+{
+	struct table_row r = {
+		.vm = rows__str(st, w->vm), .comm = rows__str(st, w->comm),
+		.command = rows__str(st, w->command), .executable = rows__str(st, w->executable),
+		.account = rows__str(st, w->account), .cgroup = rows__str(st, w->cgroup),
+		.pid = w->pid, .tid = w->tid, .uid = w->uid, .cpu = w->cpu,
+	};
+	for (int i = 0; i < ROW_DERIVED; i++)
+		r.derived[i] = rows__str(st, w->derived[i]);
+	if (!r.command)
+		r.command = rows__str(st, w->attr_command);
+	row_labels(rs->attrs, &st->keys, &r, l);
+	return strings_of(b, l) ? str_error(b) : 0;
+}
+
+/* Which of l's labels is the account's (its key's name, which no other
+ * key has), or -1. */
+static int account_label(const struct labels *l)
+{
+	const struct key_entry *e = key_entry(RF_ACCOUNT);
+	const char *name = e->label ? e->label : e->field;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->key[i] == name)
+			return l->str[i] ? (int)i : -1;
+	return -1;
+}
+
+/* Row w's labels into l as those made last with w's account, where w
+ * differs from that row in its account alone (a thread's next account:
+ * its strings, a long command line among them, were looked up and
+ * compared again, a thirtieth of a profile): 0, or 1 when w is not such
+ * a row, or -errno. The strings are looked up in the order strings_of
+ * would: the others are the ones found last. */
+static int account_labels(struct builder *b, const struct report_stack *rs,
+			  const struct rows *st, const struct row *w, struct labels *l)
+{
+	const struct made_labels *m = &b->made;
+	if (!m->valid || m->st != st || m->batch != rs->batch || m->account < 0 ||
+	    w->account == ROW_NONE)
+		return 1;
+	struct row x = *w;
+	x.account = m->w.account;
+	if (!same_labels(&x, &m->w))
+		return 1;
+	int at = m->account;
+	*l = m->l;
+	l->str[at] = rows__str(st, w->account);
+	l->str_id[at] = str_memo(b, &b->memo[2 * at + 1], l->str[at]);
+	return l->str_id[at] < 0 ? str_error(b) : 0;
+}
+
 /* The labels of stack row w of st (in batch) packed, as b->labels_at
  * says: a thread's stacks come one after another with labels of a few
  * kinds (its account alternates with each stack's leaf: half of all
@@ -757,20 +832,13 @@ static int stack_labels(struct builder *b, const struct report_stack *rs,
 	}
 	struct packed_labels *k = &b->labels[b->labels_next];
 	k->valid = false;
-	struct table_row r = {
-		.vm = rows__str(st, w->vm), .comm = rows__str(st, w->comm),
-		.command = rows__str(st, w->command), .executable = rows__str(st, w->executable),
-		.account = rows__str(st, w->account), .cgroup = rows__str(st, w->cgroup),
-		.pid = w->pid, .tid = w->tid, .uid = w->uid, .cpu = w->cpu,
-	};
-	for (int i = 0; i < ROW_DERIVED; i++)
-		r.derived[i] = rows__str(st, w->derived[i]);
-	if (!r.command)
-		r.command = rows__str(st, w->attr_command);
 	struct labels l;
-	row_labels(rs->attrs, &st->keys, &r, &l);
-	if (strings_of(b, &l))
-		return str_error(b);
+	int err = account_labels(b, rs, st, w, &l);
+	if (err < 0)
+		return err;
+	if (err > 0 && (err = row_strings(b, rs, st, w, &l)))
+		return err;
+	b->made = (struct made_labels){ true, st, rs->batch, *w, l, account_label(&l) };
 	Sample s;
 	Label labels[LABELS];
 	Label *label_ptrs[LABELS];

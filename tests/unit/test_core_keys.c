@@ -266,6 +266,73 @@ static void base_rows(void **state)
 	}
 }
 
+/* Every field of two rows alike (their padding aside). */
+static bool same_row(const struct row *a, const struct row *b)
+{
+	return a->vm == b->vm && a->comm == b->comm && a->command == b->command &&
+	       a->executable == b->executable && a->dso == b->dso &&
+	       a->function == b->function && a->account == b->account &&
+	       a->cgroup == b->cgroup && a->pid == b->pid && a->tid == b->tid &&
+	       a->start_ns == b->start_ns && a->uid == b->uid && a->cpu == b->cpu &&
+	       a->stack == b->stack && !memcmp(a->derived, b->derived, sizeof(a->derived)) &&
+	       a->attr_command == b->attr_command && a->attr_comm == b->attr_comm &&
+	       a->attr_cgroup == b->attr_cgroup && a->seq == b->seq &&
+	       a->attr_seen == b->attr_seen && a->cgroup_seen == b->cgroup_seen &&
+	       a->f.samples == b->f.samples && a->f.steal_samples == b->f.steal_samples &&
+	       a->f.cpu_ns == b->f.cpu_ns && a->f.steal_ns == b->f.steal_ns &&
+	       a->f.control_ns == b->f.control_ns && a->f.inclusive_ns == b->f.inclusive_ns &&
+	       a->f.wait_ns == b->f.wait_ns && a->f.wait_threads == b->f.wait_threads;
+}
+
+/* rows__make_like of a row rows__make made is the row rows__make makes
+ * of the same base and account with another stack and figures, seq
+ * and all, under keys with and without the stack, the CPU and
+ * attributes. */
+static void made_like(void **state)
+{
+	(void)state;
+	const char *lists[] = { "thread,account", "comm,cpu", "process,account,cgroup" };
+	for (int l = 0; l < 3; l++) {
+		struct row_keys keys;
+		size_t bad;
+		assert_int_equal(row_keys__parse(&keys, lists[l], &bad), 0);
+		keys.v[keys.n++] = RF_STACK;	/* as analysis keys its stack rows */
+		keys.mask |= RF_BIT(RF_STACK);
+		for (int pass = 0; pass < 2; pass++) {
+			struct rows r;
+			rows__init(&r, &keys);
+			struct row_key k = { .comm = "cc1", .pid = 7, .tid = 8, .cpu = 1,
+					     .cgroup = "/a", .account = "program", .stack = 3 };
+			struct row_attrs at = { .command = "cc1 a.c", .comm = "cc1", .cgroup = "/a" };
+			struct row_base b;
+			assert_int_equal(rows__base(&r, &k, &at, &b), 0);
+			struct row_figures f = { .samples = 2, .cpu_ns = 20, .steal_ns = 1 };
+			struct row first, again;
+			assert_int_equal(rows__make(&r, &b, &k, &f, &first), 0);
+			struct row_figures g = { .samples = 5, .cpu_ns = 50 };
+			k.stack = 9;
+			if (pass)
+				rows__make_like(&r, &first, 9, &g, &again);
+			else
+				assert_int_equal(rows__make(&r, &b, &k, &g, &again), 0);
+			/* and a row made after it, of another account */
+			struct row after;
+			k.account = "kernel";
+			assert_int_equal(rows__make(&r, &b, &k, &g, &after), 0);
+			/* the other pass's rows, kept apart */
+			static struct row other[3][2];
+			if (!pass) {
+				other[l][0] = again;
+				other[l][1] = after;
+			} else {
+				assert_true(same_row(&again, &other[l][0]));
+				assert_true(same_row(&after, &other[l][1]));
+			}
+			rows__release(&r);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +343,7 @@ int main(void)
 		cmocka_unit_test(program_derived),
 		cmocka_unit_test(attrs_while_agreed),
 		cmocka_unit_test(base_rows),
+		cmocka_unit_test(made_like),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
