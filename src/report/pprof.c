@@ -24,6 +24,7 @@
 
 #include "profile.pb-c.h"
 #include "pprof_runs.h"
+#include "pprof_zstream.h"
 #include "pprof_wire.h"
 #include "report.h"
 #include "../core/grow.h"
@@ -917,7 +918,7 @@ static int from_stacks(struct builder *b, const struct table *t,
  * combined from theirs. Any gzip reader reads it (go tool pprof,
  * Pyroscope, Python's gzip); the bytes inside are what they were. */
 struct gz {
-	struct isal_zstream z;
+	struct isal_zstream *z;	/* at a fixed address (pprof_zstream.h) */
 	FILE *out;
 	int err;
 	uint32_t crc;		/* of what it holds so far */
@@ -935,14 +936,18 @@ static int gz_begin(struct gz *g, FILE *out)
 	/* deflate (8), no flags, no time, no extra flags, OS unknown */
 	static const uint8_t header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff };
 	*g = (struct gz){ .out = out };
-	isal_deflate_init(&g->z);
-	g->z.level = 1;
-	g->z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-	g->z.level_buf = malloc(g->z.level_buf_size);
-	g->z.gzip_flag = IGZIP_DEFLATE;
-	g->z.flush = NO_FLUSH;
-	if (!g->z.level_buf)
+	if (!(g->z = pprof_zstream__new()))
 		return -ENOMEM;
+	isal_deflate_init(g->z);
+	g->z->level = 1;
+	g->z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+	g->z->level_buf = malloc(g->z->level_buf_size);
+	g->z->gzip_flag = IGZIP_DEFLATE;
+	g->z->flush = NO_FLUSH;
+	if (!g->z->level_buf) {
+		pprof_zstream__free(g->z);
+		return -ENOMEM;
+	}
 	gz_write(g, header, sizeof(header));
 	return 0;
 }
@@ -953,19 +958,19 @@ static void gz_put(struct gz *g, const uint8_t *buf, size_t len, bool last)
 	static __thread uint8_t zbuf[1 << 16];
 	g->crc = crc32_gzip_refl(g->crc, buf, len);
 	g->len += len;
-	g->z.next_in = (uint8_t *)buf;
-	g->z.avail_in = (uint32_t)len;
-	g->z.end_of_stream = last;
+	g->z->next_in = (uint8_t *)buf;
+	g->z->avail_in = (uint32_t)len;
+	g->z->end_of_stream = last;
 	while (!g->err) {
-		g->z.next_out = zbuf;
-		g->z.avail_out = sizeof(zbuf);
-		if (isal_deflate(&g->z) != COMP_OK)
+		g->z->next_out = zbuf;
+		g->z->avail_out = sizeof(zbuf);
+		if (isal_deflate(g->z) != COMP_OK)
 			g->err = -EIO;
-		gz_write(g, zbuf, sizeof(zbuf) - g->z.avail_out);
+		gz_write(g, zbuf, sizeof(zbuf) - g->z->avail_out);
 		/* with the last, until the stream has ended; else until all
 		 * is taken and nothing is left to write */
-		if (last ? g->z.internal_state.state == ZSTATE_END :
-		    !g->z.avail_in && g->z.avail_out)
+		if (last ? g->z->internal_state.state == ZSTATE_END :
+		    !g->z->avail_in && g->z->avail_out)
 			break;
 	}
 }
@@ -974,9 +979,9 @@ static void gz_put(struct gz *g, const uint8_t *buf, size_t len, bool last)
  * looking back past it: a segment may follow. */
 static void gz_flush(struct gz *g)
 {
-	g->z.flush = FULL_FLUSH;
+	g->z->flush = FULL_FLUSH;
 	gz_put(g, NULL, 0, false);
-	g->z.flush = NO_FLUSH;
+	g->z->flush = NO_FLUSH;
 }
 
 /* A run's deflated segment, as it is (after gz_flush). */
@@ -997,8 +1002,9 @@ static int gz_end(struct gz *g)
 		trailer[4 + i] = (uint8_t)(g->len >> (8 * i));
 	}
 	gz_write(g, trailer, sizeof(trailer));
-	free(g->z.level_buf);
-	g->z.level_buf = NULL;
+	free(g->z->level_buf);
+	pprof_zstream__free(g->z);
+	g->z = NULL;
 	return g->err;
 }
 

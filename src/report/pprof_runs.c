@@ -11,6 +11,7 @@
 #include <isa-l/igzip_lib.h>
 
 #include "pprof_runs.h"
+#include "pprof_zstream.h"
 #include "report.h"
 #include "../core/banned.h"
 
@@ -36,6 +37,7 @@ struct run_deflater {
 				 * buffer each time was page faults) */
 	int err;
 	uint8_t *level_buf;	/* igzip's level 1 buffer */
+	struct isal_zstream *zs;	/* igzip's state (pprof_zstream.h) */
 };
 
 /* d->in deflated into d->out, or d->err set. */
@@ -55,22 +57,24 @@ static void deflate_run(struct run_deflater *d)
 			d->out_cap = cap;
 		}
 		/* zeroed first: the init leaves fields of the state that the
-		 * deflating reads (and its output then varied) */
-		struct isal_zstream s = { 0 };
-		isal_deflate_stateless_init(&s);
-		s.level = 1;
-		s.level_buf = d->level_buf;
-		s.level_buf_size = LEVEL_BUF;
-		s.flush = FULL_FLUSH;	/* byte-aligned, no look-back past it */
-		s.end_of_stream = 0;	/* more follows it in the stream */
-		s.gzip_flag = IGZIP_DEFLATE;
-		s.next_in = d->in;
-		s.avail_in = (uint32_t)d->in_len;
-		s.next_out = d->out.z;
-		s.avail_out = (uint32_t)d->out_cap;
-		int r = isal_deflate_stateless(&s);
+		 * deflating reads (and its output then varied); at the same
+		 * address each time (pprof_zstream.h) */
+		struct isal_zstream *s = d->zs;
+		memset(s, 0, sizeof(*s));
+		isal_deflate_stateless_init(s);
+		s->level = 1;
+		s->level_buf = d->level_buf;
+		s->level_buf_size = LEVEL_BUF;
+		s->flush = FULL_FLUSH;	/* byte-aligned, no look-back past it */
+		s->end_of_stream = 0;	/* more follows it in the stream */
+		s->gzip_flag = IGZIP_DEFLATE;
+		s->next_in = d->in;
+		s->avail_in = (uint32_t)d->in_len;
+		s->next_out = d->out.z;
+		s->avail_out = (uint32_t)d->out_cap;
+		int r = isal_deflate_stateless(s);
 		if (r == COMP_OK) {
-			d->out.zlen = s.total_out;
+			d->out.zlen = s->total_out;
 			d->out.len = d->in_len;
 			d->out.crc = crc32_gzip_refl(0, d->in, d->in_len);
 			return;
@@ -108,10 +112,11 @@ struct run_deflater *run_deflater__new(void)
 	if (!d)
 		return NULL;
 	bool mu = false;
-	if (!(d->level_buf = malloc(LEVEL_BUF)) || !(mu = !pthread_mutex_init(&d->mu, NULL)) ||
-	    pthread_cond_init(&d->cv, NULL)) {
+	if (!(d->level_buf = malloc(LEVEL_BUF)) || !(d->zs = pprof_zstream__new()) ||
+	    !(mu = !pthread_mutex_init(&d->mu, NULL)) || pthread_cond_init(&d->cv, NULL)) {
 		if (mu)
 			pthread_mutex_destroy(&d->mu);
+		pprof_zstream__free(d->zs);
 		free(d->level_buf);
 		free(d);
 		return NULL;
@@ -188,6 +193,7 @@ void run_deflater__free(struct run_deflater *d)
 	free(d->in);
 	free(d->out.z);
 	free(d->level_buf);
+	pprof_zstream__free(d->zs);
 	free(d);
 }
 
