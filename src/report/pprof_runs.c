@@ -73,8 +73,12 @@ static void deflate_run(struct run_deflater *d)
 		s->next_out = d->out.z;
 		s->avail_out = (uint32_t)d->out_cap;
 		int r = isal_deflate_stateless(s);
+		uint32_t zlen = s->total_out;
+		/* the buffers' addresses (its own and its bit writer's) left
+		 * out of a page whose own address is known */
+		memset(s, 0, sizeof(*s));
 		if (r == COMP_OK) {
-			d->out.zlen = s->total_out;
+			d->out.zlen = zlen;
 			d->out.len = d->in_len;
 			d->out.crc = crc32_gzip_refl(0, d->in, d->in_len);
 			return;

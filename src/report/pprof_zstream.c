@@ -54,7 +54,7 @@ void pprof_zstream__free(struct isal_zstream *s)
 	if (!s)
 		return;
 	if (pprof_zstream__fixed(s))
-		munmap(s, map_size());
+		munmap(s, map_size());	/* its bytes gone with it */
 	else
 		free(s);
 }

@@ -15,7 +15,11 @@
  * MAP_FIXED_NOREPLACE, the first free one taken: the same one for the
  * same order of states made and freed. Where none is free (another
  * mapping there, or 16 states alive at once) it is on the heap: the
- * profile is still right, only maybe not the same bytes.
+ * profile is still right, only maybe not the same bytes. A state at a
+ * known address keeps the buffers' addresses only while it deflates
+ * (a run, or a profile's whole stream): its users clear it after
+ * (address-space randomisation is about pointers, and the agent may run
+ * on a hostile host).
  */
 #ifndef CPULEDGER_REPORT_PPROF_ZSTREAM_H
 #define CPULEDGER_REPORT_PPROF_ZSTREAM_H
