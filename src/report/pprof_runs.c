@@ -56,11 +56,10 @@ static void deflate_run(struct run_deflater *d)
 			}
 			d->out_cap = cap;
 		}
-		/* zeroed first: the init leaves fields of the state that the
-		 * deflating reads (and its output then varied); at the same
-		 * address each time (pprof_zstream.h) */
+		/* zeroed (as made, and after each use below): the init leaves
+		 * fields of the state that the deflating reads (and its output
+		 * then varied); at the same address each time (pprof_zstream.h) */
 		struct isal_zstream *s = d->zs;
-		memset(s, 0, sizeof(*s));
 		isal_deflate_stateless_init(s);
 		s->level = 1;
 		s->level_buf = d->level_buf;
@@ -74,8 +73,9 @@ static void deflate_run(struct run_deflater *d)
 		s->avail_out = (uint32_t)d->out_cap;
 		int r = isal_deflate_stateless(s);
 		uint32_t zlen = s->total_out;
-		/* the buffers' addresses (its own and its bit writer's) left
-		 * out of a page whose own address is known */
+		/* zeroed for the next, and the buffers' addresses (its own
+		 * and its bit writer's) left out of a page whose own address
+		 * is known */
 		memset(s, 0, sizeof(*s));
 		if (r == COMP_OK) {
 			d->out.zlen = zlen;
