@@ -286,8 +286,8 @@ static bool same_row(const struct row *a, const struct row *b)
 
 /* rows__make_like of a row rows__make made is the row rows__make makes
  * of the same base and account with another stack and figures, seq
- * and all, under keys with and without the stack, the CPU and
- * attributes. */
+ * and all, and the row made after it is too: stack rows keyed by
+ * thread, by comm and CPU, by process and cgroup. */
 static void made_like(void **state)
 {
 	(void)state;
