@@ -150,7 +150,7 @@ static void write_totals(FILE *out, const struct table *t, bool known)
 }
 
 struct members {
-	FILE *out;
+	struct json_out *o;
 	bool *first;
 	const struct table_row *r;
 };
@@ -163,59 +163,61 @@ static void key_member(void *ctx, enum row_field f, bool with)
 	const struct key_entry *e = key_entry(f);
 	(void)with;
 	if (e->text) {
-		json_put_str_member(c->out, c->first, e->field, e->text(c->r));
+		json_out__str_member(c->o, c->first, e->field, e->text(c->r));
 	} else {
 		int64_t v = e->number(c->r);
-		json_put_num_member(c->out, c->first, e->field, e->type == KEY_TASK || v >= 0,
-				    e->type == KEY_TASK ? table_id((uint32_t)v) : v);
+		json_out__num_member(c->o, c->first, e->field, e->type == KEY_TASK || v >= 0,
+				     e->type == KEY_TASK ? table_id((uint32_t)v) : v);
 	}
 	if (e->display) {
 		char name[512], member[64];
 		snprintf(member, sizeof(member), "%s_name", e->field);
-		json_put_str_member(c->out, c->first, member, e->display(c->r, name, sizeof(name)));
+		json_out__str_member(c->o, c->first, member, e->display(c->r, name, sizeof(name)));
 	}
 }
 
 /* The key's fields, in the order given; a recording's function with its
  * file, unless that is a key. */
-static void keys(FILE *out, bool *first, const struct table *t,
+static void keys(struct json_out *o, bool *first, const struct table *t,
 		 const struct report_extras *x, const struct table_row *r)
 {
-	struct members c = { out, first, r };
+	struct members c = { o, first, r };
 	report_keys(&t->keys, x ? REPORT_AFTER_UNLESS_KEY : REPORT_AFTER_NONE, key_member, &c);
 }
 
-static void write_row(FILE *out, const struct table *t, const struct report_extras *x,
+static void write_row(struct json_out *o, const struct table *t, const struct report_extras *x,
 		      const struct table_row *r, bool known)
 {
 	bool first = true;
-	putc('{', out);
-	keys(out, &first, t, x, r);
+	json_out__put(o, "{", 1);
+	keys(o, &first, t, x, r);
 	if (t->attrs && !row_keys__has(&t->keys, RF_COMMAND))
-		json_put_str_member(out, &first, "command", r->command);
+		json_out__str_member(o, &first, "command", r->command);
 	if (t->attrs && row_keys__has(&t->keys, RF_THREAD) && !row_keys__has(&t->keys, RF_COMM))
-		json_put_str_member(out, &first, "comm", r->comm);
+		json_out__str_member(o, &first, "comm", r->comm);
 	if (x) {
-		json_put_num_member(out, &first, "target_ns", true, (int64_t)(r->cpu_ns - r->control_ns));
-		json_put_num_member(out, &first, "control_ns", true, (int64_t)r->control_ns);
+		json_out__num_member(o, &first, "target_ns", true, (int64_t)(r->cpu_ns - r->control_ns));
+		json_out__num_member(o, &first, "control_ns", true, (int64_t)r->control_ns);
 	}
 	if (t->inclusive) {
-		json_put_num_member(out, &first, "self_ns", true, (int64_t)r->cpu_ns);
-		json_put_num_member(out, &first, "inclusive_ns", true, (int64_t)r->inclusive_ns);
+		json_out__num_member(o, &first, "self_ns", true, (int64_t)r->cpu_ns);
+		json_out__num_member(o, &first, "inclusive_ns", true, (int64_t)r->inclusive_ns);
 	}
-	json_put_num_member(out, &first, "samples", true, (int64_t)r->samples);
-	json_put_num_member(out, &first, "steal_samples", true, (int64_t)r->steal_samples);
-	json_put_num_member(out, &first, "cpu_ns", true, (int64_t)r->cpu_ns);
-	json_put_num_member(out, &first, "steal_ns", known, (int64_t)r->steal_ns);
-	json_put_num_member(out, &first, "apparent_ns", known, (int64_t)r->apparent_ns);
-	json_put_num_member(out, &first, "corrected_ns", true, (int64_t)r->corrected_ns);
+	json_out__num_member(o, &first, "samples", true, (int64_t)r->samples);
+	json_out__num_member(o, &first, "steal_samples", true, (int64_t)r->steal_samples);
+	json_out__num_member(o, &first, "cpu_ns", true, (int64_t)r->cpu_ns);
+	json_out__num_member(o, &first, "steal_ns", known, (int64_t)r->steal_ns);
+	json_out__num_member(o, &first, "apparent_ns", known, (int64_t)r->apparent_ns);
+	json_out__num_member(o, &first, "corrected_ns", true, (int64_t)r->corrected_ns);
 	if (t->cgroup_figures || t->denied_figures) {
-		json_put_num_member(out, &first, "throttled_ns", r->throttled_known, (int64_t)r->throttled_ns);
-		json_put_num_member(out, &first, "wait_ns", r->wait_known, (int64_t)r->wait_ns);
+		json_out__num_member(o, &first, "throttled_ns", r->throttled_known,
+				     (int64_t)r->throttled_ns);
+		json_out__num_member(o, &first, "wait_ns", r->wait_known, (int64_t)r->wait_ns);
 	}
 	if (t->denied_figures)
-		json_put_num_member(out, &first, "denied_ns", r->denied_known, (int64_t)r->denied_ns);
-	putc('}', out);
+		json_out__num_member(o, &first, "denied_ns", r->denied_known,
+				     (int64_t)r->denied_ns);
+	json_out__put(o, "}", 1);
 }
 
 static int write_json(FILE *out, const struct table *t, const struct report_extras *x)
@@ -230,10 +232,13 @@ static int write_json(FILE *out, const struct table *t, const struct report_extr
 	bool known = !x || x->steal_known;
 	write_totals(out, t, known);
 	fputs("\"rows\":[", out);
+	char buf[16384];
+	struct json_out o = json_out__make(out, buf, sizeof(buf));
 	for (size_t i = 0; i < t->nrows; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		write_row(out, t, x, table__row(t, i), known);
+		json_out__put(&o, i ? ",\n" : "\n", i ? 2 : 1);
+		write_row(&o, t, x, table__row(t, i), known);
 	}
+	json_out__flush(&o);
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -80,11 +80,22 @@ static void put_run(FILE *out, const unsigned char *p, size_t from, size_t to)
 /* v's digits (after a minus sign when minus) into buf, as report_fmt_u64. */
 static size_t fmt_digits(char *buf, uint64_t v, bool minus)
 {
+	/* two digits a step: a JSON row's dozen numbers of nanoseconds were
+	 * a third of its making, a digit a step */
+	static const char pairs[201] =
+		"00010203040506070809101112131415161718192021222324"
+		"25262728293031323334353637383940414243444546474849"
+		"50515253545556575859606162636465666768697071727374"
+		"75767778798081828384858687888990919293949596979899";
 	char tmp[REPORT_NUM_MAX], *p = tmp + sizeof(tmp);
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 10) {
+		unsigned d = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, pairs + 2 * d, 2);
+	}
+	if (v || p == tmp + sizeof(tmp))
+		*--p = (char)('0' + v);
 	if (minus)
 		*--p = '-';
 	size_t len = (size_t)(tmp + sizeof(tmp) - p);
@@ -116,40 +127,148 @@ void report_put_i64(FILE *out, int64_t v)
 	fwrite(buf, 1, report_fmt_i64(buf, v), out);
 }
 
-void json_put_string(FILE *out, const char *s)
+void json_out__flush(struct json_out *o)
+{
+	if (o->len)
+		fwrite(o->buf, 1, o->len, o->f);
+	o->len = 0;
+}
+
+void json_out__put(struct json_out *o, const void *d, size_t n)
+{
+	if (n > o->cap - o->len) {
+		json_out__flush(o);
+		if (n > o->cap) {	/* a long command line */
+			fwrite(d, 1, n, o->f);
+			return;
+		}
+	}
+	memcpy(o->buf + o->len, d, n);
+	o->len += n;
+}
+
+static void out_char(struct json_out *o, char c)
+{
+	if (o->len == o->cap)
+		json_out__flush(o);
+	o->buf[o->len++] = c;
+}
+
+/* Whether the 8 bytes of w are all printable ASCII but quote and
+ * backslash: what a JSON string holds as it is, most of what is written
+ * (command lines), looked at a word at a time. */
+static bool plain8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t q = w ^ ones * '"', b = w ^ ones * '\\', del = w ^ ones * 0x7f;
+	uint64_t below = (w - ones * 0x20) & ~w;	/* a byte under 0x20 */
+	uint64_t zero = ((q - ones) & ~q) | ((b - ones) & ~b) | ((del - ones) & ~del);
+	return !((below | zero | w) & highs);
+}
+
+void json_out__string(struct json_out *o, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0;	/* p[run, i) waits to be written */
-	putc('"', out);
-	/* one pass to the NUL, no strlen first: a report's command lines
-	 * were read twice (2 % of a long recording's json) */
-	for (unsigned char c; (c = p[i]);) {
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-			i++;	/* printable ASCII, most of what is written */
+	size_t n = strlen(s), i = 0, run = 0;	/* p[run, i) waits to be written */
+	out_char(o, '"');
+	while (i < n) {
+		uint64_t w;
+		if (n - i >= sizeof(w) && (memcpy(&w, p + i, sizeof(w)), plain8(w))) {
+			i += sizeof(w);
 			continue;
 		}
-		/* the NUL fails a continuation byte: a sequence ends there */
-		size_t len = utf8_seq(p + i, 4);
+		unsigned char c = p[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;	/* printable ASCII */
+			continue;
+		}
+		size_t len = utf8_seq(p + i, n - i);
 		if (len && c != '"' && c != '\\' && c >= 0x20 && c != 0x7f) {
 			i += len;
 			continue;
 		}
-		put_run(out, p, run, i);
+		json_out__put(o, p + run, i - run);
 		run = i + 1;
 		if (!len) {
-			fputs("\\ufffd", out);	/* not UTF-8: replaced */
+			json_out__put(o, "\\ufffd", 6);	/* not UTF-8: replaced */
 		} else if (c == '"' || c == '\\') {
-			putc('\\', out);	/* the character follows with the run */
+			out_char(o, '\\');	/* the character follows with the run */
 			run = i;
 		} else {	/* C0 or DEL, as printf's "\\u%04x" */
 			char u[] = { '\\', 'u', '0', '0', "0123456789abcdef"[c >> 4],
 				     "0123456789abcdef"[c & 0xf] };
-			fwrite(u, 1, sizeof(u), out);
+			json_out__put(o, u, sizeof(u));
 		}
 		i++;
 	}
-	put_run(out, p, run, i);
-	putc('"', out);
+	json_out__put(o, p + run, i - run);
+	out_char(o, '"');
+}
+
+/* ,"key": (no comma when *first) and then the n bytes of v, written in
+ * place where they fit (keys are the writers' own short names). */
+static void out_member(struct json_out *o, bool *first, const char *key, const char *v,
+		       size_t n)
+{
+	size_t k = strlen(key), need = k + n + 4;
+	if (need > o->cap - o->len)
+		json_out__flush(o);
+	if (need > o->cap) {
+		json_out__put(o, *first ? "\"" : ",\"", *first ? 1 : 2);
+		json_out__put(o, key, k);
+		json_out__put(o, "\":", 2);
+		json_out__put(o, v, n);
+	} else {
+		char *p = o->buf + o->len;
+		if (!*first)
+			*p++ = ',';
+		*p++ = '"';
+		memcpy(p, key, k);
+		p += k;
+		*p++ = '"';
+		*p++ = ':';
+		memcpy(p, v, n);
+		o->len = (size_t)(p + n - o->buf);
+	}
+	*first = false;
+}
+
+void json_out__member(struct json_out *o, bool *first, const char *key)
+{
+	out_member(o, first, key, "", 0);
+}
+
+void json_out__str_member(struct json_out *o, bool *first, const char *key, const char *v)
+{
+	json_out__member(o, first, key);
+	if (v)
+		json_out__string(o, v);
+	else
+		json_out__put(o, "null", 4);
+}
+
+void json_out__num_member(struct json_out *o, bool *first, const char *key, bool known,
+			  int64_t v)
+{
+	char num[REPORT_NUM_MAX];
+	if (known)
+		out_member(o, first, key, num, report_fmt_i64(num, v));
+	else
+		out_member(o, first, key, "null", 4);
+}
+
+/* The json_put_*: a json_out of a few hundred bytes, written at once. */
+#define JSON_PUT(out, call)                                              \
+	do {                                                             \
+		char buf_[256];                                          \
+		struct json_out o_ = json_out__make(out, buf_, sizeof(buf_)); \
+		call;                                                    \
+		json_out__flush(&o_);                                    \
+	} while (0)
+
+void json_put_string(FILE *out, const char *s)
+{
+	JSON_PUT(out, json_out__string(&o_, s));
 }
 
 void json_put_string_or_null(FILE *out, const char *s)
@@ -160,49 +279,19 @@ void json_put_string_or_null(FILE *out, const char *s)
 		fputs("null", out);
 }
 
-/* ,"key": (no comma when *first) and then the n bytes of v: one fwrite
- * where they fit (keys are the writers' own short names). */
-static void put_member(FILE *out, bool *first, const char *key, const char *v, size_t n)
-{
-	char buf[128];
-	size_t k = strlen(key), len = 0;
-	if (k + n + 4 > sizeof(buf)) {
-		fputs(*first ? "\"" : ",\"", out);
-		fputs(key, out);
-		fputs("\":", out);
-		fwrite(v, 1, n, out);
-	} else {
-		if (!*first)
-			buf[len++] = ',';
-		buf[len++] = '"';
-		memcpy(buf + len, key, k);
-		len += k;
-		buf[len++] = '"';
-		buf[len++] = ':';
-		memcpy(buf + len, v, n);
-		fwrite(buf, 1, len + n, out);
-	}
-	*first = false;
-}
-
 void json_put_member(FILE *out, bool *first, const char *key)
 {
-	put_member(out, first, key, "", 0);
+	JSON_PUT(out, json_out__member(&o_, first, key));
 }
 
 void json_put_str_member(FILE *out, bool *first, const char *key, const char *v)
 {
-	json_put_member(out, first, key);
-	json_put_string_or_null(out, v);
+	JSON_PUT(out, json_out__str_member(&o_, first, key, v));
 }
 
 void json_put_num_member(FILE *out, bool *first, const char *key, bool known, int64_t v)
 {
-	char num[REPORT_NUM_MAX];
-	if (known)
-		put_member(out, first, key, num, report_fmt_i64(num, v));
-	else
-		put_member(out, first, key, "null", 4);
+	JSON_PUT(out, json_out__num_member(&o_, first, key, known, v));
 }
 
 void csv_put_field(FILE *out, const char *s)

@@ -233,6 +233,32 @@ bool report_cpus_to_spare(void);
 void report_put_u64(FILE *out, uint64_t v);
 void report_put_i64(FILE *out, int64_t v);
 
+/*
+ * JSON text gathered in buf (cap bytes, the caller's) in front of out,
+ * written when buf is full and at json_out__flush: a JSON report's rows
+ * were two dozen fwrites a row, each taking the FILE's lock (a tenth of
+ * the report, written after the recording was read, on one CPU). The
+ * json_put_* below are the same, written at once.
+ */
+struct json_out {
+	FILE *f;
+	char *buf;
+	size_t len, cap;
+};
+
+static inline struct json_out json_out__make(FILE *out, char *buf, size_t cap)
+{
+	return (struct json_out){ out, buf, 0, cap };
+}
+
+void json_out__put(struct json_out *o, const void *d, size_t n);
+void json_out__flush(struct json_out *o);
+void json_out__string(struct json_out *o, const char *s);
+void json_out__member(struct json_out *o, bool *first, const char *key);
+void json_out__str_member(struct json_out *o, bool *first, const char *key, const char *v);
+void json_out__num_member(struct json_out *o, bool *first, const char *key, bool known,
+			  int64_t v);
+
 /* Writes s as a JSON string, quotes included: control characters
  * escaped, bytes that are not UTF-8 replaced by U+FFFD. */
 void json_put_string(FILE *out, const char *s);

@@ -1,7 +1,7 @@
 /*
  * What the report writers put without a printf (report/report.c): an
  * integer as printf's "%" PRId64 and "%" PRIu64 write it, a JSON member,
- * a JSON string, a CSV field and an OpenMetrics label, byte for byte,
+ * a JSON string (also through a json_out whose buffer fills), a CSV field and an OpenMetrics label, byte for byte,
  * hostile bytes included. The expected strings are worked out by hand;
  * the integers are also checked against snprintf over a spread of values.
  */
@@ -161,6 +161,52 @@ static void json_strings(void **state)
 	written_is(&w, "\"\"\"\\\"\"");
 }
 
+/* s through a json_out whose buffer holds cap bytes: what it wrote. */
+static char *json_out_of(const char *s, size_t cap)
+{
+	struct written w;
+	FILE *f = start(&w);
+	char buf[64];
+	assert_true(cap <= sizeof(buf));
+	struct json_out o = json_out__make(f, buf, cap);
+	json_out__string(&o, s);
+	json_out__flush(&o);
+	assert_int_equal(fclose(f), 0);
+	return w.buf;
+}
+
+/* Each byte a JSON string escapes, and a few it does not, at each place
+ * in a run of plain bytes longer than a word (the plain ones are looked
+ * at eight at a time), through buffers that fill mid-string: the same as
+ * written a byte at a time by hand. */
+static void json_strings_by_word(void **state)
+{
+	(void)state;
+	static const char *const bytes[][2] = {
+		{ "\"", "\\\"" }, { "\\", "\\\\" }, { "\x01", "\\u0001" },
+		{ "\x1f", "\\u001f" }, { "\x7f", "\\u007f" }, { "\x80", "\\ufffd" },
+		{ "\xc3\xa9", "\xc3\xa9" }, { " ", " " }, { "~", "~" },
+	};
+	for (size_t b = 0; b < sizeof(bytes) / sizeof(bytes[0]); b++) {
+		for (size_t at = 0; at < 20; at++) {
+			char s[64], want[64];
+			memset(s, 'a', at);
+			snprintf(s + at, sizeof(s) - at, "%s%s", bytes[b][0], "aaaaaaaaaaa");
+			snprintf(want, sizeof(want), "\"%.*s%s%s\"", (int)at, s, bytes[b][1],
+				 "aaaaaaaaaaa");
+			size_t caps[] = { 5, 7, 64 };
+			for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+				char *got = json_out_of(s, caps[c]);
+				assert_string_equal(got, want);
+				free(got);
+			}
+			struct written w;
+			json_put_string(start(&w), s);
+			written_is(&w, want);
+		}
+	}
+}
+
 static void csv_fields(void **state)
 {
 	(void)state;
@@ -200,6 +246,7 @@ int main(void)
 		cmocka_unit_test(puts_of_integers),
 		cmocka_unit_test(json_members),
 		cmocka_unit_test(json_strings),
+		cmocka_unit_test(json_strings_by_word),
 		cmocka_unit_test(csv_fields),
 		cmocka_unit_test(om_labels),
 	};
