@@ -23,7 +23,10 @@ int pending_stacks__add(struct pending_stacks *p, uint32_t stack, uint32_t accou
 
 /* Each row's key looked up in a table of twice as many slots as there
  * are rows, in order: the first of a key takes its slot, a later one
- * finds it there. A sort of them took more than the rows it spared. */
+ * finds it there. A sort of them took more than the rows it spared. A
+ * slot another merge took is free: the table is not cleared for each
+ * thread (that was half of a merge, a thread's few dozen rows in a
+ * table sized for the most a thread had). */
 int pending_stacks__merge(struct pending_stacks *p)
 {
 	uint32_t n = p->n;
@@ -39,16 +42,21 @@ int pending_stacks__merge(struct pending_stacks *p)
 			return -ENOMEM;
 		}
 		p->slots_cap = (uint32_t)size;
+		p->gen = 0;
 	}
-	memset(p->slots, 0, size * sizeof(*p->slots));
+	if (!p->gen || p->gen == UINT32_MAX) {	/* new slots, or every gen used */
+		memset(p->slots, 0, p->slots_cap * sizeof(*p->slots));
+		p->gen = 0;
+	}
+	uint32_t gen = ++p->gen;
 	size_t mask = size - 1;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t key = (uint64_t)p->v[i].stack << 32 | p->v[i].account;
 		size_t at = hash_mix(key) & mask;
-		while (p->slots[at].at && p->slots[at].key != key)
+		while (p->slots[at].gen == gen && p->slots[at].key != key)
 			at = (at + 1) & mask;
-		if (!p->slots[at].at) {
-			p->slots[at] = (struct pending_slot){ key, i + 1 };
+		if (p->slots[at].gen != gen) {
+			p->slots[at] = (struct pending_slot){ key, i + 1, gen };
 			continue;
 		}
 		uint32_t first = p->slots[at].at - 1;

@@ -24,7 +24,8 @@ struct pending_stack {
 
 struct pending_slot {
 	uint64_t key;		/* stack << 32 | account */
-	uint32_t at;		/* the first with it, as its index + 1; 0: free */
+	uint32_t at;		/* the first with it, as its index + 1 */
+	uint32_t gen;		/* the merge that took it: another's is free */
 };
 
 struct pending_stacks {
@@ -32,6 +33,7 @@ struct pending_stacks {
 	uint32_t n, cap;
 	struct pending_slot *slots;	/* pending_stacks__merge's */
 	uint32_t slots_cap;
+	uint32_t gen;			/* the last merge's (0: none yet) */
 };
 
 /* Adds one after the others; 0 or -ENOMEM. */

@@ -2,8 +2,9 @@
  * core/pending_stacks: a thread's stack rows merged where their stack and
  * account are alike, into the first of each, the order kept. Checked
  * against a plain pairwise merge on random rows with few distinct keys
- * (many alike) and with many, small and large lists (the table of keys
- * reused and grown), and that clearing keeps only a small array.
+ * (many alike) and with many, small and large lists, one after another
+ * in one table of keys (reused without clearing, grown, its generation
+ * wrapped), and that clearing keeps only a small array.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,9 +17,13 @@
 
 #include "core/pending_stacks.h"
 
-static void merges_as_pairwise(uint32_t n, uint32_t keys, unsigned *seed)
+/* n random rows merged in p (emptied after), as a plain pairwise merge
+ * of them would: p's table of keys is the one its merges before left,
+ * whose slots they took free again without being cleared. */
+static void merges_as_pairwise(struct pending_stacks *pp, uint32_t n, uint32_t keys,
+			       unsigned *seed)
 {
-	struct pending_stacks p = { 0 };
+	struct pending_stacks p = *pp;
 	struct pending_stack *want = calloc(n ? n : 1, sizeof(*want));
 	assert_non_null(want);
 	for (uint32_t i = 0; i < n; i++) {
@@ -52,7 +57,8 @@ static void merges_as_pairwise(uint32_t n, uint32_t keys, unsigned *seed)
 			assert_int_equal(p.v[i].steal_ns, want[i].steal_ns);
 		}
 	}
-	pending_stacks__release(&p);
+	pending_stacks__clear(&p);
+	*pp = p;
 	free(want);
 }
 
@@ -61,11 +67,18 @@ static void random_rows(void **state)
 	(void)state;
 	unsigned seed = 42;
 	static const uint32_t sizes[] = { 0, 1, 2, 3, 17, 31, 32, 33, 64, 500, 5000 };
+	struct pending_stacks p = { 0 };
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		for (int round = 0; round < 20; round++) {
-			merges_as_pairwise(sizes[i], 1 + (uint32_t)round * 3, &seed);
-			merges_as_pairwise(sizes[i], sizes[i] * 2 + 1, &seed);	/* few alike */
+			/* a merge's generation about to wrap: its table cleared */
+			if (round == 10)
+				p.gen = UINT32_MAX - 1;
+			merges_as_pairwise(&p, sizes[i], 1 + (uint32_t)round * 3, &seed);
+			merges_as_pairwise(&p, sizes[i], sizes[i] * 2 + 1, &seed);	/* few alike */
+			/* a large list between small ones: the table grown */
+			merges_as_pairwise(&p, sizes[(i + 7) % 11], 40, &seed);
 		}
+	pending_stacks__release(&p);
 }
 
 static void none_alike_none_merged(void **state)
