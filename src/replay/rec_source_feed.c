@@ -712,20 +712,6 @@ static bool room_is_free(void)
 	return mode != 2;
 }
 
-/* Where a split's events are put in order: on the reading thread when
- * the engine's thread names their stacks (folded, pprof, HTML: the
- * heavier thread), else in the engine, the reading thread then the
- * heavier (a JSON report by thread of live8 read from level 1's blocks:
- * 0.303 s, 0.287 with the queue moved, level 3's even; pprof 0.341,
- * 0.374 with it moved: bench/RESULTS.md, round 22). With the queue in
- * the engine, each event takes the streams' time along (a look at every
- * CPU's): not for more than 64. */
-static enum rec_split_queue split_queue(const struct rec_source *s)
-{
-	return s->o.stacks || s->meta.ncpus > 64 ? REC_SPLIT_READER_QUEUES :
-						 REC_SPLIT_ENGINE_QUEUES;
-}
-
 /*
  * The items read on a thread of their own where that helps (o.split:
  * the report's half of the work is the heavier), e fed here
@@ -756,7 +742,7 @@ static int feed_split(struct rec_source *s, struct engine *e, struct rec_error *
 	pthread_mutex_t lock;
 	if (pthread_mutex_init(&lock, NULL))
 		return 1;
-	struct rec_split *sp = rec_split__new(s->meta.ncpus, &c, split_queue(s));
+	struct rec_split *sp = rec_split__new(s->meta.ncpus, &c);
 	int r = 1;
 	if (sp) {
 		stacktab__share(&s->stacks, &lock);

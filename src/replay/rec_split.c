@@ -15,16 +15,9 @@
 #define BATCHES 4
 #define BATCH_BYTES (128u * 1024)
 
-/* An event to process (the oldest queued), one that came late, an
- * event to queue and a watermark to advance to (REC_SPLIT_ENGINE_QUEUES),
- * a note (its kind is the client's, past OP_NOTE). */
-enum op_kind { OP_EVENT, OP_LATE, OP_PUSH, OP_ADVANCE, OP_NOTE };
-
-/* OP_PUSH: what rec_split__push was given, and the streams' time then. */
-struct push_op {
-	struct eng_event ev;
-	uint64_t then, streams_read;
-};
+/* An event to process (the oldest queued), one that came late, a note
+ * (its kind is the client's, past OP_NOTE). */
+enum op_kind { OP_EVENT, OP_LATE, OP_NOTE };
 
 struct op_head {
 	uint32_t kind, len;	/* len: of what follows, before padding */
@@ -53,7 +46,6 @@ struct rec_split {
 	bool reader_waits, engine_waits, stop;
 	struct rec_error err;	/* the reading thread's error */
 	struct reorder q;	/* the reading thread's */
-	enum rec_split_queue where;
 };
 
 /* An event's strings let go: it is not handed on. */
@@ -163,26 +155,8 @@ static int take_due(struct rec_split *sp, uint64_t t)
 	return err;
 }
 
-/* rec_split__push where the engine queues: the event handed on as it is. */
-static int put_push(struct rec_split *sp, struct eng_event *ev, uint64_t then)
-{
-	if (ev->cpu >= sp->q.ncpus) {	/* of no CPU: refused, as below */
-		let_go(ev);
-		return 0;
-	}
-	struct push_op *to = (struct push_op *)(void *)put_room(sp, OP_PUSH, sizeof(*to));
-	if (!to) {
-		let_go(ev);
-		return -ENOMEM;
-	}
-	*to = (struct push_op){ *ev, then, sp->c.streams_read(sp->c.ctx) };
-	return put_done(sp);
-}
-
 int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then)
 {
-	if (sp->where == REC_SPLIT_ENGINE_QUEUES)
-		return put_push(sp, ev, then);
 	int r = reorder__push(&sp->q, ev);
 	if (r == 1)
 		r = put_event(sp, OP_LATE, ev);
@@ -202,8 +176,6 @@ int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then)
 
 int rec_split__advance(struct rec_split *sp, uint64_t watermark)
 {
-	if (sp->where == REC_SPLIT_ENGINE_QUEUES)
-		return put(sp, OP_ADVANCE, &watermark, sizeof(watermark));
 	return take_due(sp, watermark);
 }
 
@@ -224,26 +196,13 @@ static void *reading(void *arg)
 	return NULL;
 }
 
-/* OP_PUSH's streams' time, taken when the event was made. */
-static uint64_t pushed_streams(const void *ctx)
-{
-	return ((const struct push_op *)ctx)->streams_read;
-}
-
 /* One op done as the reading thread would have done it itself. */
 static int do_op(struct rec_split *sp, struct engine *e, const struct op_head *h, uint8_t *p)
 {
 	int err;
-	uint64_t w;
 	/* aligned: put_room */
 	if (h->kind >= OP_NOTE) {
 		err = sp->c.note(sp->c.ctx, h->kind - OP_NOTE, p, h->len);
-	} else if (h->kind == OP_PUSH) {
-		struct push_op *o = (struct push_op *)(void *)p;
-		err = engine__push_bounded(e, &o->ev, o->then, REC_MAX_QUEUED, pushed_streams, o);
-	} else if (h->kind == OP_ADVANCE) {
-		memcpy(&w, p, sizeof(w));
-		err = engine__advance(e, w);
 	} else {
 		err = engine__process(e, (struct eng_event *)(void *)p, h->kind == OP_LATE);
 	}
@@ -261,8 +220,7 @@ static int do_batch(struct rec_split *sp, struct engine *e, struct batch *b, int
 		uint8_t *p = b->ops + at + sizeof(h);
 		if (!err) {
 			err = do_op(sp, e, &h, p);
-		} else if (h.kind == OP_EVENT || h.kind == OP_LATE || h.kind == OP_PUSH) {
-			/* a push_op begins with its event */
+		} else if (h.kind == OP_EVENT || h.kind == OP_LATE) {
 			let_go((struct eng_event *)(void *)p);
 		}
 		at += sizeof(h) + padded(h.len);
@@ -282,14 +240,12 @@ void rec_split__free(struct rec_split *sp)
 	free(sp);
 }
 
-struct rec_split *rec_split__new(uint32_t ncpus, const struct rec_split_client *c,
-				 enum rec_split_queue where)
+struct rec_split *rec_split__new(uint32_t ncpus, const struct rec_split_client *c)
 {
 	struct rec_split *sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return NULL;
 	sp->c = *c;
-	sp->where = where;
 	if (reorder__init(&sp->q, ncpus)) {
 		free(sp);
 		return NULL;

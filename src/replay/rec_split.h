@@ -2,13 +2,12 @@
  * rec_split: events made on a thread of their own, put in time order
  * there (the reorder queue, reorder.h, kept in the engine's place), and
  * processed by the engine on the caller's thread (rec_source_feed.c
- * reads a recording's items so: bench/RESULTS.md, round 18).
- *
- * Or, where the engine's thread has the lighter share (no stacks to
- * name: REC_SPLIT_ENGINE_QUEUES), the events go over as they were made,
- * with the watermarks, and the engine queues them itself: a JSON report
- * of 8 minutes of a compile loop waited on the reading thread, its
- * queue a sixth of that thread's work (bench/RESULTS.md, round 22).
+ * reads a recording's items so: bench/RESULTS.md, round 18). The queue
+ * was the engine's, on the caller's thread, for reports that name no
+ * stacks, while reading was the heavier share (round 22); since a
+ * sample's addresses are apart (recording version 4) it is not, and a
+ * JSON report by thread of 8 minutes of a compile loop took 0.90 of the
+ * time with the queue here (round 27).
  *
  * The events, in order, pass as ops in batches of 128 KB, four of them
  * passed round between the threads; the caller's thread does each op in
@@ -35,22 +34,13 @@ struct rec_split_client {
 	int (*note)(void *ctx, uint32_t kind, const uint8_t *d, uint32_t len);
 	/* On the caller's thread, after each event or note. */
 	void (*after)(void *ctx);
-	/* On the reading thread, when too many events wait (with
-	 * REC_SPLIT_ENGINE_QUEUES: for each event, as the reading thread
-	 * cannot see how many wait): the time every stream has been read
-	 * up to (UINT64_MAX: none). */
+	/* On the reading thread, when too many events wait: the time every
+	 * stream has been read up to (UINT64_MAX: none). */
 	uint64_t (*streams_read)(void *ctx);
 };
 
-/* Where the events are put in order. */
-enum rec_split_queue {
-	REC_SPLIT_READER_QUEUES,	/* on the reading thread */
-	REC_SPLIT_ENGINE_QUEUES,	/* in the engine, on the caller's */
-};
-
 /* For a recording of ncpus CPUs; NULL when out of memory. */
-struct rec_split *rec_split__new(uint32_t ncpus, const struct rec_split_client *c,
-				 enum rec_split_queue where);
+struct rec_split *rec_split__new(uint32_t ncpus, const struct rec_split_client *c);
 void rec_split__free(struct rec_split *sp);
 
 /*
@@ -65,7 +55,7 @@ int rec_split__run(struct rec_split *sp, struct engine *e, struct rec_error *err
  * (UINT64_MAX: not) would do to an engine: ev queued (its strings the
  * queue's, even on failure), those due handed on; too many queued
  * (REC_MAX_QUEUED), those up to the client's streams_read, then the
- * oldest, go. Either queue does the same, in the same order. */
+ * oldest, go: the same events in the same order as the engine's queue. */
 int rec_split__push(struct rec_split *sp, struct eng_event *ev, uint64_t then);
 int rec_split__advance(struct rec_split *sp, uint64_t watermark);
 int rec_split__note(struct rec_split *sp, uint32_t kind, const void *d, uint32_t len);
