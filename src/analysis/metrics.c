@@ -312,19 +312,17 @@ static void per_program_wait(FILE *f, const struct metrics *m, bool om)
 	}
 }
 
-static void per_cpu(FILE *f, const struct metrics_extra *x, bool kernel, bool om)
+/* One sample of family name per CPU, where v (and known[cpu], if given)
+ * says it is known: unknown is absent, not zero. */
+static void per_cpu(FILE *f, const struct metrics_extra *x, const char *name, const char *help,
+		    const uint64_t *v, const bool *known, bool om)
 {
-	const char *name = kernel ? "cpuledger_kernel_steal_seconds_total" :
-			   "cpuledger_cpu_steal_seconds_total";
-	family(f, name, "counter", kernel ? "Steal of each CPU as the kernel counts it "
-	       "(/proc/stat), since the agent started." : "Steal of each CPU that cpuledger "
-	       "attributed to the programs on it, since the agent started.", om);
-	for (uint32_t c = 0; c < x->ncpus; c++) {
-		if (kernel && !x->kernel_known[c])
-			continue;	/* unknown: absent, not zero */
-		fprintf(f, "%s{cpu=\"%u\"} %.9f\n", name, c,
-			(double)(kernel ? x->kernel_steal_ns[c] : x->cpu_steal_ns[c]) / NSEC_PER_SEC);
-	}
+	if (!v)
+		return;
+	family(f, name, "counter", help, om);
+	for (uint32_t c = 0; c < x->ncpus; c++)
+		if (!known || known[c])
+			fprintf(f, "%s{cpu=\"%u\"} %.9f\n", name, c, (double)v[c] / NSEC_PER_SEC);
 }
 
 /* One sample of family name per bounded table. */
@@ -393,8 +391,16 @@ int metrics__write(const struct metrics *m, const struct metrics_extra *x, bool 
 	per_program(f, m, false, om);
 	per_program(f, m, true, om);
 	per_program_wait(f, m, om);
-	per_cpu(f, x, false, om);
-	per_cpu(f, x, true, om);
+	per_cpu(f, x, "cpuledger_cpu_steal_seconds_total", "Steal of each CPU that cpuledger "
+		"attributed to the programs on it, since the agent started.", x->cpu_steal_ns,
+		NULL, om);
+	per_cpu(f, x, "cpuledger_cpu_idle_steal_seconds_total", "Steal of each CPU while it "
+		"ran its idle task (a CPU woken from idle waits for the hypervisor before it "
+		"runs): nobody's, part of the kernel's, since the agent started. Where the BPF "
+		"collector reads the steal clock.", x->idle_steal_ns, NULL, om);
+	per_cpu(f, x, "cpuledger_kernel_steal_seconds_total", "Steal of each CPU as the "
+		"kernel counts it (/proc/stat), since the agent started.", x->kernel_steal_ns,
+		x->kernel_known, om);
 	per_cgroup(f, m, x, om);
 	family(f, "cpuledger_lost_records_total", "counter", "Records the kernel dropped "
 	       "before the agent read them (their time is in no figure).", om);

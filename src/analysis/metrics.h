@@ -76,6 +76,8 @@ struct metrics {
 struct metrics_extra {
 	uint32_t ncpus;
 	const uint64_t *cpu_steal_ns;	/* attributed by the engine, per CPU */
+	/* stolen while the CPU was idle, per CPU (NULL: not known) */
+	const uint64_t *idle_steal_ns;
 	const uint64_t *kernel_steal_ns;	/* /proc/stat's, since the start */
 	const bool *kernel_known;
 	uint64_t lost;			/* records the kernel dropped */

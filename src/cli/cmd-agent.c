@@ -117,7 +117,8 @@ struct agent {
 	unsigned client_connections, idle_timeout;
 	/* per CPU, for the snapshot */
 	uint32_t ncpus;
-	uint64_t *cpu_steal, *kernel_steal, *lost;
+	uint64_t *cpu_steal, *idle_steal, *kernel_steal, *lost;
+	bool idle_known;		/* idle_steal read (the BPF collector's steal clock) */
 	bool *known;
 	/* per labelled cgroup, for the snapshot: its throttled time */
 	struct cgroup_fs cgfs;
@@ -158,11 +159,12 @@ static int hook_started(void *ctx, struct recorder *r, struct engine *e)
 	g->ncpus = recorder__ncpus(r);
 	uint32_t n = g->ncpus ? g->ncpus : 1;
 	g->cpu_steal = calloc(n, sizeof(*g->cpu_steal));
+	g->idle_steal = calloc(n, sizeof(*g->idle_steal));
 	g->kernel_steal = calloc(n, sizeof(*g->kernel_steal));
 	g->lost = calloc(n, sizeof(*g->lost));
 	g->known = calloc(n, sizeof(*g->known));
 	g->cgfs_found = !cgroup_fs__find(&g->cgfs, "/");
-	if (!g->cpu_steal || !g->kernel_steal || !g->lost || !g->known ||
+	if (!g->cpu_steal || !g->idle_steal || !g->kernel_steal || !g->lost || !g->known ||
 	    metrics__init(&g->m, recorder__names(r), g->max_programs)) {
 		cli_error("out of memory");
 		return EXIT_RUNTIME;
@@ -226,13 +228,16 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 			engine__set_kernel_steal(e, c, g->kernel_steal[c]);
 	if (engine__settle(e))
 		return -ENOMEM;
+	g->idle_known = g->ncpus > 0;
 	for (uint32_t c = 0; c < g->ncpus; c++) {
 		/* the kernel's clocks' per CPU where the BPF collector reads
 		 * them, as they are read: the engine has the same figures once
 		 * its queue has reached the read */
 		const struct eng_cpu_stats *cs = engine__cpu(e, c);
-		if (!recorder__busy_steal(r, c, &g->cpu_steal[c]))
+		if (!recorder__cpu_steal(r, c, &g->cpu_steal[c], &g->idle_steal[c])) {
 			g->cpu_steal[c] = cs ? cs->steal_ns : 0;
+			g->idle_known = false;
+		}
 		lost += g->lost[c];
 	}
 	struct rusage ru;
@@ -248,7 +253,8 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 	struct recorder_bounds b;
 	recorder__bounds(r, &b);
 	struct metrics_extra x = {
-		.ncpus = g->ncpus, .cpu_steal_ns = g->cpu_steal, .kernel_steal_ns = g->kernel_steal,
+		.ncpus = g->ncpus, .cpu_steal_ns = g->cpu_steal,
+		.idle_steal_ns = g->idle_known ? g->idle_steal : NULL, .kernel_steal_ns = g->kernel_steal,
 		.kernel_known = g->known, .lost = lost, .lost_window_ns = b.lost_window_ns,
 		.lossy_stints = engine__stats(e)->lossy_stints,
 		.cache_entries = { b.names, b.cgroups, b.symbol_files, b.jit_entries },
@@ -546,6 +552,7 @@ int cmd_agent(int argc, char **argv)
 	free(g.prom);
 	free(g.om);
 	free(g.cpu_steal);
+	free(g.idle_steal);
 	free(g.kernel_steal);
 	free(g.cg_throttled);
 	free(g.cg_known);

@@ -91,6 +91,7 @@ struct eng_cpu {
 	bool kernel_known;	/* its kernel steal was given */
 	uint64_t kernel_placed_ns;	/* steal placed by settling so far */
 	uint64_t measured_ns;	/* of gap_ns, the settled so far */
+	uint64_t busy_ns;	/* wall time of its measured stints closed */
 	uint64_t place_ns;	/* what this settling places (eng_settle) */
 	uint64_t lost_from, lost_to;	/* its last loss of records */
 	bool idle_quiet;		/* idle since idle_from, unsampled */

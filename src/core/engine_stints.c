@@ -220,6 +220,8 @@ static int close_stint(struct engine *e, uint32_t cpu)
 		(int64_t)(c->ck_time - c->since) - (int64_t)c->ck_runtime : 0;
 	if (!c->measured)
 		e->st.unmeasured_stints++;
+	else
+		c->busy_ns += c->ck_time - c->since;
 	s->end = c->ck_time;
 	s->last_prog = c->last_prog != ENGINE_NONE ? c->last_prog :
 		       e->threads.v[s->thread].last_prog;
@@ -1171,13 +1173,24 @@ static void judge_by_kernel(struct engine *e)
  * settling's at the end: a ledger's collections to the recording's
  * report. Sample gaps count whole intervals (and STEAL_GAPS's are
  * evidence, not a measure): their share is the kernel's count.
+ *
+ * The kernel's count holds the steal of its idle moments too (a vCPU
+ * woken from halt waits for the host: steal no thread held), which no
+ * residual can: the floor is the count's share of the CPU's time that
+ * threads held it. A halted vCPU is stolen from less than a running
+ * one, so that share is at most the threads' steal, never more. (Taken
+ * to the whole count less a tick, a mostly idle CPU's 2 ms of residuals
+ * became 30 ms, past the CPU's time: live_truth in CI.)
  */
 static uint64_t steal_to_place(const struct engine *e, const struct eng_cpu *c)
 {
 	uint64_t kernel = c->st.kernel_steal_ns, tick = e->c.kernel_tick_ns, total = kernel;
 	if (e->c.mode == STEAL_STINTS && !eng_steal_from_gaps(e) && tick) {
 		uint64_t measured = c->measured_ns + c->gap_ns;
-		uint64_t low = kernel > tick ? kernel - tick : 0, high = kernel + tick;
+		uint64_t wall = c->busy_ns + c->st.idle_ns;
+		uint64_t held = wall ? (uint64_t)((unsigned __int128)kernel * c->busy_ns / wall)
+				     : kernel;
+		uint64_t low = held > tick ? held - tick : 0, high = kernel + tick;
 		total = measured < low ? low : measured > high ? high : measured;
 	}
 	return total > c->kernel_placed_ns ? total - c->kernel_placed_ns : 0;

@@ -160,10 +160,13 @@ bool recorder__cpu(const struct recorder *r, uint32_t cpu, uint64_t *kernel_stea
 int recorder__cpus(const struct recorder *r, uint64_t *kernel_steal_ns, uint64_t *lost,
 		   bool *known);
 /* With the BPF collector, where it reads steal: CPU cpu's steal while a
- * thread held it, from the start to its last read (each thread's steal
- * is read as one sum over the CPUs it ran on: the engine puts it on the
- * CPU it saw last). false: not known. */
-bool recorder__busy_steal(const struct recorder *r, uint32_t cpu, uint64_t *ns);
+ * thread held it (busy_ns), and while its idle task did (idle_ns), from
+ * the start to its last read (each thread's steal is read as one sum over
+ * the CPUs it ran on: the engine puts it on the CPU it saw last). Their
+ * sum is the steal clock's growth, what /proc/stat counts. false: not
+ * known. */
+bool recorder__cpu_steal(const struct recorder *r, uint32_t cpu, uint64_t *busy_ns,
+			 uint64_t *idle_ns);
 /* Records the kernel dropped so far, every CPU's (no /proc read). */
 uint64_t recorder__lost(const struct recorder *r);
 /* Shares out the steal e weighed so far as each CPU's /proc/stat steal

@@ -51,6 +51,9 @@ struct recorder_bpf {
 	 * each read's share of this is its CPU's REC_CPUCLOCK item and
 	 * EK_CPU_CLOCK event) */
 	uint64_t *busy_steal;
+	/* and while its idle task held it: nobody's steal (a vCPU woken from
+	 * idle waits for the host before it runs), part of the kernel's */
+	uint64_t *idle_steal;
 	uint32_t ncpus;
 };
 
@@ -239,6 +242,7 @@ static int cpu_clock_out(struct recorder *r, uint32_t cpu, const struct sched_cl
 {
 	uint64_t busy = d->steal_ns > d->idle_steal_ns ? d->steal_ns - d->idle_steal_ns : 0;
 	r->bpf->busy_steal[cpu] += busy;
+	r->bpf->idle_steal[cpu] += d->idle_steal_ns;
 	struct rec_cpuclock c = { .time_ns = now, .cpu = cpu, .busy_steal_ns = busy,
 				  .idle_steal_ns = d->idle_steal_ns, .idle_ns = d->idle_ns };
 	int err = r->w ? rec_writer__add(r->w, REC_CPUCLOCK, &c, sizeof(c), NULL, 0) : 0;
@@ -271,7 +275,9 @@ static int read_now(struct recorder *r, int (*then)(struct recorder *r))
 	for (size_t i = 0; i < c.nthreads && !err; i++)
 		err = clock_out(r, &c.threads[i], c.end_ns, steal_known);
 	if (!err && !b->busy_steal && c.ncpus) {
-		if (!(b->busy_steal = calloc(c.ncpus, sizeof(*b->busy_steal))))
+		b->busy_steal = calloc(c.ncpus, sizeof(*b->busy_steal));
+		b->idle_steal = calloc(c.ncpus, sizeof(*b->idle_steal));
+		if (!b->busy_steal || !b->idle_steal)
 			return -ENOMEM;
 		b->ncpus = c.ncpus;
 	}
@@ -317,13 +323,15 @@ int recorder_bpf_last(struct recorder *r, int (*then)(struct recorder *r))
 	return r->bpf ? read_now(r, then) : then(r);
 }
 
-bool recorder__busy_steal(const struct recorder *r, uint32_t cpu, uint64_t *ns)
+bool recorder__cpu_steal(const struct recorder *r, uint32_t cpu, uint64_t *busy_ns,
+			 uint64_t *idle_ns)
 {
 	const struct recorder_bpf *b = r->bpf;
-	*ns = 0;
+	*busy_ns = *idle_ns = 0;
 	if (!b || !b->busy_steal || cpu >= b->ncpus || !sched_clock__status(b->sc)->steal_known)
 		return false;
-	*ns = b->busy_steal[cpu];
+	*busy_ns = b->busy_steal[cpu];
+	*idle_ns = b->idle_steal[cpu];
 	return true;
 }
 
@@ -358,6 +366,7 @@ void recorder_bpf_release(struct recorder *r)
 	hindex__release(&b->index);
 	free(b->waits);
 	free(b->busy_steal);
+	free(b->idle_steal);
 	free(b);
 	r->bpf = NULL;
 }

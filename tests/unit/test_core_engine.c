@@ -1214,6 +1214,48 @@ static void residuals_within_the_kernels_tick_stand(void **state)
 	}
 }
 
+/* Thread 10's steal, and CPU 0's idle, from one stint [0, stint) with
+ * runtime `runtime`, idle after it to `end`, the kernel's count 40 ms. */
+static uint64_t one_stint_steal(uint64_t stint, uint64_t runtime, uint64_t end,
+				uint64_t *idle)
+{
+	struct engine *e = start_ticked();
+	sw(0, 0, 0, 10);
+	rt(0, stint, 10, runtime);
+	sw(0, stint, 10, 0);
+	for (uint32_t k = 0; k < nevs; k++)
+		assert_int_equal(engine__push(e, &evs[k]), 0);
+	engine__set_kernel_steal(e, 0, 40 * MS);
+	assert_int_equal(engine__finish(e, end), 0);
+	uint64_t steal = thread_steal(10);
+	*idle = engine__cpu(e, 0)->idle_ns;
+	engine__free(e);
+	return steal;
+}
+
+/* The kernel's count holds steal of idle moments no residual can: a CPU
+ * idle but for one 5 ms stint (1 ms of residual) in a second whose count
+ * is 40 ms keeps its 1 ms. Held to the count less a tick, the thread was
+ * given 30 ms of steal in a 5 ms stint, past the CPU's time (live_truth
+ * in CI, 41 ms over on an idle machine); the floor is the count's share
+ * of the second threads held it, 0.2 ms, less the tick. With 0.2 s of
+ * idle after the stint the floor is 40 x 5/205 ms less the tick: 1 ms
+ * stands still. A CPU busy the whole second is held to the count less
+ * a tick, as before. */
+static void idle_steal_stays_off_the_threads(void **state)
+{
+	(void)state;
+	uint64_t idle;
+	assert_int_equal(one_stint_steal(5 * MS, 4 * MS, 1000 * MS, &idle), MS);
+	assert_int_equal(idle, 995 * MS);
+	assert_int_equal(one_stint_steal(5 * MS, 4 * MS, 205 * MS, &idle), MS);
+	assert_int_equal(idle, 200 * MS);
+	/* all the second busy: 1 ms of residual against 40 ms is taken to
+	 * the count less a tick */
+	assert_int_equal(one_stint_steal(1000 * MS, 999 * MS, 1000 * MS, &idle), 30 * MS);
+	assert_int_equal(idle, 0);
+}
+
 /* Stints of threads 10 and 20 on CPU 0, 1 ms each, from stint `from`
  * to `to`: those in [steal_from, steal_to) have 100 us stolen. Returns
  * the time the last ends. */
@@ -1310,6 +1352,7 @@ int main(void)
 		cmocka_unit_test(gap_steal_in_series_where_it_fell),
 		cmocka_unit_test(residuals_scaled_to_kernel),
 		cmocka_unit_test(residuals_within_the_kernels_tick_stand),
+		cmocka_unit_test(idle_steal_stays_off_the_threads),
 		cmocka_unit_test(settlings_add_up_to_one_at_the_end),
 		cmocka_unit_test(accounting_judged),
 		cmocka_unit_test(noise_is_not_steal),

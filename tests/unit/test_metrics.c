@@ -229,11 +229,47 @@ static void wait_counters(void **state)
 	strtab__release(&names);
 }
 
+/* Each CPU's steal: attributed, stolen while idle (where the steal clock
+ * says), and the kernel's where known; unknown is absent, not 0. */
+static void per_cpu_steal(void **state)
+{
+	(void)state;
+	struct strtab names;
+	strtab__init(&names);
+	assert_int_equal(metrics__init(&m, &names, 10), 0);
+	const uint64_t attributed[] = { 6 * MS, 2 * MS }, idle[] = { 14 * MS, 0 },
+		       kernel[] = { 20 * MS, 30 * MS };
+	const bool known[] = { true, false };
+	struct metrics_extra x = { .version = "t", .ncpus = 2, .cpu_steal_ns = attributed,
+				   .idle_steal_ns = idle, .kernel_steal_ns = kernel,
+				   .kernel_known = known };
+	char *text;
+	size_t len;
+	assert_int_equal(metrics__write(&m, &x, false, &text, &len), 0);
+	assert_true(value(text, "cpuledger_cpu_steal_seconds_total{cpu=\"0\"} ") == 0.006);
+	assert_true(value(text, "cpuledger_cpu_steal_seconds_total{cpu=\"1\"} ") == 0.002);
+	assert_true(value(text, "cpuledger_cpu_idle_steal_seconds_total{cpu=\"0\"} ") == 0.014);
+	assert_true(value(text, "cpuledger_cpu_idle_steal_seconds_total{cpu=\"1\"} ") == 0);
+	assert_non_null(strstr(text, "# TYPE cpuledger_cpu_idle_steal_seconds_total counter"));
+	assert_true(value(text, "cpuledger_kernel_steal_seconds_total{cpu=\"0\"} ") == 0.02);
+	assert_null(strstr(text, "cpuledger_kernel_steal_seconds_total{cpu=\"1\"}"));
+	free(text);
+	/* no steal clock read: no idle family */
+	x.idle_steal_ns = NULL;
+	assert_int_equal(metrics__write(&m, &x, false, &text, &len), 0);
+	assert_null(strstr(text, "cpuledger_cpu_idle_steal_seconds_total"));
+	assert_non_null(strstr(text, "cpuledger_cpu_steal_seconds_total{cpu=\"0\"}"));
+	free(text);
+	metrics__release(&m);
+	strtab__release(&names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(programs_labels_and_counters),
 		cmocka_unit_test(wait_counters),
+		cmocka_unit_test(per_cpu_steal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
