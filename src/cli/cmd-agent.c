@@ -118,7 +118,6 @@ struct agent {
 	/* per CPU, for the snapshot */
 	uint32_t ncpus;
 	uint64_t *cpu_steal, *idle_steal, *kernel_steal, *lost;
-	bool idle_known;		/* idle_steal read (the BPF collector's steal clock) */
 	bool *known;
 	/* per labelled cgroup, for the snapshot: its throttled time */
 	struct cgroup_fs cgfs;
@@ -228,7 +227,7 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 			engine__set_kernel_steal(e, c, g->kernel_steal[c]);
 	if (engine__settle(e))
 		return -ENOMEM;
-	g->idle_known = g->ncpus > 0;
+	bool idle_known = g->ncpus > 0;	/* the BPF collector read the steal clock */
 	for (uint32_t c = 0; c < g->ncpus; c++) {
 		/* the kernel's clocks' per CPU where the BPF collector reads
 		 * them, as they are read: the engine has the same figures once
@@ -236,7 +235,7 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 		const struct eng_cpu_stats *cs = engine__cpu(e, c);
 		if (!recorder__cpu_steal(r, c, &g->cpu_steal[c], &g->idle_steal[c])) {
 			g->cpu_steal[c] = cs ? cs->steal_ns : 0;
-			g->idle_known = false;
+			idle_known = false;
 		}
 		lost += g->lost[c];
 	}
@@ -254,7 +253,7 @@ static int snapshot(struct agent *g, struct recorder *r, struct engine *e,
 	recorder__bounds(r, &b);
 	struct metrics_extra x = {
 		.ncpus = g->ncpus, .cpu_steal_ns = g->cpu_steal,
-		.idle_steal_ns = g->idle_known ? g->idle_steal : NULL, .kernel_steal_ns = g->kernel_steal,
+		.idle_steal_ns = idle_known ? g->idle_steal : NULL, .kernel_steal_ns = g->kernel_steal,
 		.kernel_known = g->known, .lost = lost, .lost_window_ns = b.lost_window_ns,
 		.lossy_stints = engine__stats(e)->lossy_stints,
 		.cache_entries = { b.names, b.cgroups, b.symbol_files, b.jit_entries },

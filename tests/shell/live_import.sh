@@ -82,8 +82,8 @@ for row in spinners:
 kernel = (s1 - s0) * 1e9 / hz
 found = r["totals"]["steal_ns"]
 outside = max(0, window - r["duration_ns"])
-tick = ncpus * 1e9 / hz
-tol = tick + 0.02 * kernel + kernel * outside / max(window, 1)
+ticks = ncpus * 1e9 / hz
+tol = ticks + 0.02 * kernel + kernel * outside / max(window, 1)
 good = found is not None and (blind or abs(found - kernel) <= tol)
 ok &= good
 print("steal: found %.3f ms, /proc/stat %.3f ms over %.3f s (recorded %.3f s), "
