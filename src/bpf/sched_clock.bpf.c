@@ -85,11 +85,6 @@ struct {
 	__uint(max_entries, 4096);	/* the loader's size when stints wanted */
 } stints SEC(".maps");
 
-#define SEEN_TIME 1	/* sc_cpu.seen_in: t_in is set */
-#define SEEN_STEAL 2	/* steal_in is set */
-#define SEEN_IRQ 4	/* irq_in is set */
-#define SEEN_RQ_CLOCK 8	/* t_in is the run queue's clock, not ktime */
-
 #define TASK_RUNNING 0
 #define TASK_DEAD 0x80
 

@@ -20,6 +20,7 @@
 #include "sched_clock.h"
 #include "sched_clock_abi.h"
 #include "sched_clock.skel.h"
+#include "sched_flight.h"
 #include "sched_forget.h"
 #include "../collect/clock.h"
 #include "../collect/procfs.h"
@@ -45,16 +46,9 @@ struct sched_clock {
 	struct sched_clock_cpu_delta *out_cpus;
 	struct sched_clock_status status;
 	/* per CPU: the stint in progress at the last read, and the task
-	 * running at the load with its run time then (in_flight); where
-	 * the thread has no entry yet, one is made from rt_base and
-	 * delay_base (adopt_running) */
-	struct sched_clock_flight {
-		uint32_t tid;
-		bool since_load;	/* no switch on the CPU since the load */
-		uint64_t rt_ns, steal_ns, rt_base, delay_base;
-	} *flight;
-	uint32_t *load_tid;
-	uint64_t *load_rt;
+	 * running at the load with its run time then (sched_flight.h) */
+	struct sched_flight *flight;
+	struct sched_flight_load *load;
 	sched_clock_stint_fn fn;	/* during sched_clock__poll_stints */
 	void *fn_ctx;
 	/* the maps as last read, reused from read to read: every CPU's
@@ -329,17 +323,8 @@ static uint64_t run_time_now(uint32_t tid, uint64_t *delay_ns)
 	return run;
 }
 
-/*
- * A thread's figures grow at its switches: one running when asked would
- * show nothing of its stint so far, and one running at the load nothing
- * of its first stint (its switch in was before). So the task running on
- * each CPU at the load has its run time then kept (load_tid, load_rt:
- * its first stint counts from there), and at each read the stint in
- * progress on each CPU is counted up to now (in_flight): its run time by
- * schedstat, its steal by the steal clock just sampled. The next switch
- * out counts the whole stint, which holds what was counted of it, so the
- * running totals only grow.
- */
+/* The task running on each CPU at the load, and its run time then: its
+ * first stint counts from there (sched_flight.h). */
 static void load_baseline(struct sched_clock *sc)
 {
 	struct sc_cpu c;
@@ -348,57 +333,26 @@ static void load_baseline(struct sched_clock *sc)
 	for (uint32_t i = 0; i < sc->ncpus; i++)
 		if (!read_cpu(sc, i, &c) && c.curr_now) {
 			uint64_t delay;
-			sc->load_rt[i] = run_time_now(c.curr_now, &delay);
-			sc->load_tid[i] = sc->load_rt[i] ? c.curr_now : 0;
+			sc->load[i].rt = run_time_now(c.curr_now, &delay);
+			sc->load[i].tid = sc->load[i].rt ? c.curr_now : 0;
 		}
 }
 
-/* The stint in progress on CPU i (c as read), its thread's run time
- * counted from its switch in, or from the load where the CPU has not
- * switched since (the task running at the load still runs). */
-static void flight_of(struct sched_clock *sc, uint32_t i, const struct sc_cpu *c, uint32_t mode)
-{
-	struct sched_clock_flight *f = &sc->flight[i];
-	struct sc_cpu again;
-	bool since_load = !c->switches && c->curr_now && c->curr_now == sc->load_tid[i];
-	*f = (struct sched_clock_flight){ 0 };
-	if (!since_load && (!c->tid_in || !(c->seen_in & 1) || c->curr_now != c->tid_in))
-		return;
-	uint32_t tid = since_load ? c->curr_now : c->tid_in;
-	uint64_t base = since_load ? sc->load_rt[i] : c->rt_in, delay;
-	uint64_t run = run_time_now(tid, &delay);
-	/* the same stint still: no switch on it meanwhile */
-	if (read_cpu(sc, i, &again) || again.switches != c->switches || run < base)
-		return;
-	f->tid = tid;
-	f->since_load = since_load;
-	f->rt_ns = run - base;
-	f->rt_base = base;
-	f->delay_base = since_load ? delay : c->delay_in;
-	uint64_t steal = mode == SC_STEAL_KVM ? c->steal_now :
-			 mode == SC_STEAL_CPUSTAT ? c->cpustat_now : 0;
-	if (!since_load && (c->seen_in & 2) && steal > c->steal_in)
-		f->steal_ns = steal - c->steal_in;
-}
-
+/* The stint in progress on each CPU as read_cpus_now found it: its task's
+ * run time now, its steal by the steal clock just sampled; none where the
+ * CPU switched meanwhile (the entries, read next, hold that stint). */
 static void in_flight(struct sched_clock *sc)
 {
 	uint32_t mode = sc->skel->bss->steal_mode;
-	for (uint32_t i = 0; i < sc->ncpus; i++)
-		flight_of(sc, i, &sc->cpu_now[i], mode);	/* as read_cpus_now found it */
-}
-
-/* What thread tid has run that its entry does not hold yet. */
-static void credit(const struct sched_clock *sc, uint32_t tid, const struct sc_thread *v,
-		   uint64_t *rt, uint64_t *steal)
-{
 	for (uint32_t i = 0; i < sc->ncpus; i++) {
-		if ((v->flags & SC_PARTIAL) && sc->load_tid[i] == tid && v->rt_base > sc->load_rt[i])
-			*rt += v->rt_base - sc->load_rt[i];
-		if (sc->flight[i].tid == tid && !(v->flags & SC_EXITED)) {
-			*rt += sc->flight[i].rt_ns;
-			*steal += sc->flight[i].steal_ns;
-		}
+		const struct sc_cpu *c = &sc->cpu_now[i];
+		struct sc_cpu again;
+		uint64_t delay = 0, run = c->curr_now ? run_time_now(c->curr_now, &delay) : 0;
+		uint64_t steal = mode == SC_STEAL_KVM ? c->steal_now :
+				 mode == SC_STEAL_CPUSTAT ? c->cpustat_now : 0;
+		if (read_cpu(sc, i, &again) || again.switches != c->switches)
+			run = 0;
+		sched_flight__of(&sc->flight[i], c, &sc->load[i], run, delay, steal);
 	}
 }
 
@@ -599,11 +553,10 @@ struct sched_clock *sched_clock__new(const struct sched_clock_opts *o, char *why
 	sc->events_wait = o->wait_from_events || !sched_info;
 	sched_delta__init(&sc->deltas);
 	sc->flight = calloc(sc->ncpus, sizeof(*sc->flight));
-	sc->load_tid = calloc(sc->ncpus, sizeof(*sc->load_tid));
-	sc->load_rt = calloc(sc->ncpus, sizeof(*sc->load_rt));
+	sc->load = calloc(sc->ncpus, sizeof(*sc->load));
 	sc->cpu_now = calloc(sc->ncpus + 1, sizeof(*sc->cpu_now));
 	sc->cpu_keys = calloc(sc->ncpus + 1, sizeof(*sc->cpu_keys));
-	if (!sc->flight || !sc->load_tid || !sc->load_rt || !sc->cpu_now || !sc->cpu_keys) {
+	if (!sc->flight || !sc->load || !sc->cpu_now || !sc->cpu_keys) {
 		err = -ENOMEM;
 		goto err_out;
 	}
@@ -673,7 +626,7 @@ static void thread_of(const struct sched_clock *sc, uint32_t tid, const struct s
 	t->on_ns = v->on_ns;
 	t->stints = v->stints;
 	uint64_t rt = v->rt_last - v->rt_base, steal = v->steal_ns;
-	credit(sc, tid, v, &rt, &steal);
+	sched_flight__credit(sc->flight, sc->load, sc->ncpus, tid, v, &rt, &steal);
 	t->runtime_ns = rt;
 	t->seen_runtime_ns = v->rt_seen;
 	t->steal_ns = sc->status.steal_known ? steal : 0;
@@ -848,10 +801,10 @@ static int task_ids(uint32_t tid, struct sc_thread *e)
 static int adopt_running(struct sched_clock *sc, int fd, size_t *len)
 {
 	for (uint32_t i = 0; i < sc->ncpus; i++) {
-		const struct sched_clock_flight *f = &sc->flight[i];
+		const struct sched_flight *f = &sc->flight[i];
 		if (!f->tid || has_entry(sc, *len, f->tid))
 			continue;
-		struct sc_thread e = { .flags = f->since_load ? SC_PARTIAL : 0,
+		struct sc_thread e = { .flags = f->partial ? SC_PARTIAL : 0,
 				       .rt_base = f->rt_base, .rt_last = f->rt_base,
 				       .delay_base = f->delay_base, .delay_last = f->delay_base,
 				       .born_ns = clock_mono_ns() };
@@ -1074,8 +1027,7 @@ void sched_clock__free(struct sched_clock *sc)
 	free(sc->out);
 	free(sc->out_cpus);
 	free(sc->flight);
-	free(sc->load_tid);
-	free(sc->load_rt);
+	free(sc->load);
 	free(sc->cpu_now);
 	free(sc->cpu_keys);
 	free(sc->keys);

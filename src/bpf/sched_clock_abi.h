@@ -65,6 +65,12 @@ struct sc_cpu {
 	__u64 irq_now;		/* the same when last sampled */
 };
 
+/* sc_cpu.seen_in */
+#define SEEN_TIME 1	/* t_in (and rt_in, delay_in) are set */
+#define SEEN_STEAL 2	/* steal_in is set */
+#define SEEN_IRQ 4	/* irq_in is set */
+#define SEEN_RQ_CLOCK 8	/* t_in is the run queue's clock, not ktime */
+
 /* Where a switch reads steal from (steal_mode, set by the loader). */
 #define SC_STEAL_NONE 0		/* nowhere: unknown, or no hypervisor */
 #define SC_STEAL_KVM 1		/* the KVM steal clock, to the ns */

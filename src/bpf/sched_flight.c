@@ -1,0 +1,41 @@
+/* sched_flight: see sched_flight.h. */
+#include "sched_flight.h"
+
+#include "../core/banned.h"
+
+bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
+		      const struct sched_flight_load *load, uint64_t run, uint64_t delay,
+		      uint64_t steal_now)
+{
+	uint32_t tid = c->curr_now;
+	/* no switch on the CPU since the load: the task then runs still */
+	bool since_load = !c->switches && tid && tid == load->tid;
+	bool seen_in = !since_load && tid && tid == c->tid_in && (c->seen_in & SEEN_TIME);
+	uint64_t base = since_load ? load->rt : seen_in ? c->rt_in : run;
+	*f = (struct sched_flight){ 0 };
+	if (!tid || !run || run < base)
+		return false;
+	f->tid = tid;
+	f->partial = !seen_in;
+	f->run_ns = run;
+	f->rt_base = base;
+	f->delay_base = seen_in ? c->delay_in : delay;
+	if (seen_in && (c->seen_in & SEEN_STEAL) && steal_now > c->steal_in)
+		f->steal_ns = steal_now - c->steal_in;
+	return true;
+}
+
+void sched_flight__credit(const struct sched_flight *flights,
+			  const struct sched_flight_load *loads, uint32_t ncpus, uint32_t tid,
+			  const struct sc_thread *v, uint64_t *rt, uint64_t *steal)
+{
+	for (uint32_t i = 0; i < ncpus; i++) {
+		const struct sched_flight *f = &flights[i];
+		if ((v->flags & SC_PARTIAL) && loads[i].tid == tid && v->rt_base > loads[i].rt)
+			*rt += v->rt_base - loads[i].rt;
+		if (f->tid == tid && !(v->flags & SC_EXITED) && f->run_ns > v->rt_last) {
+			*rt += f->run_ns - v->rt_last;
+			*steal += f->steal_ns;
+		}
+	}
+}

@@ -1,0 +1,71 @@
+/*
+ * sched_flight: the stint in progress on each CPU at a read of the
+ * collector (sched_clock.c), and what of it the threads' entries do not
+ * hold yet. A thread's entry grows at its switches out: one running when
+ * read would show nothing of its stint so far, and a recording's first
+ * and last reads would put a long stint (a spinner alone on its CPU runs
+ * for seconds) on the wrong side of its start or end.
+ *
+ * So each read samples who runs on each CPU and reads that task's run
+ * time (schedstat brings a running task's up to date). Its entry holds
+ * its run time at its last switch out (rt_last): what it ran since is
+ * the run time now less that, however its stint began. Its switch in
+ * may have been seen (rt_in, with the steal clock then), or it may be
+ * the task running at the load (load_rt), or a switch in the kernel did
+ * not report (on this project's machines a guest agent's threads hand
+ * the CPU back to a spinner unseen). The base is kept for an entry made
+ * by the read itself, where the thread has none yet (adopt_running):
+ * with its switch in unseen, its figures count from the read.
+ *
+ * No I/O here: the loader samples and reads, so that the logic is tested
+ * without a kernel (tests/unit/test_sched_flight.c).
+ */
+#ifndef CPULEDGER_BPF_SCHED_FLIGHT_H
+#define CPULEDGER_BPF_SCHED_FLIGHT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sched_clock_abi.h"
+
+struct sched_flight {
+	uint32_t tid;		/* 0: nothing counted on this CPU */
+	bool partial;		/* begun before what was seen: the load,
+				 * or a switch in not reported */
+	uint64_t run_ns;	/* its run time (schedstat) at the read */
+	uint64_t steal_ns;	/* the steal clock's growth since its
+				 * switch in, where that was seen */
+	uint64_t rt_base, delay_base;	/* for an entry the read makes */
+};
+
+/* The task running at the load on one CPU, and its run time then. */
+struct sched_flight_load {
+	uint32_t tid;
+	uint64_t rt;
+};
+
+/*
+ * The stint in progress on a CPU as its entry was read (c: curr_now, who
+ * runs there; the switch in last seen), given that task's run time and
+ * run-queue delay read after (run, delay; run 0: unknown), the steal
+ * clock as sampled (steal_now) and the CPU's task at the load. Fills *f;
+ * false where nothing is counted (idle, run time unknown or behind the
+ * base: a read that crossed a switch).
+ */
+bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
+		      const struct sched_flight_load *load, uint64_t run, uint64_t delay,
+		      uint64_t steal_now);
+
+/*
+ * What thread tid (its entry v, read after the flights) has run that v
+ * does not hold, added to *rt and *steal: the flights of the ncpus CPUs
+ * running it, and for an entry first made at a switch out (SC_PARTIAL)
+ * of the task running at a CPU's load, its run from the load to then.
+ * An entry read after the flight's switch out holds the stint already:
+ * nothing of that flight, its steal included.
+ */
+void sched_flight__credit(const struct sched_flight *flights,
+			  const struct sched_flight_load *loads, uint32_t ncpus, uint32_t tid,
+			  const struct sc_thread *v, uint64_t *rt, uint64_t *steal);
+
+#endif
