@@ -338,9 +338,10 @@ static void load_baseline(struct sched_clock *sc)
 		}
 }
 
-/* The stint in progress on each CPU as read_cpus_now found it: its task's
- * run time now, its steal by the steal clock just sampled; none where the
- * CPU switched meanwhile (the entries, read next, hold that stint). */
+/* The stint in progress on each CPU as sampled and read_cpus_now found
+ * it: its task's run time now, its steal by the steal clock just sampled;
+ * none where the CPU switched since its sample (the entries, read next,
+ * hold that stint). */
 static void in_flight(struct sched_clock *sc)
 {
 	uint32_t mode = sc->skel->bss->steal_mode;
@@ -354,6 +355,7 @@ static void in_flight(struct sched_clock *sc)
 			run = 0;
 		sched_flight__of(&sc->flight[i], c, &sc->load[i], run, delay, steal);
 	}
+	sched_flight__one_each(sc->flight, sc->ncpus);
 }
 
 /* Whether /proc/cpuinfo's flags (x86) say a hypervisor: 1 yes, 0 no,
@@ -485,6 +487,8 @@ static int configure(struct sched_clock *sc, const struct sched_clock_opts *o, b
 		return -errno;
 	const char *late = getenv("CPULEDGER_BPF_LATE_PID");	/* (tests) */
 	s->rodata->late_pid = late ? (uint32_t)strtoul(late, NULL, 10) : 0;
+	const char *hide = getenv("CPULEDGER_BPF_HIDE_PID");	/* (tests) */
+	s->rodata->hide_pid = hide ? (uint32_t)strtoul(hide, NULL, 10) : 0;
 	s->rodata->want_stints = o->stints;
 	s->rodata->wait_from_events = events;
 	if (sc->have_base) {
@@ -808,8 +812,8 @@ static int adopt_running(struct sched_clock *sc, int fd, size_t *len)
 				       .rt_base = f->rt_base, .rt_last = f->rt_base,
 				       .delay_base = f->delay_base, .delay_last = f->delay_base,
 				       .born_ns = clock_mono_ns() };
-		if (task_ids(f->tid, &e))
-			continue;	/* gone meanwhile */
+		if (task_ids(f->tid, &e) || e.pid != f->pid)
+			continue;	/* gone meanwhile (its id another's) */
 		if (*len == sc->kv_cap && grow_entries(sc))
 			return -ENOMEM;
 		if (bpf_map_update_elem(fd, &f->tid, &e, BPF_NOEXIST) &&

@@ -18,8 +18,9 @@
 
 /* thread flags */
 #define SC_EXITED 1u		/* it has exited: its figures are final */
-#define SC_PARTIAL 2u		/* first seen switching out: its figures
-				 * start at that switch, not at a switch in */
+#define SC_PARTIAL 2u		/* first seen switching out, or running by a
+				 * read with its switch in not seen: its
+				 * figures start there, not at a switch in */
 
 /* The threads map: key the thread id (the kernel's pid), value this. */
 struct sc_thread {
@@ -46,7 +47,7 @@ struct sc_thread {
  * switches only, and by the sampler. */
 struct sc_cpu {
 	__u32 tid_in;		/* who switched in last (0: idle) */
-	__u32 seen_in;		/* t_in (1) and steal_in (2) are set */
+	__u32 seen_in;		/* which of t_in... are set (SEEN_*) */
 	__u64 t_in;		/* CLOCK_MONOTONIC ns at that switch */
 	__u64 steal_in;		/* the steal clock then */
 	__u64 idle_ns;		/* time the idle task held it */
@@ -55,6 +56,9 @@ struct sc_cpu {
 	__u32 version_now;	/* its version then (0: never written) */
 	__u32 curr_now;		/* the task running on it then (0: idle),
 				 * where the sampler ran on the CPU */
+	__u32 curr_pid_now;	/* its process */
+	__u64 switches_now;	/* switches then: a read finding more has
+				 * curr_now out of date */
 	__u64 rt_in, delay_in;	/* sum_exec_runtime and run_delay of the
 				 * thread switched in, then */
 	__u64 switches;		/* every switch seen on it */

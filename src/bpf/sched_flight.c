@@ -7,7 +7,8 @@ bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 		      const struct sched_flight_load *load, uint64_t run, uint64_t delay,
 		      uint64_t steal_now)
 {
-	uint32_t tid = c->curr_now;
+	/* curr_now out of date where the CPU switched after its sample */
+	uint32_t tid = c->switches == c->switches_now ? c->curr_now : 0;
 	/* no switch on the CPU since the load: the task then runs still */
 	bool since_load = !c->switches && tid && tid == load->tid;
 	bool seen_in = !since_load && tid && tid == c->tid_in && (c->seen_in & SEEN_TIME);
@@ -16,6 +17,7 @@ bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 	if (!tid || !run || run < base)
 		return false;
 	f->tid = tid;
+	f->pid = c->curr_pid_now;
 	f->partial = !seen_in;
 	f->run_ns = run;
 	f->rt_base = base;
@@ -23,6 +25,17 @@ bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 	if (seen_in && (c->seen_in & SEEN_STEAL) && steal_now > c->steal_in)
 		f->steal_ns = steal_now - c->steal_in;
 	return true;
+}
+
+void sched_flight__one_each(struct sched_flight *flights, uint32_t ncpus)
+{
+	for (uint32_t i = 0; i < ncpus; i++)
+		for (uint32_t j = i + 1; flights[i].tid && j < ncpus; j++) {
+			if (flights[j].tid != flights[i].tid)
+				continue;
+			uint32_t older = flights[j].run_ns > flights[i].run_ns ? i : j;
+			flights[older] = (struct sched_flight){ 0 };
+		}
 }
 
 void sched_flight__credit(const struct sched_flight *flights,
@@ -33,7 +46,8 @@ void sched_flight__credit(const struct sched_flight *flights,
 		const struct sched_flight *f = &flights[i];
 		if ((v->flags & SC_PARTIAL) && loads[i].tid == tid && v->rt_base > loads[i].rt)
 			*rt += v->rt_base - loads[i].rt;
-		if (f->tid == tid && !(v->flags & SC_EXITED) && f->run_ns > v->rt_last) {
+		if (f->tid == tid && f->pid == v->pid && !(v->flags & SC_EXITED) &&
+		    f->run_ns > v->rt_last) {
 			*rt += f->run_ns - v->rt_last;
 			*steal += f->steal_ns;
 		}

@@ -8,14 +8,16 @@
  *
  * So each read samples who runs on each CPU and reads that task's run
  * time (schedstat brings a running task's up to date). Its entry holds
- * its run time at its last switch out (rt_last): what it ran since is
- * the run time now less that, however its stint began. Its switch in
- * may have been seen (rt_in, with the steal clock then), or it may be
- * the task running at the load (load_rt), or a switch in the kernel did
- * not report (on this project's machines a guest agent's threads hand
- * the CPU back to a spinner unseen). The base is kept for an entry made
- * by the read itself, where the thread has none yet (adopt_running):
- * with its switch in unseen, its figures count from the read.
+ * its run time when the entry was last updated (rt_last: its last switch
+ * out, or the switch in, wakeup or read that made the entry): what it
+ * ran since is the run time now less that, however its stint began. Its
+ * switch in may have been seen (rt_in, with the steal clock then), or it
+ * may be the task running at the load (its run time then), or a switch
+ * in the kernel did not report (on this project's machines a guest
+ * agent's threads hand the CPU back to a spinner unseen). The base is
+ * kept for an entry made by the read itself, where the thread has none
+ * yet (adopt_running): with its switch in unseen, its figures count from
+ * the read (the task running at the load's, from the load).
  *
  * No I/O here: the loader samples and reads, so that the logic is tested
  * without a kernel (tests/unit/test_sched_flight.c).
@@ -30,6 +32,7 @@
 
 struct sched_flight {
 	uint32_t tid;		/* 0: nothing counted on this CPU */
+	uint32_t pid;		/* its process */
 	bool partial;		/* begun before what was seen: the load,
 				 * or a switch in not reported */
 	uint64_t run_ns;	/* its run time (schedstat) at the read */
@@ -49,12 +52,18 @@ struct sched_flight_load {
  * runs there; the switch in last seen), given that task's run time and
  * run-queue delay read after (run, delay; run 0: unknown), the steal
  * clock as sampled (steal_now) and the CPU's task at the load. Fills *f;
- * false where nothing is counted (idle, run time unknown or behind the
- * base: a read that crossed a switch).
+ * false where nothing is counted: idle, a switch between the sample and
+ * the entry's read (curr_now out of date: the task may be running
+ * elsewhere by then), run time unknown or behind the base.
  */
 bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 		      const struct sched_flight_load *load, uint64_t run, uint64_t delay,
 		      uint64_t steal_now);
+
+/* Where one thread is in the flights of two CPUs (it moved between their
+ * samples, and the switch off the first was not reported), only the
+ * later, of the larger run time, is kept: its run counted once. */
+void sched_flight__one_each(struct sched_flight *flights, uint32_t ncpus);
 
 /*
  * What thread tid (its entry v, read after the flights) has run that v
@@ -62,7 +71,8 @@ bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
  * running it, and for an entry first made at a switch out (SC_PARTIAL)
  * of the task running at a CPU's load, its run from the load to then.
  * An entry read after the flight's switch out holds the stint already:
- * nothing of that flight, its steal included.
+ * nothing of that flight, its steal included; nor does an entry of
+ * another process (the id given again meanwhile).
  */
 void sched_flight__credit(const struct sched_flight *flights,
 			  const struct sched_flight_load *loads, uint32_t ncpus, uint32_t tid,

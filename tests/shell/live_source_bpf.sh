@@ -19,6 +19,9 @@
 #   as though its first switch out had not come) is counted from a read
 #   that finds it running: some CPU time, no more than schedstat says it
 #   ran (before: none, the thread left out of every read);
+# - a spinner whose switches in the programs do not see
+#   (CPULEDGER_BPF_HIDE_PID) is counted for what schedstat says it ran
+#   across the recording;
 # - run --source bpf names the collector in its steal source, top's
 #   header does, and the agent's /metrics says method="kernel-clock";
 # - --source with a bad value, and CPULEDGER_SOURCE with one, exit 2.
@@ -97,6 +100,48 @@ print("a spinner the programs made no entry for: %.3f s of CPU recorded, %.3f s 
       "(schedstat) across the recording" % (cpu / 1e9, ran / 1e9))
 assert 0 < cpu <= ran, (cpu, ran)
 PY
+fi
+
+# A spinner whose switches in are not reported (CPULEDGER_BPF_HIDE_PID
+# hides the switches that give it a CPU, as this project's machines leave
+# a guest agent's thread handing the CPU back to a spinner unreported):
+# its stints in progress at the recording's first and last reads count
+# from its run time at its last switch out, so its CPU time is what
+# schedstat says it ran across the record command, less at most the
+# command's time outside the recording, 2 % either way. (Before, a read
+# counted a stint in progress only from a switch in it had seen: here,
+# with the spinner alone on its CPU at SCHED_FIFO, nothing or next to
+# nothing; a spinner's cgroup was 0.11-0.21 s off its usage counter in 6
+# of 55 3 s recordings: docs/bpf.md.)
+if [ "$first" = "$last" ]; then
+	echo "a spinner whose switches in are hidden: skipped (one CPU)"
+else
+taskset -c "$last" "${fifo[@]}" "$CL" workload spin --seconds 4 >/dev/null &
+spun=$!
+sleep 0.3
+run0=$(schedstat_run $spun)
+t0=$(date +%s%N)
+CPULEDGER_BPF_HIDE_PID=$spun run taskset -c "$first" "$CL" record --source bpf -p $spun \
+	--duration 1.5 -o "$TMP/hidden.rec"
+t1=$(date +%s%N)
+run1=$(schedstat_run $spun)
+kill "$spun" 2>/dev/null || true
+wait "$spun" 2>/dev/null || true
+[ "$(status)" = 0 ] || fail "record with switches hidden: exit $(status): $(cat "$TMP/err")"
+"$CL" report -i "$TMP/hidden.rec" --format json -o "$TMP/hidden.json"
+python3 - "$TMP/hidden.json" "$spun" "$((run1 - run0))" "$((t1 - t0))" <<'PY' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid, ran, wall = (int(x) for x in sys.argv[2:5])
+cpu = sum(r["cpu_ns"] + (r["steal_ns"] or 0) for r in d["rows"] if r["pid"] == pid)
+outside = max(0, wall - d["duration_ns"])
+print(f"a spinner whose switches in are hidden: {cpu / 1e9:.4f} s recorded in "
+      f"{d['duration_ns'] / 1e9:.4f} s, {ran / 1e9:.4f} s run (schedstat) across the "
+      f"command's {wall / 1e9:.4f} s")
+slack = 0.02 * d["duration_ns"]
+assert ran - outside - slack <= cpu <= ran + slack, (cpu, ran, outside)
+PY
+	fail "a spinner whose switches in are hidden (above)"
 fi
 
 cd "$TMP"

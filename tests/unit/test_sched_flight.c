@@ -20,7 +20,8 @@ static struct sc_cpu cpu(uint32_t tid_in, uint64_t rt_in, uint64_t steal_in, uin
 {
 	return (struct sc_cpu){ .tid_in = tid_in, .rt_in = rt_in, .steal_in = steal_in,
 				.delay_in = 7, .seen_in = tid_in ? SEEN_TIME | SEEN_STEAL : 0,
-				.switches = switches, .curr_now = curr };
+				.switches = switches, .switches_now = switches, .curr_now = curr,
+				.curr_pid_now = 1 };
 }
 
 /* An entry whose last switch out left run time rt_last. */
@@ -103,6 +104,10 @@ static void entry_read_after_switch_out(void **state)
 	/* nor for an exited thread */
 	v = entry(400, 1000, SC_EXITED);
 	assert_int_equal(credited(&f, 42, &v, &steal), 0);
+	/* nor for another process's thread that took the id since */
+	v = entry(0, 0, 0);
+	v.pid = 2;
+	assert_int_equal(credited(&f, 42, &v, &steal), 0);
 }
 
 /* No switch on the CPU since the load: the task then counts from its run
@@ -149,6 +154,48 @@ static void nothing_counted(void **state)
 	assert_int_equal(credited(&f, 42, &v, &steal), 0);
 }
 
+/* A switch on the CPU after it was sampled: who was sampled may be
+ * running elsewhere by now, and its entry may hold the stint: nothing. */
+static void switched_since_the_sample(void **state)
+{
+	(void)state;
+	struct sc_cpu c = cpu(77, 1000, 50, 10, 42);
+	c.switches_now = 9;
+	struct sched_flight_load load = { 0, 0 };
+	struct sched_flight f;
+	assert_false(sched_flight__of(&f, &c, &load, 1600, 30, 80));
+	assert_int_equal(f.tid, 0);
+}
+
+/* Sampled on CPU 0, then moved to CPU 1 (the switch off CPU 0 not
+ * reported) and sampled there: one flight, the later, so that its run
+ * there is not counted twice. */
+static void one_flight_a_thread(void **state)
+{
+	(void)state;
+	struct sched_flight_load loads[3] = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
+	struct sched_flight f[3];
+	struct sc_cpu a = cpu(100, 0, 0, 20, 42), b = cpu(101, 0, 0, 30, 42);
+	struct sc_cpu other = cpu(43, 100, 0, 5, 43);
+	assert_true(sched_flight__of(&f[0], &a, &loads[0], 5000, 0, 0));
+	assert_true(sched_flight__of(&f[1], &b, &loads[1], 5200, 0, 0));
+	assert_true(sched_flight__of(&f[2], &other, &loads[2], 400, 0, 0));
+	sched_flight__one_each(f, 3);
+	assert_int_equal(f[0].tid, 0);
+	assert_int_equal(f[1].tid, 42);
+	assert_int_equal(f[2].tid, 43);
+	struct sc_thread v = entry(1000, 4000, 0);
+	uint64_t rt = 0, steal = 0;
+	sched_flight__credit(f, loads, 3, 42, &v, &rt, &steal);
+	assert_int_equal(rt, 1200);
+	/* the other way round: the later one first */
+	assert_true(sched_flight__of(&f[0], &b, &loads[0], 5200, 0, 0));
+	assert_true(sched_flight__of(&f[1], &a, &loads[1], 5000, 0, 0));
+	sched_flight__one_each(f, 2);
+	assert_int_equal(f[0].tid, 42);
+	assert_int_equal(f[1].tid, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +204,8 @@ int main(void)
 		cmocka_unit_test(entry_read_after_switch_out),
 		cmocka_unit_test(since_the_load),
 		cmocka_unit_test(nothing_counted),
+		cmocka_unit_test(switched_since_the_sample),
+		cmocka_unit_test(one_flight_a_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
