@@ -53,16 +53,16 @@ struct sched_flight_load {
  * run-queue delay read after (run, delay; run 0: unknown), the steal
  * clock as sampled (steal_now) and the CPU's task at the load. Fills *f;
  * false where nothing is counted: idle, a switch between the sample and
- * the entry's read (curr_now out of date: the task may be running
- * elsewhere by then), run time unknown or behind the base.
+ * the read of the CPUs' entries (curr_now out of date: the task may be
+ * running elsewhere by then), run time unknown or behind the base.
  */
 bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 		      const struct sched_flight_load *load, uint64_t run, uint64_t delay,
 		      uint64_t steal_now);
 
 /* Where one thread is in the flights of two CPUs (it moved between their
- * samples, and the switch off the first was not reported), only the
- * later, of the larger run time, is kept: its run counted once. */
+ * samples, and the switch off the first was not reported), only the one
+ * of the larger run time (the later) is kept: its run counted once. */
 void sched_flight__one_each(struct sched_flight *flights, uint32_t ncpus);
 
 /*
