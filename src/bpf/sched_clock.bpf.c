@@ -71,6 +71,12 @@ struct sc_counters counters = {};
 __u32 steal_mode = SC_STEAL_NONE;
 /* Set by the loader once it has seen the IRQ time grow. */
 bool irq_live = false;
+/* Set by the loader once the programs are attached (CLOCK_MONOTONIC, as
+ * a task's start_time): a task born since has had every stint in their
+ * sight, so one first met at a switch out whose switch in was not seen
+ * still has all of its run time and wait counted (its counters start at
+ * 0 at its fork). 0: not yet. */
+__u64 attached_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -302,8 +308,10 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 		return;
 	}
 	__u64 rt = prev->se.sum_exec_runtime;
+	bool born_since = !seen && attached_ns && prev->start_time >= attached_ns;
 	struct sc_thread *th = seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in, now)
-				    : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev), now);
+			       : born_since ? thread_of(prev, tid, 0, 0, 0, now)
+			       : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev), now);
 	if (!th)
 		return;
 	__u32 state = task_state(prev);
@@ -453,6 +461,8 @@ int sample(struct bpf_raw_tracepoint_args *ctx)
 	__u64 id = (__u32)ctx->args[1] ? bpf_get_current_pid_tgid() : 0;
 	c->curr_now = (__u32)id;
 	c->curr_pid_now = (__u32)(id >> 32);
+	struct task_struct *curr = (struct task_struct *)bpf_get_current_task();
+	c->curr_start_now = id ? BPF_CORE_READ(curr, start_time) : 0;
 	c->switches_now = c->switches;
 	if (c->base <= 1)
 		return 0;

@@ -18,9 +18,11 @@
 
 /* thread flags */
 #define SC_EXITED 1u		/* it has exited: its figures are final */
-#define SC_PARTIAL 2u		/* first seen switching out, or running by a
-				 * read with its switch in not seen: its
-				 * figures start there, not at a switch in */
+#define SC_PARTIAL 2u		/* born before the programs were attached
+				 * and first seen switching out, or running
+				 * by a read, with its switch in not seen:
+				 * its figures start there, not at a switch
+				 * in */
 
 /* The threads map: key the thread id (the kernel's pid), value this. */
 struct sc_thread {
@@ -67,6 +69,8 @@ struct sc_cpu {
 	__u64 cpustat_now;	/* kernel_cpustat's steal when last sampled */
 	__u64 irq_in;		/* cpu_irqtime's total at the last switch */
 	__u64 irq_now;		/* the same when last sampled */
+	__u64 curr_start_now;	/* when curr_now was born (task start_time,
+				 * CLOCK_MONOTONIC) */
 };
 
 /* sc_cpu.seen_in */

@@ -4,24 +4,27 @@
 #include "../core/banned.h"
 
 bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
-		      const struct sched_flight_load *load, uint64_t run, uint64_t delay,
-		      uint64_t steal_now)
+		      const struct sched_flight_load *load, uint64_t attached_ns, uint64_t run,
+		      uint64_t delay, uint64_t steal_now)
 {
 	/* curr_now out of date where the CPU switched after its sample */
 	uint32_t tid = c->switches == c->switches_now ? c->curr_now : 0;
 	/* no switch on the CPU since the load: the task then runs still */
 	bool since_load = !c->switches && tid && tid == load->tid;
 	bool seen_in = !since_load && tid && tid == c->tid_in && (c->seen_in & SEEN_TIME);
-	uint64_t base = since_load ? load->rt : seen_in ? c->rt_in : run;
+	/* its switch in unseen, but born since the attach: all it ran */
+	bool born_since = !since_load && !seen_in && tid && attached_ns &&
+			  c->curr_start_now >= attached_ns;
+	uint64_t base = since_load ? load->rt : seen_in ? c->rt_in : born_since ? 0 : run;
 	*f = (struct sched_flight){ 0 };
 	if (!tid || !run || run < base)
 		return false;
 	f->tid = tid;
 	f->pid = c->curr_pid_now;
-	f->partial = !seen_in;
+	f->partial = !seen_in && !born_since;
 	f->run_ns = run;
 	f->rt_base = base;
-	f->delay_base = seen_in ? c->delay_in : delay;
+	f->delay_base = seen_in ? c->delay_in : born_since ? 0 : delay;
 	if (seen_in && (c->seen_in & SEEN_STEAL) && steal_now > c->steal_in)
 		f->steal_ns = steal_now - c->steal_in;
 	return true;

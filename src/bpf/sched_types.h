@@ -41,6 +41,7 @@ struct task_struct {
 	int tgid;
 	unsigned int __state;
 	char comm[16];
+	__u64 start_time;	/* its fork's CLOCK_MONOTONIC ns */
 	struct sched_entity se;
 	struct sched_info sched_info;
 } __attribute__((preserve_access_index));

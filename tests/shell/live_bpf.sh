@@ -141,6 +141,48 @@ user_field=CPUTIME_USER
 [ "$(nice)" -gt 0 ] && user_field=CPUTIME_NICE
 CPULEDGER_BPF_CPUSTAT_FIELD=$user_field collect cpustat --steal-from cpustat
 
+# A thread born during the recording whose switches in are all unseen
+# (CPULEDGER_BPF_HIDE_PID hides those of its process): its entry is made
+# at its first switch out or by a read, yet its counters started at 0 at
+# its birth, so all it ran and waited is counted (the collector before
+# counted from there: its first stint and the wait before it lost, and
+# the thread marked partial). It spins, sleeps, spins, and writes its
+# /proc/thread-self/schedstat as its last act: the collector's figures
+# are at least those, and its run time no more than its exit's beyond.
+cat >"$TMP/born.py" <<'PY2'
+import os, sys, threading, time
+go, out = sys.argv[1], sys.argv[2]
+while not os.path.exists(go):
+    time.sleep(0.01)
+def work():
+    for _ in range(2):
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            pass
+        time.sleep(0.02)
+    with open("/proc/thread-self/schedstat") as s:
+        run, delay, _ = s.read().split()
+    with open(out, "w") as f:
+        f.write("%d %s %s\n" % (threading.get_native_id(), run, delay))
+t = threading.Thread(target=work)
+t.start()
+t.join()
+PY2
+python3 "$TMP/born.py" "$TMP/born.go" "$TMP/born.sched" &
+born=$!
+CPULEDGER_BPF_HIDE_PID=$born "$CL" sched --format json >"$TMP/born.json" 2>"$TMP/born.err" &
+bpid=$!
+for _ in $(seq 100); do
+	grep -q "collecting" "$TMP/born.err" && break
+	kill -0 "$bpid" 2>/dev/null || fail "sched (hidden) ended early: $(cat "$TMP/born.err")"
+	sleep 0.1
+done
+touch "$TMP/born.go"
+wait "$born" || fail "the hidden thread's workload failed"
+sleep 1
+kill -INT "$bpid"
+wait "$bpid" || fail "sched (hidden) failed: $(cat "$TMP/born.err")"
+
 python3 - "$TMP" <<'PY' || fail "the collector's figures are out of tolerance"
 import csv, json, sys
 d = sys.argv[1]
@@ -297,6 +339,15 @@ for tid, (kind, run, delay) in sorted(work.items()):
 check("cpustat: spinners' user ticks of the order of their run time, more than the "
       "ping-pong pair's", all(0.5 <= x <= 3 for x in ratio["spin"]) and
       min(ratio["spin"]) > max(ratio["pingpong"]))
+# the thread born during the recording, its switches in unseen
+tid, run, delay = map(int, open(d + "/born.sched").read().split())
+t = {t["tid"]: t for t in json.load(open(d + "/born.json"))["threads"]}.get(tid)
+check("born unseen %d: run %s s vs schedstat %.3f s, wait %s s vs %.3f s, partial %s" %
+      (tid, t and "%.3f" % (t["runtime_ns"] / 1e9), run / 1e9,
+       t and "%.3f" % (t["wait_ns"] / 1e9), delay / 1e9, t and t["partial"]),
+      t is not None and run <= t["runtime_ns"] <= run + 50e6 and t["wait_ns"] >= delay and
+      not t["partial"])
+
 # the failures again, last: a runner that keeps a log's ends keeps them
 for what in failed:
     print("FAILED: " + what)

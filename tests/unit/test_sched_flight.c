@@ -49,7 +49,7 @@ static void seen_switch_in(void **state)
 	struct sc_cpu c = cpu(42, 1000, 50, 9, 42);
 	struct sched_flight_load load = { 0, 0 };
 	struct sched_flight f;
-	assert_true(sched_flight__of(&f, &c, &load, 1600, 30, 80));
+	assert_true(sched_flight__of(&f, &c, &load, 0, 1600, 30, 80));
 	assert_int_equal(f.tid, 42);
 	assert_false(f.partial);
 	assert_int_equal(f.rt_base, 1000);
@@ -74,7 +74,7 @@ static void unseen_switch_in(void **state)
 	struct sc_cpu c = cpu(100, 5000, 50, 20, 42);
 	struct sched_flight_load load = { 0, 0 };
 	struct sched_flight f;
-	assert_true(sched_flight__of(&f, &c, &load, 9000, 30, 80));
+	assert_true(sched_flight__of(&f, &c, &load, 0, 9000, 30, 80));
 	assert_int_equal(f.tid, 42);
 	assert_true(f.partial);
 	struct sc_thread v = entry(400, 2500, 0);
@@ -88,6 +88,41 @@ static void unseen_switch_in(void **state)
 	assert_int_equal(credited(&f, 42, &made, &steal), 0);
 }
 
+/* Its switch in unseen, but born since the programs were attached: its
+ * run and wait since its birth (its counters start at 0 at its fork) are
+ * all in the recording, not only from the read; born before, from the
+ * read; the attach time unknown, from the read. */
+static void born_since_the_attach(void **state)
+{
+	(void)state;
+	struct sc_cpu c = cpu(100, 5000, 50, 20, 42);
+	c.curr_start_now = 7000;
+	struct sched_flight_load load = { 0, 0 };
+	struct sched_flight f;
+	assert_true(sched_flight__of(&f, &c, &load, 6000, 9000, 30, 80));
+	assert_false(f.partial);
+	assert_int_equal(f.rt_base, 0);
+	assert_int_equal(f.delay_base, 0);
+	assert_int_equal(f.steal_ns, 0);
+	struct sc_thread made = entry(f.rt_base, f.rt_base, 0);
+	uint64_t steal;
+	assert_int_equal(credited(&f, 42, &made, &steal), 9000);
+	assert_true(sched_flight__of(&f, &c, &load, 7000, 9000, 30, 80));
+	assert_int_equal(f.rt_base, 0);
+	assert_true(sched_flight__of(&f, &c, &load, 8000, 9000, 30, 80));
+	assert_true(f.partial);
+	assert_int_equal(f.rt_base, 9000);
+	assert_int_equal(f.delay_base, 30);
+	assert_true(sched_flight__of(&f, &c, &load, 0, 9000, 30, 80));
+	assert_true(f.partial);
+	/* its switch in seen: from there, as ever */
+	struct sc_cpu seen = cpu(42, 1000, 50, 9, 42);
+	seen.curr_start_now = 7000;
+	assert_true(sched_flight__of(&f, &seen, &load, 6000, 1600, 30, 80));
+	assert_int_equal(f.rt_base, 1000);
+	assert_int_equal(f.delay_base, 7);
+}
+
 /* The entry read after the stint's switch out holds it: nothing more
  * (the code before counted the flight again on top). */
 static void entry_read_after_switch_out(void **state)
@@ -96,7 +131,7 @@ static void entry_read_after_switch_out(void **state)
 	struct sc_cpu c = cpu(42, 1000, 50, 9, 42);
 	struct sched_flight_load load = { 0, 0 };
 	struct sched_flight f;
-	assert_true(sched_flight__of(&f, &c, &load, 1600, 30, 80));
+	assert_true(sched_flight__of(&f, &c, &load, 0, 1600, 30, 80));
 	struct sc_thread v = entry(400, 1700, 0);
 	uint64_t steal;
 	assert_int_equal(credited(&f, 42, &v, &steal), 0);
@@ -119,7 +154,7 @@ static void since_the_load(void **state)
 	struct sc_cpu c = cpu(0, 0, 0, 0, 42);
 	struct sched_flight_load load = { 42, 300 };
 	struct sched_flight f;
-	assert_true(sched_flight__of(&f, &c, &load, 1300, 30, 80));
+	assert_true(sched_flight__of(&f, &c, &load, 0, 1300, 30, 80));
 	assert_true(f.partial);
 	assert_int_equal(f.rt_base, 300);
 	assert_int_equal(f.steal_ns, 0);
@@ -129,7 +164,7 @@ static void since_the_load(void **state)
 	assert_int_equal(rt, 1000);
 	/* switched out once (unseen in) at 800, back since: 500 + 500 */
 	struct sc_cpu later = cpu(9, 700, 0, 3, 42);
-	assert_true(sched_flight__of(&f, &later, &load, 1300, 30, 80));
+	assert_true(sched_flight__of(&f, &later, &load, 0, 1300, 30, 80));
 	struct sc_thread out = entry(800, 800, SC_PARTIAL);
 	rt = 0;
 	sched_flight__credit(&f, &load, 1, 42, &out, &rt, &steal);
@@ -144,11 +179,11 @@ static void nothing_counted(void **state)
 	struct sched_flight_load load = { 0, 0 };
 	struct sched_flight f;
 	struct sc_cpu idle = cpu(0, 0, 0, 5, 0);
-	assert_false(sched_flight__of(&f, &idle, &load, 1000, 0, 0));
+	assert_false(sched_flight__of(&f, &idle, &load, 0, 1000, 0, 0));
 	assert_int_equal(f.tid, 0);
 	struct sc_cpu c = cpu(42, 1000, 50, 9, 42);
-	assert_false(sched_flight__of(&f, &c, &load, 0, 0, 80));
-	assert_false(sched_flight__of(&f, &c, &load, 900, 0, 80));
+	assert_false(sched_flight__of(&f, &c, &load, 0, 0, 0, 80));
+	assert_false(sched_flight__of(&f, &c, &load, 0, 900, 0, 80));
 	struct sc_thread v = entry(0, 0, 0);
 	uint64_t steal;
 	assert_int_equal(credited(&f, 42, &v, &steal), 0);
@@ -163,7 +198,7 @@ static void switched_since_the_sample(void **state)
 	c.switches_now = 9;
 	struct sched_flight_load load = { 0, 0 };
 	struct sched_flight f;
-	assert_false(sched_flight__of(&f, &c, &load, 1600, 30, 80));
+	assert_false(sched_flight__of(&f, &c, &load, 0, 1600, 30, 80));
 	assert_int_equal(f.tid, 0);
 }
 
@@ -177,9 +212,9 @@ static void one_flight_a_thread(void **state)
 	struct sched_flight f[3];
 	struct sc_cpu a = cpu(100, 0, 0, 20, 42), b = cpu(101, 0, 0, 30, 42);
 	struct sc_cpu other = cpu(43, 100, 0, 5, 43);
-	assert_true(sched_flight__of(&f[0], &a, &loads[0], 5000, 0, 0));
-	assert_true(sched_flight__of(&f[1], &b, &loads[1], 5200, 0, 0));
-	assert_true(sched_flight__of(&f[2], &other, &loads[2], 400, 0, 0));
+	assert_true(sched_flight__of(&f[0], &a, &loads[0], 0, 5000, 0, 0));
+	assert_true(sched_flight__of(&f[1], &b, &loads[1], 0, 5200, 0, 0));
+	assert_true(sched_flight__of(&f[2], &other, &loads[2], 0, 400, 0, 0));
 	sched_flight__one_each(f, 3);
 	assert_int_equal(f[0].tid, 0);
 	assert_int_equal(f[1].tid, 42);
@@ -189,8 +224,8 @@ static void one_flight_a_thread(void **state)
 	sched_flight__credit(f, loads, 3, 42, &v, &rt, &steal);
 	assert_int_equal(rt, 1200);
 	/* the other way round: the later one first */
-	assert_true(sched_flight__of(&f[0], &b, &loads[0], 5200, 0, 0));
-	assert_true(sched_flight__of(&f[1], &a, &loads[1], 5000, 0, 0));
+	assert_true(sched_flight__of(&f[0], &b, &loads[0], 0, 5200, 0, 0));
+	assert_true(sched_flight__of(&f[1], &a, &loads[1], 0, 5000, 0, 0));
 	sched_flight__one_each(f, 2);
 	assert_int_equal(f[0].tid, 42);
 	assert_int_equal(f[1].tid, 0);
@@ -201,6 +236,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(seen_switch_in),
 		cmocka_unit_test(unseen_switch_in),
+		cmocka_unit_test(born_since_the_attach),
 		cmocka_unit_test(entry_read_after_switch_out),
 		cmocka_unit_test(since_the_load),
 		cmocka_unit_test(nothing_counted),
