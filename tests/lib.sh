@@ -11,6 +11,18 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "skipped: $*"; exit 77; }
 
+# After a BPF collector that did not start ($TMP/err): skipped where the
+# kernel has no BTF or the user may not load BPF programs; where both are
+# there, programs the kernel refuses (its verifier) are this project's
+# bug, not the machine's: failed.
+skip_without_bpf() {
+	grep -q "cannot start the BPF collector" "$TMP/err" || return 0
+	if [ -r /sys/kernel/btf/vmlinux ] && [ "$(id -u)" = 0 ] && ! grep -q "not allowed" "$TMP/err"; then
+		fail "the BPF programs do not load on a kernel with BTF, as root: $(cat "$TMP/err")"
+	fi
+	skip "$(cat "$TMP/err")"
+}
+
 # Runs a command, saving stdout, stderr and status in $TMP/out, err, status.
 run() {
 	set +e

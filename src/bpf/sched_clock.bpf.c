@@ -71,11 +71,12 @@ struct sc_counters counters = {};
 __u32 steal_mode = SC_STEAL_NONE;
 /* Set by the loader once it has seen the IRQ time grow. */
 bool irq_live = false;
-/* Set by the loader once the programs are attached (CLOCK_MONOTONIC, as
- * a task's start_time): a task born since has had every stint in their
- * sight, so one first met at a switch out whose switch in was not seen
- * still has all of its run time and wait counted (its counters start at
- * 0 at its fork). 0: not yet. */
+/* Set by the sampler's first run, which the loader makes once the
+ * programs are attached (the kernel's CLOCK_MONOTONIC, as a task's
+ * start_time, whatever the loader's time namespace): a task born since
+ * ran only while they were attached, so its entry counts from its birth
+ * (its run time and wait start at 0 at its fork) even where its switch in
+ * was not seen. 0: not yet. */
 __u64 attached_ns = 0;
 
 struct {
@@ -308,9 +309,13 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 		return;
 	}
 	__u64 rt = prev->se.sum_exec_runtime;
-	bool born_since = !seen && attached_ns && prev->start_time >= attached_ns;
-	struct sc_thread *th = seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in, now)
-			       : born_since ? thread_of(prev, tid, 0, 0, 0, now)
+	/* its entry's base, where this switch makes it: its birth, else its
+	 * switch in, else (neither seen) now (three calls: one with the bases
+	 * chosen first has clang merge the loads from the map and the task,
+	 * which the verifier refuses) */
+	bool born = attached_ns && prev->start_time >= attached_ns;
+	struct sc_thread *th = born ? thread_of(prev, tid, 0, 0, 0, now)
+			       : seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in, now)
 			       : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev), now);
 	if (!th)
 		return;
@@ -399,7 +404,10 @@ int BPF_PROG(on_free, struct task_struct *p)
 {
 	__u32 tid = p->pid;
 	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th)
+	/* an entry already exited has its final figures (and since 5.12 a
+	 * leader replaced by an exec freed under the exec'ing thread's old
+	 * id, whose entry on_exec closed, has other counters) */
+	if (!th || (th->flags & SC_EXITED))
 		return 0;
 	__u64 rt = p->se.sum_exec_runtime;
 	if (want_stints && rt != th->rt_last)	/* a last switch not seen */
@@ -408,6 +416,45 @@ int BPF_PROG(on_free, struct task_struct *p)
 	th->rt_last = rt;
 	th->delay_last = run_delay(p);
 	th->flags |= SC_EXITED;
+	return 0;
+}
+
+/*
+ * An exec by a thread other than its process's leader: the thread takes
+ * the leader's id (and its start_time) and runs on. Its entry under its
+ * old id is closed, what it ran until its last switch out there; the
+ * stint in progress goes under the new id, made here (the dead leader's
+ * entry replaced, as any id taken again: counted in reused): from its
+ * switch in where seen (the CPU's switch in renamed, so that its switch
+ * out is seen), else from now. Without this its switch out under the new
+ * id would make an entry counting from its birth, the leader's, and
+ * count again all it ran before the exec. (Since 5.12 the leader's task
+ * carries the thread's old id to its end, and its final switch out, if
+ * it comes after this, counts it under that id; before, under this one.)
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
+{
+	__u32 tid = p->pid, old = (__u32)old_pid;
+	if (old == tid)
+		return 0;
+	struct sc_thread *th = bpf_map_lookup_elem(&threads, &old);
+	if (th)
+		th->flags |= SC_EXITED;
+	/* the leader's, dead (its last switch out may be yet to come) */
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th)
+		th->flags |= SC_EXITED;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sc_cpu *c = bpf_map_lookup_elem(&cpus, &cpu);
+	bool seen = c && c->tid_in == old && (c->seen_in & SEEN_TIME);
+	if (c && c->tid_in == old)
+		c->tid_in = tid;
+	__u64 now = bpf_ktime_get_ns();
+	if (seen)
+		thread_of(p, tid, 0, c->rt_in, c->delay_in, now);
+	else
+		thread_of(p, tid, SC_PARTIAL, p->se.sum_exec_runtime, run_delay(p), now);
 	return 0;
 }
 
@@ -463,6 +510,8 @@ int sample(struct bpf_raw_tracepoint_args *ctx)
 	c->curr_pid_now = (__u32)(id >> 32);
 	struct task_struct *curr = (struct task_struct *)bpf_get_current_task();
 	c->curr_start_now = id ? BPF_CORE_READ(curr, start_time) : 0;
+	if (!attached_ns)
+		attached_ns = bpf_ktime_get_ns();
 	c->switches_now = c->switches;
 	if (c->base <= 1)
 		return 0;

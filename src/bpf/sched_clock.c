@@ -49,7 +49,6 @@ struct sched_clock {
 	 * running at the load with its run time then (sched_flight.h) */
 	struct sched_flight *flight;
 	struct sched_flight_load *load;
-	uint64_t attached_ns;	/* when the programs were attached */
 	sched_clock_stint_fn fn;	/* during sched_clock__poll_stints */
 	void *fn_ctx;
 	/* the maps as last read, reused from read to read: every CPU's
@@ -325,14 +324,12 @@ static uint64_t run_time_now(uint32_t tid, uint64_t *delay_ns)
 }
 
 /* Once the programs are attached: the task running on each CPU at the
- * load, and its run time then: its first stint counts from there; and
- * the attach time: a task born since counts from its birth, its switch
- * in seen or not (sched_flight.h). */
+ * load, and its run time then: its first stint counts from there. (The
+ * sampler's first run also notes the attach time, attached_ns: a task
+ * born since counts from its birth, sched_flight.h.) */
 static void load_baseline(struct sched_clock *sc)
 {
 	struct sc_cpu c;
-	sc->attached_ns = clock_mono_ns();
-	sc->skel->bss->attached_ns = sc->attached_ns;
 	if (sample(sc))
 		return;
 	for (uint32_t i = 0; i < sc->ncpus; i++)
@@ -358,8 +355,8 @@ static void in_flight(struct sched_clock *sc)
 				 mode == SC_STEAL_CPUSTAT ? c->cpustat_now : 0;
 		if (read_cpu(sc, i, &again) || again.switches != c->switches)
 			run = 0;
-		sched_flight__of(&sc->flight[i], c, &sc->load[i], sc->attached_ns, run, delay,
-				 steal);
+		sched_flight__of(&sc->flight[i], c, &sc->load[i], sc->skel->bss->attached_ns, run,
+				 delay, steal);
 	}
 	sched_flight__one_each(sc->flight, sc->ncpus);
 }

@@ -9,13 +9,12 @@ bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 {
 	/* curr_now out of date where the CPU switched after its sample */
 	uint32_t tid = c->switches == c->switches_now ? c->curr_now : 0;
+	/* born since the attach: all it ran and waited, however it began */
+	bool born_since = tid && attached_ns && c->curr_start_now >= attached_ns;
 	/* no switch on the CPU since the load: the task then runs still */
-	bool since_load = !c->switches && tid && tid == load->tid;
+	bool since_load = !born_since && !c->switches && tid && tid == load->tid;
 	bool seen_in = !since_load && tid && tid == c->tid_in && (c->seen_in & SEEN_TIME);
-	/* its switch in unseen, but born since the attach: all it ran */
-	bool born_since = !since_load && !seen_in && tid && attached_ns &&
-			  c->curr_start_now >= attached_ns;
-	uint64_t base = since_load ? load->rt : seen_in ? c->rt_in : born_since ? 0 : run;
+	uint64_t base = born_since ? 0 : since_load ? load->rt : seen_in ? c->rt_in : run;
 	*f = (struct sched_flight){ 0 };
 	if (!tid || !run || run < base)
 		return false;
@@ -24,7 +23,7 @@ bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 	f->partial = !seen_in && !born_since;
 	f->run_ns = run;
 	f->rt_base = base;
-	f->delay_base = seen_in ? c->delay_in : born_since ? 0 : delay;
+	f->delay_base = born_since ? 0 : seen_in ? c->delay_in : delay;
 	if (seen_in && (c->seen_in & SEEN_STEAL) && steal_now > c->steal_in)
 		f->steal_ns = steal_now - c->steal_in;
 	return true;

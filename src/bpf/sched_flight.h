@@ -17,8 +17,8 @@
  * agent's threads hand the CPU back to a spinner unseen). The base is
  * kept for an entry made by the read itself, where the thread has none
  * yet (adopt_running): with its switch in unseen, its figures count from
- * the read (the task running at the load's, from the load; a task born
- * since the programs were attached, from its birth).
+ * the read (the task running at the load's, from the load); a task born
+ * since the programs were attached counts from its birth in any case.
  *
  * No I/O here: the loader samples and reads, so that the logic is tested
  * without a kernel (tests/unit/test_sched_flight.c).
@@ -53,9 +53,10 @@ struct sched_flight_load {
  * runs there, and when it was born; the switch in last seen), given that
  * task's run time and run-queue delay read after (run, delay; run 0:
  * unknown), the steal clock as sampled (steal_now), the CPU's task at the
- * load and when the programs were attached (attached_ns, CLOCK_MONOTONIC;
- * 0: unknown): a task born since, its switch in unseen, has all its run
- * time and wait in the recording (its counters start at 0). Fills *f;
+ * load and when the programs were attached (attached_ns, the kernel's
+ * CLOCK_MONOTONIC; 0: unknown): a task born since has all its run time
+ * and wait in the recording (its counters start at 0 at its fork), its
+ * switch in seen or not, whether it ran at the load or not. Fills *f;
  * false where nothing is counted: idle, a switch between the sample and
  * the read of the CPUs' entries (curr_now out of date: the task may be
  * running elsewhere by then), run time unknown or behind the base.

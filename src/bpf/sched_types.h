@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 struct cfs_rq;
+struct linux_binprm;
 
 struct sched_entity {
 	__u64 sum_exec_runtime;

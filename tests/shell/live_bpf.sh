@@ -31,6 +31,9 @@
 #   lands in, and a spinner's stints end at ticks (its slice is up) more
 #   than at random, so tick accounting gives spinners more than their
 #   run time (here 1.3x to 1.7x) and sleepers less;
+# - threads born during the recording are counted from their birth, their
+#   switches in hidden, their entry made by a read, or after an exec by a
+#   thread that is not the leader (below);
 # - every output names its steal and IRQ sources: unknown says why
 #   (a steal clock present but never written is not "no steal clock"),
 #   and unknown figures are null, not 0.
@@ -42,7 +45,7 @@ SECONDS_=${LIVE_SECONDS:-8}
 
 run "$CL" sched --duration 1 --format json
 if [ "$(status)" != 0 ]; then
-	grep -q "cannot start the BPF collector" "$TMP/err" && skip "$(cat "$TMP/err")"
+	skip_without_bpf
 	fail "probe: $(cat "$TMP/err")"
 fi
 
@@ -105,6 +108,17 @@ with open(out, "w") as f:
         os.waitpid(pid, 0)
 PY
 
+# Until collector PID says (on $TMP/NAME.err) it is up.
+wait_collecting() {
+	local name=$1 pid=$2
+	for _ in $(seq 100); do
+		grep -q "collecting" "$TMP/$name.err" && return 0
+		kill -0 "$pid" 2>/dev/null || fail "sched ($name) ended early: $(cat "$TMP/$name.err")"
+		sleep 0.1
+	done
+	fail "sched ($name) did not start: $(cat "$TMP/$name.err")"
+}
+
 # Collects (options in $@) around one run of the workload: the collector
 # is up (it says so on stderr) before the workload starts, and stopped by
 # SIGINT after it has ended.
@@ -113,12 +127,7 @@ collect() {
 	: >"$TMP/$name.sched"
 	"$CL" sched --format json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err" &
 	local pid=$!
-	for _ in $(seq 100); do
-		grep -q "collecting" "$TMP/$name.err" && break
-		kill -0 "$pid" 2>/dev/null || fail "sched ended early: $(cat "$TMP/$name.err")"
-		sleep 0.1
-	done
-	grep -q "collecting" "$TMP/$name.err" || fail "sched did not start: $(cat "$TMP/$name.err")"
+	wait_collecting "$name" "$pid"
 	python3 "$TMP/work.py" "$SECONDS_" "$TMP/$name.sched" || fail "the workload failed"
 	# the reaped tasks freed: an RCU callback, which completes the figures
 	# of a thread whose last switch the kernel did not report (in CI, at
@@ -141,47 +150,66 @@ user_field=CPUTIME_USER
 [ "$(nice)" -gt 0 ] && user_field=CPUTIME_NICE
 CPULEDGER_BPF_CPUSTAT_FIELD=$user_field collect cpustat --steal-from cpustat
 
-# A thread born during the recording whose switches in are all unseen
-# (CPULEDGER_BPF_HIDE_PID hides those of its process): its entry is made
-# at its first switch out or by a read, yet its counters started at 0 at
-# its birth, so all it ran and waited is counted (the collector before
-# counted from there: its first stint and the wait before it lost, and
-# the thread marked partial). It spins, sleeps, spins, and writes its
-# /proc/thread-self/schedstat as its last act: the collector's figures
-# are at least those, and its run time no more than its exit's beyond.
+# Threads born during the recording, counted from their birth whatever
+# the collector saw of them (their counters start at 0 at their fork):
+# - hidden: all its switches in unseen (CPULEDGER_BPF_HIDE_PID hides
+#   those of its process), so its entry is made at its first switch out
+#   (the collector before counted from there: its first stint and the
+#   wait before it lost, and the thread partial);
+# - late: the same, and the programs make no entry for its process
+#   (CPULEDGER_BPF_LATE_PID), so a read of --interval 1 finds it running
+#   and makes it (the collector before counted from that read);
+# - exec: it runs, then execs (sh), taking its leader's id and birth:
+#   its entry under the old id closes, one under the leader's goes on
+#   from its stint's switch in (the collector before made that one at
+#   its next switch out, from its birth: what it ran before the exec
+#   counted twice).
+# Each writes its /proc/self/schedstat as its last act: the collector's
+# figures are at least those, and no more than its exit's beyond.
 cat >"$TMP/born.py" <<'PY2'
 import os, sys, threading, time
-go, out = sys.argv[1], sys.argv[2]
+go, out, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 while not os.path.exists(go):
     time.sleep(0.01)
 def work():
-    for _ in range(2):
+    for _ in range(6 if mode == "late" else 2):
         end = time.monotonic() + 0.3
         while time.monotonic() < end:
             pass
         time.sleep(0.02)
+    tid = threading.get_native_id()
+    if mode == "exec":
+        os.execv("/bin/sh", ["sh", "-c", 'read r d _ </proc/self/schedstat; echo "$1 $$ $r $d" >"$0"',
+                             out, str(tid)])
     with open("/proc/thread-self/schedstat") as s:
         run, delay, _ = s.read().split()
     with open(out, "w") as f:
-        f.write("%d %s %s\n" % (threading.get_native_id(), run, delay))
+        f.write("%d %d %s %s\n" % (tid, tid, run, delay))
 t = threading.Thread(target=work)
 t.start()
 t.join()
 PY2
-python3 "$TMP/born.py" "$TMP/born.go" "$TMP/born.sched" &
-born=$!
-CPULEDGER_BPF_HIDE_PID=$born "$CL" sched --format json >"$TMP/born.json" 2>"$TMP/born.err" &
-bpid=$!
-for _ in $(seq 100); do
-	grep -q "collecting" "$TMP/born.err" && break
-	kill -0 "$bpid" 2>/dev/null || fail "sched (hidden) ended early: $(cat "$TMP/born.err")"
-	sleep 0.1
-done
-touch "$TMP/born.go"
-wait "$born" || fail "the hidden thread's workload failed"
-sleep 1
-kill -INT "$bpid"
-wait "$bpid" || fail "sched (hidden) failed: $(cat "$TMP/born.err")"
+born() {
+	local mode=$1; shift
+	python3 "$TMP/born.py" "$TMP/$mode.go" "$TMP/$mode.born" "$mode" &
+	local work=$!
+	local hide=()
+	case $mode in
+	hidden) hide=(CPULEDGER_BPF_HIDE_PID=$work) ;;
+	late) hide=(CPULEDGER_BPF_HIDE_PID=$work CPULEDGER_BPF_LATE_PID=$work) ;;
+	esac
+	env "${hide[@]}" "$CL" sched --format json "$@" >"$TMP/$mode.json" 2>"$TMP/$mode.err" &
+	local pid=$!
+	wait_collecting "$mode" "$pid"
+	touch "$TMP/$mode.go"
+	wait "$work" || fail "the workload ($mode) failed"
+	sleep 2	# its free, as in collect
+	kill -INT "$pid"
+	wait "$pid" || fail "sched ($mode) failed: $(cat "$TMP/$mode.err")"
+}
+born hidden
+born late --interval 1
+born exec
 
 python3 - "$TMP" <<'PY' || fail "the collector's figures are out of tolerance"
 import csv, json, sys
@@ -339,14 +367,27 @@ for tid, (kind, run, delay) in sorted(work.items()):
 check("cpustat: spinners' user ticks of the order of their run time, more than the "
       "ping-pong pair's", all(0.5 <= x <= 3 for x in ratio["spin"]) and
       min(ratio["spin"]) > max(ratio["pingpong"]))
-# the thread born during the recording, its switches in unseen
-tid, run, delay = map(int, open(d + "/born.sched").read().split())
-t = {t["tid"]: t for t in json.load(open(d + "/born.json"))["threads"]}.get(tid)
-check("born unseen %d: run %s s vs schedstat %.3f s, wait %s s vs %.3f s, partial %s" %
-      (tid, t and "%.3f" % (t["runtime_ns"] / 1e9), run / 1e9,
-       t and "%.3f" % (t["wait_ns"] / 1e9), delay / 1e9, t and t["partial"]),
-      t is not None and run <= t["runtime_ns"] <= run + 50e6 and t["wait_ns"] >= delay and
-      not t["partial"])
+# the threads born during the recording: each tid's figures summed over
+# the collections (one but for late), both ids for exec
+for mode in ("hidden", "late", "exec"):
+    try:
+        old, tid, run, delay = map(int, open("%s/%s.born" % (d, mode)).read().split())
+    except (OSError, ValueError) as e:
+        check("born %s: its schedstat not written (%s)" % (mode, e), False)
+        continue
+    text = open("%s/%s.json" % (d, mode)).read()
+    try:
+        lines = [json.loads(text)]
+    except ValueError:	# --interval: a line each collection
+        lines = [json.loads(l) for l in text.splitlines() if l.strip()]
+    rows = [t for l in lines for t in l["threads"] if t["tid"] in (old, tid)]
+    got = sum(t["runtime_ns"] for t in rows)
+    wait = sum(t["wait_ns"] for t in rows)
+    partial = any(t.get("partial") for t in rows if t["tid"] == old)	# (not in collections)
+    check("born %s %d%s: run %.3f s vs schedstat %.3f s, wait %.3f s vs %.3f s, partial %s" %
+          (mode, old, "" if old == tid else " (then %d)" % tid, got / 1e9, run / 1e9,
+           wait / 1e9, delay / 1e9, partial),
+          bool(rows) and run <= got <= run + 50e6 and wait >= delay and not partial)
 
 # the failures again, last: a runner that keeps a log's ends keeps them
 for what in failed:

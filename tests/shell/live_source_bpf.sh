@@ -43,7 +43,7 @@ grep -q "CPULEDGER_SOURCE: unknown source 'bpff'" "$TMP/err" || fail "env: $(cat
 
 run "$CL" record --source bpf -a --duration 0.1 -o "$TMP/probe.rec"
 if [ "$(status)" != 0 ]; then
-	grep -q "cannot start the BPF collector" "$TMP/err" && skip "$(cat "$TMP/err")"
+	skip_without_bpf
 	fail "probe: $(cat "$TMP/err")"
 fi
 grep -q "source bpf" "$TMP/err" || fail "record --source bpf does not say its source: $(cat "$TMP/err")"

@@ -88,10 +88,11 @@ static void unseen_switch_in(void **state)
 	assert_int_equal(credited(&f, 42, &made, &steal), 0);
 }
 
-/* Its switch in unseen, but born since the programs were attached: its
- * run and wait since its birth (its counters start at 0 at its fork) are
- * all in the recording, not only from the read; born before, from the
- * read; the attach time unknown, from the read. */
+/* Born since the programs were attached: its run and wait since its
+ * birth (its counters start at 0 at its fork) are all in the recording,
+ * its switch in seen or not, running at the load or not; born before,
+ * or the attach time unknown, from the read where its switch in was not
+ * seen. */
 static void born_since_the_attach(void **state)
 {
 	(void)state;
@@ -115,12 +116,28 @@ static void born_since_the_attach(void **state)
 	assert_int_equal(f.delay_base, 30);
 	assert_true(sched_flight__of(&f, &c, &load, 0, 9000, 30, 80));
 	assert_true(f.partial);
-	/* its switch in seen: from there, as ever */
+	/* its switch in seen: from its birth all the same, with the steal
+	 * clock's growth since that switch in */
 	struct sc_cpu seen = cpu(42, 1000, 50, 9, 42);
 	seen.curr_start_now = 7000;
 	assert_true(sched_flight__of(&f, &seen, &load, 6000, 1600, 30, 80));
-	assert_int_equal(f.rt_base, 1000);
-	assert_int_equal(f.delay_base, 7);
+	assert_false(f.partial);
+	assert_int_equal(f.rt_base, 0);
+	assert_int_equal(f.delay_base, 0);
+	assert_int_equal(f.steal_ns, 30);
+	/* running at the load, no switch since: from its birth, not the
+	 * load, and not partial (so that no load credit is added) */
+	struct sc_cpu at_load = cpu(0, 0, 0, 0, 42);
+	at_load.curr_start_now = 7000;
+	struct sched_flight_load was = { 42, 300 };
+	assert_true(sched_flight__of(&f, &at_load, &was, 6000, 1300, 30, 80));
+	assert_false(f.partial);
+	assert_int_equal(f.rt_base, 0);
+	made = entry(0, 0, 0);
+	uint64_t rt = 0;
+	steal = 0;
+	sched_flight__credit(&f, &was, 1, 42, &made, &rt, &steal);
+	assert_int_equal(rt, 1300);
 }
 
 /* The entry read after the stint's switch out holds it: nothing more
