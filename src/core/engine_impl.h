@@ -28,6 +28,15 @@ struct eng_prog {
 				 * the free list when unused */
 };
 
+/* Where the entry made last for a stack lies: thread's stack_v[at]
+ * (at + 1 of them; 0, none). The thread may be gone since and its slot
+ * another's: an entry is taken for a thread's only where the thread has
+ * one there of that stack, and the one made last for the stack is
+ * named, so that it is. */
+struct eng_stack_owner {
+	uint32_t thread, at1;
+};
+
 /* A call stack of a thread (in its stack_v). */
 struct eng_stack {
 	uint32_t stack, leaf;	/* leaf: the program of its samples */
@@ -152,6 +161,16 @@ struct engine {
 	 * and clocks mostly name the few threads that run now (0, or a slot
 	 * freed or given to another tid since, fails the check) */
 	uint32_t thread_hint[ENGINE_THREAD_HINTS];
+	/* by stack id, the thread entry made last for that stack
+	 * (eng_stack_sample): a thread finds its stacks here, and keeps in
+	 * its stack_index only those another entry took the place of */
+	struct eng_stack_owner *stack_owner;
+	uint32_t stack_owner_cap;
+	/* by function id, the program made last of that function, + 1 (0:
+	 * none; eng_prog): the same for programs, which the stacks' new
+	 * entries mostly make */
+	uint32_t *prog_owner;
+	uint32_t prog_owner_cap;
 	/* closed stints waiting to be judged, oldest first (a ring), each
 	 * with its residual as calibration reads it (FIFO_UNMEASURED: none),
 	 * so that calibrating reads the ring, not each stint; lossy_waiting

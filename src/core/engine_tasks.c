@@ -189,6 +189,18 @@ static bool prog_eq(const void *ctx, uint32_t i)
 	       p->account == k->account && p->cpu == k->cpu;
 }
 
+/* Function ids up to this many are found through e->prog_owner: a
+ * source's names are dense ids, and one that is not does without. */
+#define PROG_OWNER_MOST (1u << 24)
+
+/*
+ * A thread's program is found by its function's id first (e->prog_owner
+ * names the program made last of each function), then in its thread's
+ * index, which holds the programs another took the place of there (the
+ * same function run by another thread, or on another CPU or account):
+ * a look-up and an insert in the index for each new program were half
+ * of what a new stack cost.
+ */
 uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t dso,
 		  uint32_t account, uint32_t cpu)
 {
@@ -199,15 +211,40 @@ uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t
 	uint32_t last = e->threads.v[thread].last_prog;
 	if (last != ENGINE_NONE && prog_eq(&k, last))
 		return last;
-	uint64_t h = prog_hash(&k);
+	uint32_t *owner = NULL;
+	if (function < PROG_OWNER_MOST) {
+		if (grow_array_to((void **)&e->prog_owner, &e->prog_owner_cap, function,
+				  sizeof(*e->prog_owner), 1024))
+			return ENGINE_NONE;
+		owner = &e->prog_owner[function];
+		if (*owner && prog_eq(&k, *owner - 1))
+			return *owner - 1;
+	}
 	struct eng_thread *t = &e->threads.v[thread];	/* (taking a program
 							 * moves no thread) */
-	uint32_t i = hindex__find(&t->prog_index, h, prog_eq, &k);
+	uint32_t i = t->prog_index.count ?
+		     hindex__find(&t->prog_index, prog_hash(&k), prog_eq, &k) : ENGINE_NONE;
 	if (i != ENGINE_NONE)
 		return i;
 	i = ALLOC(e->progs, next);
-	if (i == ENGINE_NONE || hindex__insert(&t->prog_index, h, i))
+	if (i == ENGINE_NONE)
 		return ENGINE_NONE;
+	/* the program named before goes into its thread's index (a
+	 * program let go has no thread) */
+	const struct eng_prog *was = owner && *owner ? &e->progs.v[*owner - 1] : NULL;
+	if (was && was->thread != ENGINE_NONE && was->function == function) {
+		struct prog_key wk = { e, was->thread, was->function, was->dso, was->account,
+				       was->cpu };
+		if (hindex__insert(&e->threads.v[was->thread].prog_index, prog_hash(&wk),
+				   *owner - 1))
+			return ENGINE_NONE;	/* (i is lost to the pool, as
+						 * an insert's failure always
+						 * left it) */
+	}
+	if (!owner && hindex__insert(&t->prog_index, prog_hash(&k), i))
+		return ENGINE_NONE;
+	if (owner)
+		*owner = i + 1;
 	e->progs.v[i] = (struct eng_prog){ .thread = thread, .function = function,
 					   .dso = dso, .account = account, .cpu = k.cpu,
 					   .nth = t->nprogs++, .next = ENGINE_NONE,
@@ -246,28 +283,71 @@ static bool stack_eq(const void *ctx, uint32_t i)
 	       v->account == k->prog.account && v->cpu == k->prog.cpu;
 }
 
+/* The entry o names as the one for stack, where it is one: its
+ * thread's place in its stack_v, or HINDEX_NONE. */
+static uint32_t owner_at(const struct engine *e, const struct eng_stack_owner *o,
+			 uint32_t thread, uint32_t stack)
+{
+	if (!o->at1 || o->thread >= e->threads.n)
+		return HINDEX_NONE;
+	const struct eng_thread *t = &e->threads.v[o->thread];
+	uint32_t at = o->at1 - 1;
+	return (thread == ENGINE_NONE || thread == o->thread) && t->used && at < t->nstacks &&
+	       t->stack_v[at].stack == stack ? at : HINDEX_NONE;
+}
+
+static uint64_t stack_hash(uint32_t stack, uint32_t cpu)
+{
+	return hash_mix((uint64_t)stack << 32 ^ cpu);
+}
+
+/*
+ * A thread's entry for a stack is found by the stack's id first
+ * (e->stack_owner): a compile loop's threads are short, most of their
+ * samples' stacks new to them, and a look-up and an insert in the
+ * thread's index for each were a tenth of the engine's instructions.
+ * The entry made last for each stack is named there; one whose place
+ * another took (the same stack sampled by another thread, or on another
+ * CPU or in another program) goes into its thread's index, which is
+ * looked in only when it holds any.
+ */
 uint32_t eng_stack_sample(struct engine *e, uint32_t thread, uint32_t stack, uint32_t function,
 			  uint32_t dso, uint32_t account, uint32_t cpu)
 {
+	if (grow_array_to((void **)&e->stack_owner, &e->stack_owner_cap, stack,
+			  sizeof(*e->stack_owner), 1024))
+		return ENGINE_NONE;
 	struct eng_thread *t = &e->threads.v[thread];
 	struct stack_key k = { t->stack_v, stack,
 			       { e, thread, function, dso, account,
 				 e->c.by_cpu ? cpu : ENGINE_NONE } };
 	/* by its stack (and CPU, by CPU): a stack's samples are of one
 	 * program (its leaf's) but where an account's ranges part a function */
-	uint64_t h = hash_mix((uint64_t)stack << 32 ^ k.prog.cpu);
-	uint32_t i = hindex__find(&t->stack_index, h, stack_eq, &k);
-	if (i == ENGINE_NONE) {
+	struct eng_stack_owner *o = &e->stack_owner[stack];
+	uint32_t i = owner_at(e, o, thread, stack);
+	if (i == HINDEX_NONE || !stack_eq(&k, i))
+		i = t->stack_index.count ?
+		    hindex__find(&t->stack_index, stack_hash(stack, k.prog.cpu), stack_eq, &k) :
+		    HINDEX_NONE;
+	if (i == HINDEX_NONE) {
 		uint32_t p = eng_prog(e, thread, function, dso, account, cpu);
 		if (p == ENGINE_NONE || grow_array((void **)&t->stack_v, &t->stacks_cap,
 						   t->nstacks, sizeof(*t->stack_v), 16))
 			return ENGINE_NONE;
-		i = t->nstacks;
-		if (hindex__insert(&t->stack_index, h, i))
-			return ENGINE_NONE;
-		t->stack_v[t->nstacks++] = (struct eng_stack){
+		/* the entry named before (its thread's, or this one's for
+		 * another CPU or program) is found by its thread's index now */
+		uint32_t was = owner_at(e, o, ENGINE_NONE, stack);
+		if (was != HINDEX_NONE) {
+			struct eng_thread *ot = &e->threads.v[o->thread];
+			if (hindex__insert(&ot->stack_index, stack_hash(stack, ot->stack_v[was].cpu),
+					   was))
+				return ENGINE_NONE;
+		}
+		i = t->nstacks++;
+		t->stack_v[i] = (struct eng_stack){
 			.stack = stack, .leaf = p, .function = function, .dso = dso,
 			.account = account, .cpu = k.prog.cpu };
+		*o = (struct eng_stack_owner){ thread, i + 1 };
 	}
 	t->stack_v[i].samples++;
 	return t->stack_v[i].leaf;
@@ -592,6 +672,7 @@ static void thread_release(struct engine *e, uint32_t thread)
 	struct eng_thread *t = &e->threads.v[thread];
 	for (uint32_t p = t->progs; p != ENGINE_NONE;) {
 		uint32_t next = e->progs.v[p].next;
+		e->progs.v[p].thread = ENGINE_NONE;	/* let go: no prog_owner's */
 		FREE(e->progs, next, p);
 		p = next;
 	}
@@ -735,4 +816,6 @@ void eng_tasks_release(struct engine *e)
 	free(e->exiting);
 	hindex__release(&e->proc_index);
 	hindex__release(&e->thread_index);
+	free(e->stack_owner);
+	free(e->prog_owner);
 }

@@ -7,7 +7,8 @@
  * forgotten, a tid given again is a new thread, idle time is the idle
  * task's, and the rolling calibration of a long run; and what the kernel
  * leaves out: switches it does not report, a thread's last runtime after
- * its exit record.
+ * its exit record; a thread's stacks and programs found by their ids
+ * whoever had them last.
  * Times in ms below; the engine works in ns.
  */
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -36,7 +38,7 @@ struct got {
 
 static struct got got[256];
 static uint32_t ngot, ngone;
-static struct eng_event evs[32768];
+static struct eng_event evs[65536];
 static uint32_t nevs;
 
 static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
@@ -92,7 +94,7 @@ static struct engine *start_acct(enum steal_accounting acct, bool scale)
 
 static void add(struct eng_event ev)
 {
-	assert_true(nevs < 32768);
+	assert_true(nevs < 65536);
 	evs[nevs++] = ev;
 }
 
@@ -681,16 +683,12 @@ static void queue_order_whatever_the_disorder(void **state)
 /* A thread that exited and left its CPU, with no stint waiting once the
  * rest are judged, is handed out before the end and forgotten; its tid
  * given again later is a new thread, handed out on its own. */
-static void exited_threads_are_forgotten(void **state)
+/* After tid 10 exited on CPU 0 by 10 ms: stints of another thread
+ * enough to push it out of the queue, then a new 10 forked and switched
+ * in; the time of its fork. */
+static uint64_t push_out_and_fork_again(void)
 {
-	(void)state;
-	struct engine *e = start(METHOD_PRECEDING, 1);
-	sw(0, 0, 0, 10);
-	smp(0, 1 * MS, 10, 10, FN_F);
-	rt(0, 2 * MS, 10, 2 * MS);
-	ex(0, 2 * MS, 10, 10);
-	sw(0, 2 * MS, 10, 0);
-	for (uint32_t i = 0; i <= ENGINE_PENDING; i++) {	/* push it out of the queue */
+	for (uint32_t i = 0; i <= ENGINE_PENDING; i++) {
 		uint64_t t = 10 * MS + i * 2 * MS;
 		sw(0, t, 0, 30);
 		rt(0, t + MS, 30, MS);
@@ -700,6 +698,147 @@ static void exited_threads_are_forgotten(void **state)
 	add((struct eng_event){ .kind = EK_FORK, .time = again, .pid = 10, .tid = 10,
 				.ppid = 1, .ptid = 1 });
 	sw(0, again + MS, 0, 10);
+	return again;
+}
+
+/* What a stack sink was handed: a thread's stack entries. */
+static struct { uint32_t tid, stack; uint64_t samples; } stk[64];
+static uint32_t nstk;
+
+static int on_stack(void *ctx, const struct engine *e, const struct eng_thread *t,
+		    const struct eng_stack_figures *f)
+{
+	(void)ctx;
+	(void)e;
+	assert_true(nstk < 64);
+	stk[nstk].tid = t->tid;
+	stk[nstk].stack = f->stack;
+	stk[nstk++].samples = f->samples;
+	return 0;
+}
+
+static void ssmp(uint32_t cpu, uint64_t t, uint32_t tid, uint32_t stack)
+{
+	add((struct eng_event){ .kind = EK_SAMPLE, .time = t, .cpu = cpu, .pid = tid,
+				.tid = tid, .function = FN_F, .dso = NO_DSO,
+				.account = NO_DSO, .stack = stack });
+}
+
+/* The entries a thread's stack was handed out in, and their samples in
+ * the order handed out (newest first), as "2,1". */
+static const char *stack_samples(uint32_t tid, uint32_t stack)
+{
+	static char buf[64];
+	size_t at = 0;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < nstk; i++)
+		if (stk[i].tid == tid && stk[i].stack == stack)
+			at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%s%llu", at ? "," : "",
+					       (unsigned long long)stk[i].samples);
+	return buf;
+}
+
+/* An engine of ncpus CPUs, by CPU, whose sink takes stacks too. */
+static struct engine *start_stacks(uint32_t ncpus)
+{
+	static const struct engine_sink stack_sink = { NULL, on_program, on_stack, on_gone };
+	struct engine_config c = { .method = METHOD_PRECEDING, .mode = STEAL_STINTS,
+				   .interval_ns = MS, .ncpus = ncpus, .unknown_fn = FN_UNKNOWN,
+				   .scope_all = true, .by_cpu = true };
+	ngot = ngone = nevs = nstk = 0;
+	struct engine *e = engine__new(&c, &stack_sink);
+	assert_non_null(e);
+	return e;
+}
+
+/*
+ * A thread's stack entry is found by the stack's id where it was made
+ * last, else in the thread's own index: whoever took the stack's place
+ * since (another thread, the same thread on another CPU), a thread's
+ * samples of a stack on a CPU are counted in one entry.
+ */
+static void stacks_found_whoever_sampled_them_last(void **state)
+{
+	(void)state;
+	struct engine *e = start_stacks(2);
+	sw(0, 1 * MS, 0, 10);
+	sw(1, 1 * MS, 0, 11);
+	ssmp(0, 2 * MS, 10, 0);
+	ssmp(1, 2 * MS, 11, 0);		/* takes stack 0's place */
+	ssmp(0, 3 * MS, 10, 0);		/* 10's, in its index */
+	ssmp(1, 3 * MS, 11, 0);
+	ssmp(0, 4 * MS, 10, 1);
+	rt(0, 5 * MS, 10, 4 * MS);
+	sw(0, 5 * MS, 10, 0);
+	rt(1, 5 * MS, 11, 4 * MS);
+	sw(1, 5 * MS, 11, 10);		/* 10 on CPU 1: stack 1 again */
+	ssmp(1, 6 * MS, 10, 1);
+	ssmp(1, 7 * MS, 10, 1);
+	rt(1, 8 * MS, 10, 3 * MS);
+	sw(1, 8 * MS, 10, 0);
+	sw(0, 8 * MS, 0, 10);
+	ssmp(0, 9 * MS, 10, 1);		/* CPU 0's entry, in 10's index */
+	ssmp(0, 9 * MS + 1, 10, 0);
+	ssmp(0, 9 * MS + 2, 10, 2);
+	ssmp(0, 9 * MS + 3, 10, 2);
+	run_all(e, 10 * MS);
+	assert_string_equal(stack_samples(10, 0), "3");
+	assert_string_equal(stack_samples(10, 1), "2,2");
+	assert_string_equal(stack_samples(10, 2), "2");
+	assert_string_equal(stack_samples(11, 0), "2");
+	/* and their programs, one a thread and CPU, as the stacks' leaves */
+	char progs[64] = "";
+	size_t at = 0;
+	for (uint32_t i = 0; i < ngot; i++)
+		if (got[i].function == FN_F && got[i].samples)
+			at += (size_t)snprintf(progs + at, sizeof(progs) - at, " %u:%llu", got[i].tid,
+					       (unsigned long long)got[i].samples);
+	assert_string_equal(progs, " 10:7 10:2 11:2");
+	engine__free(e);
+}
+
+/* A thread made in a gone thread's slot finds none of the gone one's
+ * entries, though the stacks' places name that slot still. */
+static void stacks_of_a_slot_given_again(void **state)
+{
+	(void)state;
+	struct engine *e = start_stacks(1);
+	sw(0, 0, 0, 10);
+	ssmp(0, 1 * MS, 10, 1);
+	ssmp(0, 1 * MS + 1, 10, 0);
+	ssmp(0, 1 * MS + 2, 10, 0);
+	rt(0, 2 * MS, 10, 2 * MS);
+	ex(0, 2 * MS, 10, 10);
+	sw(0, 2 * MS, 10, 0);
+	uint64_t again = push_out_and_fork_again();	/* 10 handed out, let go */
+	ssmp(0, again + 2 * MS, 10, 0);	/* at 0 of the new 10: stack 0 was at 1 */
+	ssmp(0, again + 2 * MS + 1, 10, 1);	/* at 1, where stack 0 was named */
+	ssmp(0, again + 2 * MS + 2, 10, 0);
+	rt(0, again + 3 * MS, 10, 2 * MS);
+	sw(0, again + 3 * MS, 10, 0);
+	for (uint32_t i = 0; i < nevs; i++)
+		assert_int_equal(engine__push(e, &evs[i]), 0);
+	assert_int_equal(engine__advance(e, again), 0);
+	assert_int_equal(engine__stats(e)->threads_gone, 1);
+	assert_string_equal(stack_samples(10, 0), "2");
+	assert_string_equal(stack_samples(10, 1), "1");
+	nstk = 0;
+	assert_int_equal(engine__finish(e, 0), 0);
+	assert_string_equal(stack_samples(10, 0), "2");
+	assert_string_equal(stack_samples(10, 1), "1");
+	engine__free(e);
+}
+
+static void exited_threads_are_forgotten(void **state)
+{
+	(void)state;
+	struct engine *e = start(METHOD_PRECEDING, 1);
+	sw(0, 0, 0, 10);
+	smp(0, 1 * MS, 10, 10, FN_F);
+	rt(0, 2 * MS, 10, 2 * MS);
+	ex(0, 2 * MS, 10, 10);
+	sw(0, 2 * MS, 10, 0);
+	uint64_t again = push_out_and_fork_again();
 	smp(0, again + 2 * MS, 10, 10, FN_G);
 	rt(0, again + 3 * MS, 10, 2 * MS);
 	sw(0, again + 3 * MS, 10, 0);
@@ -1365,6 +1504,8 @@ int main(void)
 		cmocka_unit_test(any_interleaving_same_result),
 		cmocka_unit_test(queue_order_whatever_the_disorder),
 		cmocka_unit_test(exited_threads_are_forgotten),
+		cmocka_unit_test(stacks_found_whoever_sampled_them_last),
+		cmocka_unit_test(stacks_of_a_slot_given_again),
 		cmocka_unit_test(idle_time),
 		cmocka_unit_test(rolling_calibration),
 		cmocka_unit_test(missed_switch_from_idle),
