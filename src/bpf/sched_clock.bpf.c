@@ -289,6 +289,24 @@ static __always_inline __u64 now_here(const struct sc_cpu *c, bool *rq_clock)
 	return t;
 }
 
+/* A thread other than its process's leader exec'd, taking the leader's
+ * id tid from old: its entry under old is closed, and the dead leader's
+ * under tid (not read yet, it is lost as any id taken again is: made
+ * again for the thread, counted in reused); the CPU's switch in, where
+ * it was the thread's, is under tid now, so that its switch out is
+ * seen. */
+static __always_inline void exec_closes(struct sc_cpu *c, __u32 old, __u32 tid)
+{
+	struct sc_thread *th = bpf_map_lookup_elem(&threads, &old);
+	if (th)
+		th->flags |= SC_EXITED;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th)
+		th->flags |= SC_EXITED;
+	if (c && c->tid_in == old)
+		c->tid_in = tid;
+}
+
 /* prev leaves the CPU: its stint's wall time, steal and IRQ time, its
  * counters. */
 static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_struct *prev,
@@ -296,6 +314,21 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 {
 	__u32 tid = prev->pid;
 	__u64 now = r->now, steal = r->steal;
+	/* The task switched in under another id: an exec by a thread other
+	 * than the leader gave it the leader's id in its stint, or, since
+	 * 5.12, the dead leader ends under that thread's old id. The dead
+	 * leader's last switch is left alone: it would count the leader's
+	 * run time on the thread's entry. The thread's is its exec's, seen
+	 * before sched_process_exec (which may come after a switch: the exec
+	 * reads the program): done here, as on_exec does it. */
+	__u32 exec_from = 0;
+	if (tid && c->tid_in && c->tid_in != tid && c->task_in == (__u64)(unsigned long)prev) {
+		if (prev->exit_state)
+			return;
+		exec_from = c->tid_in;
+		exec_closes(c, exec_from, tid);
+	}
+	bool exec = exec_from != 0;
 	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid &&
 		    !(c->seen_in & SEEN_RQ_CLOCK) == !r->rq_clock;
 	bool steal_seen = seen && r->steal_ok && (c->seen_in & SEEN_STEAL);
@@ -313,12 +346,14 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 	 * switch in, else (neither seen) now (three calls: one with the bases
 	 * chosen first has clang merge the loads from the map and the task,
 	 * which the verifier refuses) */
-	bool born = attached_ns && prev->start_time >= attached_ns;
+	bool born = !exec && sc_born_since(attached_ns, prev->start_time);
 	struct sc_thread *th = born ? thread_of(prev, tid, 0, 0, 0, now)
 			       : seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in, now)
 			       : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev), now);
 	if (!th)
 		return;
+	if (exec)
+		th->exec_from = exec_from;
 	__u32 state = task_state(prev);
 	__u64 rt_before = th->rt_last;
 	__u64 st = 0;
@@ -359,6 +394,7 @@ static __always_inline void switch_in(struct sc_cpu *c, struct task_struct *next
 	__u64 now = r->now;
 
 	c->tid_in = tid;
+	c->task_in = (__u64)(unsigned long)next;
 	c->t_in = now;
 	c->steal_in = r->steal;
 	c->irq_in = r->irq;
@@ -428,9 +464,12 @@ int BPF_PROG(on_free, struct task_struct *p)
  * switch in where seen (the CPU's switch in renamed, so that its switch
  * out is seen), else from now. Without this its switch out under the new
  * id would make an entry counting from its birth, the leader's, and
- * count again all it ran before the exec. (Since 5.12 the leader's task
- * carries the thread's old id to its end, and its final switch out, if
- * it comes after this, counts it under that id; before, under this one.)
+ * count again all it ran before the exec. A switch out of the thread
+ * between its taking the id and this (the exec reads the program) does
+ * it first (switch_out), and this leaves it. (Since 5.12 the leader's
+ * task carries the thread's old id to its end: switch_out leaves its
+ * final switch out alone. Before, it keeps its id, and a final switch
+ * out after this counts it under this one.)
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
@@ -438,23 +477,38 @@ int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *b
 	__u32 tid = p->pid, old = (__u32)old_pid;
 	if (old == tid)
 		return 0;
-	struct sc_thread *th = bpf_map_lookup_elem(&threads, &old);
-	if (th)
-		th->flags |= SC_EXITED;
-	/* the leader's, dead (its last switch out may be yet to come) */
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (th)
-		th->flags |= SC_EXITED;
+	/* done at a switch out since its id changed (switch_out) */
+	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	if (th && th->exec_from == old && !(th->flags & SC_EXITED))
+		return 0;
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct sc_cpu *c = bpf_map_lookup_elem(&cpus, &cpu);
 	bool seen = c && c->tid_in == old && (c->seen_in & SEEN_TIME);
-	if (c && c->tid_in == old)
-		c->tid_in = tid;
+	exec_closes(c, old, tid);
 	__u64 now = bpf_ktime_get_ns();
 	if (seen)
 		thread_of(p, tid, 0, c->rt_in, c->delay_in, now);
 	else
 		thread_of(p, tid, SC_PARTIAL, p->se.sum_exec_runtime, run_delay(p), now);
+	return 0;
+}
+
+/*
+ * A thread named anew (its exec, prctl(PR_SET_NAME), a write to its comm
+ * file): its entry takes the new name, as perf's COMM record gives it;
+ * a read before its end showed the name its entry was made with. The
+ * tracepoint runs before the name is copied in: it is read from the
+ * argument. (An exec by a thread other than the leader names it under
+ * the leader's id, the dead leader's entry: on_exec makes that one again
+ * from the task, named by then.)
+ */
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_rename, struct task_struct *p, const char *comm)
+{
+	__u32 tid = p->pid;
+	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	if (th && !(th->flags & SC_EXITED))
+		bpf_probe_read_kernel_str(th->comm, sizeof(th->comm), comm);
 	return 0;
 }
 

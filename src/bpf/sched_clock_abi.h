@@ -43,6 +43,10 @@ struct sc_thread {
 				 * whose switch in was seen: what on_ns
 				 * is the wall time of */
 	char comm[SC_COMM_LEN];
+	__u32 exec_from;	/* made under the leader's id at a switch out
+				 * of a thread whose exec gave it that id:
+				 * its old id (0: not so) */
+	__u32 pad;
 };
 
 /* The cpus map: key the CPU's number, value this; written by that CPU's
@@ -71,7 +75,19 @@ struct sc_cpu {
 	__u64 irq_now;		/* the same when last sampled */
 	__u64 curr_start_now;	/* when curr_now was born (task start_time,
 				 * CLOCK_MONOTONIC) */
+	__u64 task_in;		/* the task switched in last, its address:
+				 * one that switches out under another id
+				 * had it changed in its stint (an exec) */
 };
+
+/* Whether a task born at start_time (task_struct's, CLOCK_MONOTONIC)
+ * was born once the programs were attached at attached_ns (0: not yet
+ * known): all it ran and waited, its counters from 0 at its fork, was
+ * seen. The programs and their loader (sched_flight.c) both ask. */
+static inline int sc_born_since(__u64 attached_ns, __u64 start_time)
+{
+	return attached_ns && start_time >= attached_ns;
+}
 
 /* sc_cpu.seen_in */
 #define SEEN_TIME 1	/* t_in (and rt_in, delay_in) are set */

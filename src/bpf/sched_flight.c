@@ -10,7 +10,7 @@ bool sched_flight__of(struct sched_flight *f, const struct sc_cpu *c,
 	/* curr_now out of date where the CPU switched after its sample */
 	uint32_t tid = c->switches == c->switches_now ? c->curr_now : 0;
 	/* born since the attach: all it ran and waited, however it began */
-	bool born_since = tid && attached_ns && c->curr_start_now >= attached_ns;
+	bool born_since = tid && sc_born_since(attached_ns, c->curr_start_now);
 	/* no switch on the CPU since the load: the task then runs still */
 	bool since_load = !born_since && !c->switches && tid && tid == load->tid;
 	bool seen_in = !since_load && tid && tid == c->tid_in && (c->seen_in & SEEN_TIME);

@@ -43,6 +43,7 @@ struct task_struct {
 	unsigned int __state;
 	char comm[16];
 	__u64 start_time;	/* its fork's CLOCK_MONOTONIC ns */
+	int exit_state;		/* a zombie or dead task's: not 0 */
 	struct sched_entity se;
 	struct sched_info sched_info;
 } __attribute__((preserve_access_index));
