@@ -40,6 +40,10 @@
 # An unprivileged user is refused, saying why. Skipped, saying why, where
 # the collector cannot load (no BTF, no CAP_BPF, an old kernel).
 . "$(dirname "$0")/../lib.sh"
+# the exec run's spinner (born): stopped however the test ends, so that
+# a failure leaves no CPU busy for the tests after it
+spin=
+trap 'kill $spin 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
 command -v python3 >/dev/null || skip "python3 is not installed"
 SECONDS_=${LIVE_SECONDS:-8}
 
@@ -216,7 +220,6 @@ born() {
 	# (the collector before lost that stint: 5 of 12 runs, here, the
 	# figures short and the new entry partial), and the dead leader's
 	# last switch often comes after the exec took its id
-	local spin=
 	if [ "$mode" = exec ]; then
 		sh -c 'while :; do :; done' &
 		spin=$!
@@ -224,6 +227,7 @@ born() {
 	touch "$TMP/$mode.go"
 	wait "$work" || fail "the workload ($mode) failed"
 	[ -z "$spin" ] || kill "$spin"
+	spin=
 	sleep 2	# its free, as in collect
 	kill -INT "$pid"
 	wait "$pid" || fail "sched ($mode) failed: $(cat "$TMP/$mode.err")"
