@@ -328,7 +328,6 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 		exec_from = c->tid_in;
 		exec_closes(c, exec_from, tid);
 	}
-	bool exec = exec_from != 0;
 	bool seen = (c->seen_in & SEEN_TIME) && c->tid_in == tid &&
 		    !(c->seen_in & SEEN_RQ_CLOCK) == !r->rq_clock;
 	bool steal_seen = seen && r->steal_ok && (c->seen_in & SEEN_STEAL);
@@ -346,13 +345,13 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 	 * switch in, else (neither seen) now (three calls: one with the bases
 	 * chosen first has clang merge the loads from the map and the task,
 	 * which the verifier refuses) */
-	bool born = !exec && sc_born_since(attached_ns, prev->start_time);
+	bool born = !exec_from && sc_born_since(attached_ns, prev->start_time);
 	struct sc_thread *th = born ? thread_of(prev, tid, 0, 0, 0, now)
 			       : seen ? thread_of(prev, tid, 0, c->rt_in, c->delay_in, now)
 			       : thread_of(prev, tid, SC_PARTIAL, rt, run_delay(prev), now);
 	if (!th)
 		return;
-	if (exec)
+	if (exec_from)
 		th->exec_from = exec_from;
 	__u32 state = task_state(prev);
 	__u64 rt_before = th->rt_last;

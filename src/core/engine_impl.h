@@ -28,11 +28,10 @@ struct eng_prog {
 				 * the free list when unused */
 };
 
-/* Where the entry made last for a stack lies: thread's stack_v[at]
- * (at + 1 of them; 0, none). The thread may be gone since and its slot
- * another's: an entry is taken for a thread's only where the thread has
- * one there of that stack, and the one made last for the stack is
- * named, so that it is. */
+/* Where the entry made last for a stack lies: thread's stack_v[at1 - 1]
+ * (at1 0: none). The thread may be gone since and its slot another's:
+ * the entry is taken for a thread's only where that thread has one there
+ * of that stack (the one made last is named, so it is that one). */
 struct eng_stack_owner {
 	uint32_t thread, at1;
 };

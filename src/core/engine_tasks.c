@@ -241,10 +241,10 @@ uint32_t eng_prog(struct engine *e, uint32_t thread, uint32_t function, uint32_t
 						 * an insert's failure always
 						 * left it) */
 	}
-	if (!owner && hindex__insert(&t->prog_index, prog_hash(&k), i))
-		return ENGINE_NONE;
 	if (owner)
 		*owner = i + 1;
+	else if (hindex__insert(&t->prog_index, prog_hash(&k), i))
+		return ENGINE_NONE;
 	e->progs.v[i] = (struct eng_prog){ .thread = thread, .function = function,
 					   .dso = dso, .account = account, .cpu = k.cpu,
 					   .nth = t->nprogs++, .next = ENGINE_NONE,

@@ -38,7 +38,7 @@ struct got {
 
 static struct got got[256];
 static uint32_t ngot, ngone;
-static struct eng_event evs[65536];
+static struct eng_event evs[32768];
 static uint32_t nevs;
 
 static int on_program(void *ctx, const struct engine *e, const struct eng_thread *t,
@@ -94,7 +94,7 @@ static struct engine *start_acct(enum steal_accounting acct, bool scale)
 
 static void add(struct eng_event ev)
 {
-	assert_true(nevs < 65536);
+	assert_true(nevs < 32768);
 	evs[nevs++] = ev;
 }
 
@@ -680,9 +680,6 @@ static void queue_order_whatever_the_disorder(void **state)
 	}
 }
 
-/* A thread that exited and left its CPU, with no stint waiting once the
- * rest are judged, is handed out before the end and forgotten; its tid
- * given again later is a new thread, handed out on its own. */
 /* After tid 10 exited on CPU 0 by 10 ms: stints of another thread
  * enough to push it out of the queue, then a new 10 forked and switched
  * in; the time of its fork. */
@@ -829,6 +826,9 @@ static void stacks_of_a_slot_given_again(void **state)
 	engine__free(e);
 }
 
+/* A thread that exited and left its CPU, with no stint waiting once the
+ * rest are judged, is handed out before the end and forgotten; its tid
+ * given again later is a new thread, handed out on its own. */
 static void exited_threads_are_forgotten(void **state)
 {
 	(void)state;
