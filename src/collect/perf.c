@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/heap.h"
 #include "../core/units.h"
 #include "../core/banned.h"
 
@@ -242,27 +243,65 @@ int perf_session__disable(struct perf_session *s)
 	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
 }
 
-struct cpu_ctx {
-	perf_record_fn fn;
-	void *ctx;
-	int cpu;
+/* A ring's next record in the merge: its time, and the ring's index. */
+struct ring_next {
+	uint64_t time;
+	uint32_t i;
 };
 
-static int one(void *ctx, const struct perf_event_header *h)
+/* The earlier record first; at one time, the lower CPU's (a fixed order). */
+static inline bool next_before(const struct ring_next *a, const struct ring_next *b)
 {
-	struct cpu_ctx *c = ctx;
-	return c->fn(c->ctx, c->cpu, h);
+	return a->time < b->time || (a->time == b->time && a->i < b->i);
 }
 
-int perf_session__read(struct perf_session *s, perf_record_fn fn, void *ctx)
+HEAP_DEFINE(next_heap, struct ring_next, next_before)
+
+/* Why merge: a record is resolved as it is read, against the mappings
+ * read so far, so a mapping on one CPU must come before another CPU's
+ * samples in it. Read ring after ring, an exec's mappings on CPU 1 came
+ * after a round's worth of its new thread's samples on CPU 0 (up to
+ * 90 ms of them), which found no mapping and were "[unknown]". Every
+ * head is taken before a record is read, so the records left for the
+ * next read were written after these, but for those written in the
+ * moment the heads took. */
+int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn time,
+		       void *ctx)
 {
-	for (int i = 0; i < s->ncpus; i++) {
-		struct cpu_ctx c = { fn, ctx, s->cpus[i].cpu };
-		int err = ring__read(&s->cpus[i].ring, one, &c);
-		if (err)
-			return err;
+	if (!s->ncpus)
+		return 0;
+	if (!s->next) {
+		s->next = calloc((size_t)s->ncpus, sizeof(*s->next));
+		if (!s->next)
+			return -ENOMEM;
 	}
-	return 0;
+	uint32_t n = 0;
+	for (int i = 0; i < s->ncpus; i++)
+		ring__start(&s->cpus[i].ring);
+	for (int i = 0; i < s->ncpus; i++) {
+		const struct perf_event_header *h = ring__peek(&s->cpus[i].ring);
+		if (h) {
+			s->next[n] = (struct ring_next){ time(ctx, h), (uint32_t)i };
+			next_heap_up(s->next, n++);
+		}
+	}
+	int err = 0;
+	while (n && !err) {
+		struct ring *r = &s->cpus[s->next[0].i].ring;
+		err = fn(ctx, s->cpus[s->next[0].i].cpu, ring__peek(r));
+		if (err)
+			break;
+		ring__pass(r);
+		const struct perf_event_header *h = ring__peek(r);
+		if (h)
+			s->next[0].time = time(ctx, h);
+		else
+			s->next[0] = s->next[--n];
+		next_heap_down(s->next, n, 0);
+	}
+	for (int i = 0; i < s->ncpus; i++)
+		ring__finish(&s->cpus[i].ring);
+	return err;
 }
 
 void perf_session__wait(struct perf_session *s, int timeout_ms)
@@ -291,6 +330,8 @@ void perf_session__release(struct perf_session *s)
 	}
 	/* a CPU that failed half way is past ncpus */
 	free(s->cpus);
+	free(s->next);
 	s->cpus = NULL;
+	s->next = NULL;
 	s->ncpus = 0;
 }

@@ -57,6 +57,7 @@ struct perf_cpu {
 struct perf_session {
 	struct perf_cpu *cpus;
 	int ncpus;
+	struct ring_next *next;	/* perf_session__read's merge of the rings */
 	struct perf_options opts;
 };
 
@@ -74,8 +75,15 @@ int perf_session__disable(struct perf_session *s);
 typedef int (*perf_record_fn)(void *ctx, int cpu,
 			      const struct perf_event_header *h);
 
-/* Reads every ring once. 0 or fn's error. */
-int perf_session__read(struct perf_session *s, perf_record_fn fn, void *ctx);
+/* A record's time (0 where it has none), for the order of the rings. */
+typedef uint64_t (*perf_time_fn)(void *ctx, const struct perf_event_header *h);
+
+/* Reads every ring once: the records each held when the read began, in
+ * the order of their times across the rings (a ring's own records in the
+ * ring's order: the merge weighs each ring's next). 0 or fn's error (the
+ * record it failed stays in its ring). */
+int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn time,
+		       void *ctx);
 
 /* Blocks until some ring has data or timeout_ms passes (or a signal). */
 void perf_session__wait(struct perf_session *s, int timeout_ms);

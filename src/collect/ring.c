@@ -41,49 +41,63 @@ void ring__release(struct ring *r)
 	r->scratch = NULL;
 }
 
-int ring__read(struct ring *r, ring_record_fn fn, void *ctx)
+void ring__start(struct ring *r)
 {
 	struct perf_event_mmap_page *meta = r->base;
-	uint8_t *data = (uint8_t *)r->base + r->page_size;
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = meta->data_tail;
-	uint64_t mask = r->data_size - 1;
-	int err = 0;
+	r->head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	r->tail = meta->data_tail;
+	r->at = NULL;
+}
 
-	while (tail < head) {
-		const struct perf_event_header *h =
-			(const void *)(data + (tail & mask));
-		struct perf_event_header copy;
-		size_t off = tail & mask;
-		/* The header itself may wrap. */
-		if (off + sizeof(copy) > r->data_size) {
-			size_t first = r->data_size - off;
-			memcpy(&copy, data + off, first);
-			memcpy((uint8_t *)&copy + first, data, sizeof(copy) - first);
-			h = &copy;
-		}
-		size_t size = h->size;
-		if (size < sizeof(*h) || size > r->scratch_size)
-			break;	/* cannot happen with a sane kernel */
-		if (off + size > r->data_size) {
-			size_t first = r->data_size - off;
-			memcpy(r->scratch, data + off, first);
-			memcpy(r->scratch + first, data, size - first);
-			h = (const void *)r->scratch;
-		} else {
-			h = (const void *)(data + off);
-		}
-		if (h->type == PERF_RECORD_LOST) {
-			const struct { struct perf_event_header h; uint64_t id, lost; } *l =
-				(const void *)h;
-			r->lost += l->lost;
-		}
-		err = fn(ctx, h);
-		if (err)
-			break;
-		r->records++;
-		tail += size;
+const struct perf_event_header *ring__peek(struct ring *r)
+{
+	if (r->at)
+		return r->at;
+	if (r->tail >= r->head)
+		return NULL;
+	uint8_t *data = (uint8_t *)r->base + r->page_size;
+	size_t off = r->tail & (r->data_size - 1);
+	struct perf_event_header h;
+	/* the header itself may wrap */
+	if (off + sizeof(h) > r->data_size) {
+		size_t first = r->data_size - off;
+		memcpy(&h, data + off, first);
+		memcpy((uint8_t *)&h + first, data, sizeof(h) - first);
+	} else {
+		memcpy(&h, data + off, sizeof(h));
 	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
-	return err;
+	size_t size = h.size;
+	if (size < sizeof(h) || size > r->scratch_size)
+		return NULL;	/* cannot happen with a sane kernel */
+	if (off + size > r->data_size) {
+		size_t first = r->data_size - off;
+		memcpy(r->scratch, data + off, first);
+		memcpy(r->scratch + first, data, size - first);
+		r->at = (const void *)r->scratch;
+	} else {
+		r->at = (const void *)(data + off);
+	}
+	return r->at;
+}
+
+void ring__pass(struct ring *r)
+{
+	const struct perf_event_header *h = ring__peek(r);
+	if (!h)
+		return;
+	if (h->type == PERF_RECORD_LOST) {
+		const struct { struct perf_event_header h; uint64_t id, lost; } *l =
+			(const void *)h;
+		r->lost += l->lost;
+	}
+	r->records++;
+	r->tail += h->size;
+	r->at = NULL;
+}
+
+void ring__finish(struct ring *r)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	r->at = NULL;
+	__atomic_store_n(&meta->data_tail, r->tail, __ATOMIC_RELEASE);
 }

@@ -21,18 +21,24 @@ struct ring {
 	size_t scratch_size;
 	uint64_t lost;		/* records the kernel dropped (PERF_RECORD_LOST) */
 	uint64_t records;
+	/* a read under way (ring__start to ring__finish) */
+	uint64_t head, tail;	/* the kernel's head when it began; the cursor */
+	const struct perf_event_header *at;	/* the record at the cursor */
 };
 
 /* Maps data_pages (a power of two) pages of fd's ring. 0 or -errno. */
 int ring__init(struct ring *r, int fd, size_t data_pages);
 void ring__release(struct ring *r);
 
-/* Called for each record; returns 0 to go on, or an error to stop (the
- * record is then not consumed). */
-typedef int (*ring_record_fn)(void *ctx, const struct perf_event_header *h);
-
-/* Hands every record now in the ring to fn, then frees their space.
- * Returns 0 or fn's error. */
-int ring__read(struct ring *r, ring_record_fn fn, void *ctx);
+/* Reading a ring a record at a time, so that a reader can take the
+ * rings' records in the order of their times: ring__start takes the kernel's
+ * head once; ring__peek gives the record at the cursor (made whole if it
+ * wraps the end; valid until ring__pass), NULL when the records the head
+ * covered are all passed; ring__pass moves past it; ring__finish gives the
+ * space passed back to the kernel. */
+void ring__start(struct ring *r);
+const struct perf_event_header *ring__peek(struct ring *r);
+void ring__pass(struct ring *r);
+void ring__finish(struct ring *r);
 
 #endif

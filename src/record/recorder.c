@@ -417,7 +417,7 @@ int recorder__poll(struct recorder *r, int timeout_ms)
 {
 	if (timeout_ms)
 		perf_session__wait(&r->perf, timeout_ms);
-	int err = perf_session__read(&r->perf, recorder_on_record, r);
+	int err = perf_session__read(&r->perf, recorder_on_record, recorder_record_time, r);
 	if (!err)
 		err = recorder_round(r);
 	if (!err)
@@ -460,7 +460,7 @@ int recorder__finish(struct recorder *r)
 	if (!err)
 		err = recorder_cgroup_end_waits(r);
 	if (!err)
-		err = perf_session__read(&r->perf, recorder_on_record, r);
+		err = perf_session__read(&r->perf, recorder_on_record, recorder_record_time, r);
 	r->prev_round_max = UINT64_MAX - 1;	/* all of it read */
 	if (!err)
 		err = recorder_round(r);

@@ -199,6 +199,12 @@ static int on_lost(struct recorder *r, uint32_t cpu, const struct perf_ev *p)
 	return err || !p->time ? err : recorder_push(r, &ev);
 }
 
+uint64_t recorder_record_time(void *ctx, const struct perf_event_header *h)
+{
+	const struct recorder *r = ctx;
+	return perf_record_time(&r->layout, h, h->size);
+}
+
 int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h)
 {
 	struct recorder *r = ctx;

@@ -136,6 +136,7 @@ void recorder_cgroup_release(struct recorder *r);
 
 /* recorder_events.c */
 int recorder_on_record(void *ctx, int cpu, const struct perf_event_header *h);
+uint64_t recorder_record_time(void *ctx, const struct perf_event_header *h);
 int recorder_round(struct recorder *r);
 
 /* recorder_bpf.c */

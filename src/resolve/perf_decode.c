@@ -8,6 +8,7 @@
 #include <linux/perf_event.h>
 
 #include "../core/grow.h"
+#include "perf_regions.h"
 #include "../core/banned.h"
 
 int pd_layout__add_id(struct pd_layout *l, uint64_t id, enum pd_event ev)
@@ -148,14 +149,25 @@ static int decode_sample(const struct pd_layout *l, const struct perf_event_head
 	return 0;
 }
 
-/* A non-sample record's time, from its sample_id_all trailer (TID, TIME,
- * CPU, IDENTIFIER, 8 bytes each: the sample_type cpuledger records with);
- * 0 when too short to hold one. */
-static uint64_t trailer_time(const uint8_t *body, size_t len)
+uint64_t perf_record_time(const struct pd_layout *l, const void *rec, size_t len)
 {
-	uint64_t t = 0;
-	if (len >= 32)
-		memcpy(&t, body + len - 24, 8);
+	struct perf_event_header h;
+	uint64_t id, t = 0;
+	if (len < sizeof(h) + 8)
+		return 0;
+	memcpy(&h, rec, sizeof(h));
+	const uint8_t *body = (const uint8_t *)rec + sizeof(h);
+	if (h.type != PERF_RECORD_SAMPLE)
+		return perf_trailer_time(body, len - sizeof(h));
+	memcpy(&id, body, 8);
+	int ev = event_of(l, id);
+	if (ev < 0)
+		return 0;
+	uint64_t type = l->sample_type[ev];
+	size_t at = 8 * (!!(type & PERF_SAMPLE_IDENTIFIER) + !!(type & PERF_SAMPLE_IP) +
+			 !!(type & PERF_SAMPLE_TID));
+	if ((type & PERF_SAMPLE_TIME) && len - sizeof(h) >= at + 8)
+		memcpy(&t, body + at, 8);
 	return t;
 }
 
@@ -174,7 +186,7 @@ int perf_decode(const struct pd_layout *l, const void *rec, size_t len,
 	uint32_t ids[4];
 	if (h.type == PERF_RECORD_SAMPLE)
 		return decode_sample(l, &h, body, end, o);
-	o->time = trailer_time(body, blen);
+	o->time = perf_trailer_time(body, blen);
 	switch (h.type) {
 	case PERF_RECORD_COMM:	/* pid, tid, comm[] */
 		if (blen < 8 + 32)

@@ -72,6 +72,10 @@ struct perf_ev {
 int perf_decode(const struct pd_layout *l, const void *rec, size_t len,
 		struct perf_ev *out);
 
+/* A record's time, as perf_decode would give it, without the rest: for
+ * taking several rings' records in time order. 0 where it has none. */
+uint64_t perf_record_time(const struct pd_layout *l, const void *rec, size_t len);
+
 /*
  * The frames of a sample's call chain, leaf first, up to max, into ips and
  * kernel (whether each is a kernel address). The kernel's chain starts

@@ -6,7 +6,7 @@
 
 #include "../core/banned.h"
 
-uint64_t perf_record_time(const uint8_t *body, size_t len)
+uint64_t perf_trailer_time(const uint8_t *body, size_t len)
 {
 	uint64_t t = 0;
 	if (len >= 32)
@@ -36,20 +36,20 @@ int perf_regions__apply(struct regions *t, const struct perf_event_header *h,
 		return regions__map(t, ids[0], v[0], v[1], v[2],
 				    (const char *)b + name_at,
 				    strnlen((const char *)b + name_at, blen - name_at),
-				    perf_record_time(b, blen));
+				    perf_trailer_time(b, blen));
 	case PERF_RECORD_FORK:	/* pid, ppid, tid, ptid: a process if pid != ppid */
 		if (blen < 16)
 			return -EINVAL;
 		memcpy(ids, b, 16);
 		return ids[0] != ids[1] ?
-		       regions__fork(t, ids[0], ids[1], perf_record_time(b, blen)) : 0;
+		       regions__fork(t, ids[0], ids[1], perf_trailer_time(b, blen)) : 0;
 	case PERF_RECORD_COMM:
 		if (!(h->misc & PERF_RECORD_MISC_COMM_EXEC))
 			return 0;
 		if (blen < 4)
 			return -EINVAL;
 		memcpy(ids, b, 4);
-		return regions__exec(t, ids[0], perf_record_time(b, blen));
+		return regions__exec(t, ids[0], perf_trailer_time(b, blen));
 	default:
 		return 0;
 	}

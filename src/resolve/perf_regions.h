@@ -15,7 +15,7 @@
  * TIME, CPU, IDENTIFIER, 8 bytes each: the sample_type cpuledger records
  * with); 0 when too short to hold one. body is the record after its
  * header, len bytes. */
-uint64_t perf_record_time(const uint8_t *body, size_t len);
+uint64_t perf_trailer_time(const uint8_t *body, size_t len);
 
 /* Applies h if it is such a record (len bytes, bounds-checked); others are
  * ignored. 0, -EINVAL for a malformed one, -ENOMEM. */

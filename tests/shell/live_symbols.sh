@@ -29,13 +29,20 @@ for tid, rs in per_tid.items():
         continue
     top = max(rs, key=lambda r: r["cpu_ns"])
     print("thread %d: %s in %s, %.1f %% of %.2f s" % (tid, top["function"], top["dso"], 100 * top["cpu_ns"] / total, total / 1e9))
+    for r in sorted(rs, key=lambda r: -r["cpu_ns"])[1:4]:
+        print("  then %s in %s, %.3f s" % (r["function"], r["dso"], r["cpu_ns"] / 1e9))
     assert top["cpu_ns"] >= 0.8 * total, top
+    # a thread's first samples after the exec (its mappings read from
+    # another CPU's ring) are in cl-copy too, not in no file at all
+    assert not [r for r in rs if r["dso"] in (None, "[unknown]")], tid
     assert (top["dso"] or "").endswith("/cl-copy"), top["dso"]
     spinners[tid] = top["function"]
 assert sorted(spinners.values()) == ["spin_a", "spin_b", "spin_c"], spinners
 dso = json.load(open(d + "/dso.json"))["rows"]
 total = sum(r["cpu_ns"] for r in dso)
 mine = sum(r["cpu_ns"] for r in dso if (r["dso"] or "").endswith("/cl-copy"))
+for r in sorted(dso, key=lambda r: -r["cpu_ns"])[:4]:
+    print("  %s: %.3f s" % (r["dso"], r["cpu_ns"] / 1e9))
 print("cl-copy: %.1f %% of the process" % (100 * mine / total))
 assert mine >= 0.9 * total
 PY
