@@ -263,9 +263,10 @@ HEAP_DEFINE(next_heap, struct ring_next, next_before)
  * after a round's worth of its new thread's samples on CPU 0 (up to
  * 90 ms of them), which found no mapping and were "[unknown]". Every
  * head is taken before a record is read, so the records left for the
- * next read were written after these, but for those written in the
- * moment the heads took. */
-int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn time,
+ * next read were written after these, but for those written (or made
+ * visible: a head moves when its outermost writer ends) in the moment
+ * the heads took. */
+int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn time_of,
 		       void *ctx)
 {
 	if (!s->ncpus)
@@ -281,7 +282,7 @@ int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn t
 	for (int i = 0; i < s->ncpus; i++) {
 		const struct perf_event_header *h = ring__peek(&s->cpus[i].ring);
 		if (h) {
-			s->next[n] = (struct ring_next){ time(ctx, h), (uint32_t)i };
+			s->next[n] = (struct ring_next){ time_of(ctx, h), (uint32_t)i };
 			next_heap_up(s->next, n++);
 		}
 	}
@@ -294,7 +295,7 @@ int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn t
 		ring__pass(r);
 		const struct perf_event_header *h = ring__peek(r);
 		if (h)
-			s->next[0].time = time(ctx, h);
+			s->next[0].time = time_of(ctx, h);
 		else
 			s->next[0] = s->next[--n];
 		next_heap_down(s->next, n, 0);

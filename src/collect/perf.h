@@ -82,7 +82,7 @@ typedef uint64_t (*perf_time_fn)(void *ctx, const struct perf_event_header *h);
  * the order of their times across the rings (a ring's own records in the
  * ring's order: the merge weighs each ring's next). 0 or fn's error (the
  * record it failed stays in its ring). */
-int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn time,
+int perf_session__read(struct perf_session *s, perf_record_fn fn, perf_time_fn time_of,
 		       void *ctx);
 
 /* Blocks until some ring has data or timeout_ms passes (or a signal). */

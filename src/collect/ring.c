@@ -45,7 +45,7 @@ void ring__start(struct ring *r)
 {
 	struct perf_event_mmap_page *meta = r->base;
 	r->head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	r->tail = meta->data_tail;
+	r->tail = r->given = meta->data_tail;
 	r->at = NULL;
 }
 
@@ -93,11 +93,15 @@ void ring__pass(struct ring *r)
 	r->records++;
 	r->tail += h->size;
 	r->at = NULL;
+	/* the kernel writes nothing at or past the tail, so the record at
+	 * the cursor, peeked next, stays whole in the ring */
+	if (r->tail - r->given >= r->data_size / 8)
+		ring__finish(r);
 }
 
 void ring__finish(struct ring *r)
 {
 	struct perf_event_mmap_page *meta = r->base;
-	r->at = NULL;
 	__atomic_store_n(&meta->data_tail, r->tail, __ATOMIC_RELEASE);
+	r->given = r->tail;
 }

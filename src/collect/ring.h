@@ -23,6 +23,7 @@ struct ring {
 	uint64_t records;
 	/* a read under way (ring__start to ring__finish) */
 	uint64_t head, tail;	/* the kernel's head when it began; the cursor */
+	uint64_t given;		/* the tail the kernel was last told */
 	const struct perf_event_header *at;	/* the record at the cursor */
 };
 
@@ -34,8 +35,9 @@ void ring__release(struct ring *r);
  * rings' records in the order of their times: ring__start takes the kernel's
  * head once; ring__peek gives the record at the cursor (made whole if it
  * wraps the end; valid until ring__pass), NULL when the records the head
- * covered are all passed; ring__pass moves past it; ring__finish gives the
- * space passed back to the kernel. */
+ * covered are all passed; ring__pass moves past it, and gives the space
+ * passed back to the kernel every eighth of the ring (a merge of several
+ * rings holds each for the whole read); ring__finish gives the rest. */
 void ring__start(struct ring *r);
 const struct perf_event_header *ring__peek(struct ring *r);
 void ring__pass(struct ring *r);

@@ -10,9 +10,12 @@
  * empties it.
  *
  * Each change carries its time (0: unknown, as for a maps snapshot), and
- * changes may come out of order: perf's rings are read one CPU after
- * another, so a process that moves between CPUs while it execs can have
- * its new mappings read before the exec. An exec therefore removes only
+ * changes may come out of order: perf's rings are merged by time a read
+ * at a time, but a record written (or made visible: the kernel moves a
+ * ring's head when its outermost writer ends) while the heads were taken
+ * comes in the next read, and a recording of another reader's may not be
+ * merged at all. So a process that moves between CPUs while it execs can
+ * have its new mappings read before the exec. An exec therefore removes only
  * what was mapped before it, a mapping older than an exec already seen is
  * the old program's and is dropped, and a fork seen after its child's exec
  * copies nothing. Kernel addresses resolve to the region "[kernel.kallsyms]"

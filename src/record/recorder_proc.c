@@ -55,8 +55,9 @@ void rscope_release(struct rscope *s)
 	hindex__release(&s->index);
 }
 
-/* Whether pid's parent, by /proc, is in scope: rings are read one CPU
- * after another, so an exec may come before the fork that puts it in. */
+/* Whether pid's parent, by /proc, is in scope: the rings' records are in
+ * time order within a read, not across the moment the heads are taken,
+ * so an exec may come before the fork that puts it in. */
 bool recorder_parent_in_scope(struct recorder *r, uint32_t pid)
 {
 	char rel[64];

@@ -540,8 +540,8 @@ static void finish_as_sorted(struct engine *e, uint64_t steal, const struct got 
 
 
 /* The per-CPU streams, each in time order, drained in rounds (CPU 0's
- * events of a round, then CPU 1's, as rings are read; or the other way
- * round), with the watermark after each round at the latest time of the
+ * events of a round, then CPU 1's, as recordings made before the rings
+ * were merged hold them; or the other way round), with the watermark after each round at the latest time of the
  * round before: the same figures as one sorted stream. */
 static void any_interleaving_same_result(void **state)
 {

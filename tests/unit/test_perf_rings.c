@@ -3,8 +3,10 @@
  * record each ring held when the read began, taken in the order of their
  * times across the rings, with the CPU each came from; a record that
  * wraps a ring's end whole; a record the reader fails left in its ring
- * for the next read; the kernel's PERF_RECORD_LOST counted. The rings are
- * anonymous memory laid out as the kernel lays its rings out, filled here.
+ * for the next read; space given back as the read goes; the kernel's
+ * PERF_RECORD_LOST counted; a record's time as the recorder takes it.
+ * The rings are anonymous memory laid out as the kernel lays its rings
+ * out, filled here.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <cmocka.h>
 
 #include "collect/perf.h"
+#include "resolve/perf_decode.h"
 
 #define DATA 256	/* each ring's data: small, so that records wrap */
 
@@ -77,6 +80,8 @@ static struct seen {
 	uint64_t time, tag;
 } seen[64];
 static int nseen, fail_at = -1;
+static const struct perf_event_mmap_page *watched;	/* its tail as each record is read */
+static uint64_t tail_seen[64];
 
 static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 {
@@ -87,6 +92,7 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		return -EIO;
 	const struct rec *r = (const void *)h;
 	assert_int_equal(h->size, sizeof(*r));
+	tail_seen[nseen] = watched ? watched->data_tail : 0;
 	seen[nseen++] = (struct seen){ cpu, r->time, r->tag };
 	return 0;
 }
@@ -142,25 +148,28 @@ static void records_in_time_order_across_rings(void **state)
 }
 
 /* Records that wrap the end of the data come whole (24-byte records
- * round a 256-byte ring: some start 16 or 8 bytes before its end). */
+ * round a 256-byte ring: some start 16 or 8 bytes before its end), two
+ * rings' at once: each is made whole in its ring's own scratch. */
 static void wrapped_records_whole(void **state)
 {
 	(void)state;
 	struct perf_session s;
-	session(&s, 1);
+	session(&s, 2);
 	uint64_t got = 0;
-	for (uint64_t k = 0; k < 40; k++) {	/* more than the ring holds */
-		put(&s, 0, 1000 + k, 200 + k);
+	for (uint64_t k = 0; k < 40; k++) {	/* more than a ring holds */
+		put(&s, 0, 2 * k, 200 + k);
+		put(&s, 1, 2 * k + 1, 300 + k);
 		if (k % 5 == 4) {
 			read_all(&s, 0);
-			assert_int_equal(nseen, 5);
-			for (int j = 0; j < 5; j++) {
-				assert_int_equal(seen[j].time, 1000 + got);
-				assert_int_equal(seen[j].tag, 200 + got++);
+			assert_int_equal(nseen, 10);
+			for (int j = 0; j < 10; j++, got++) {
+				assert_int_equal(seen[j].cpu, 10 + j % 2);
+				assert_int_equal(seen[j].time, got);
+				assert_int_equal(seen[j].tag, (j % 2 ? 300 : 200) + got / 2);
 			}
 		}
 	}
-	assert_int_equal(got, 40);
+	assert_int_equal(got, 80);
 	perf_session__release(&s);
 }
 
@@ -188,6 +197,27 @@ static void failed_record_stays(void **state)
 	perf_session__release(&s);
 }
 
+/* A long read gives the space it passed back as it goes, every eighth
+ * of the ring (32 bytes here, two records), not at its end alone: the
+ * merge holds every ring for the whole read. */
+static void space_given_back_during_the_read(void **state)
+{
+	(void)state;
+	struct perf_session s;
+	session(&s, 2);
+	for (uint64_t k = 0; k < 8; k++)
+		put(&s, 0, k, k);
+	put(&s, 1, 100, 100);
+	watched = meta(&s, 0);
+	read_all(&s, 0);
+	watched = NULL;
+	assert_int_equal(nseen, 9);
+	for (int k = 0; k < 8; k++)
+		assert_int_equal(tail_seen[k], 48 * (k / 2));
+	assert_int_equal(meta(&s, 0)->data_tail, 8 * sizeof(struct rec));
+	perf_session__release(&s);
+}
+
 /* The kernel's count of records it dropped is summed per ring. */
 static void lost_records_counted(void **state)
 {
@@ -207,13 +237,179 @@ static void lost_records_counted(void **state)
 	perf_session__release(&s);
 }
 
+/* The recorder's key, perf_record_time, is the time perf_decode reads,
+ * for every record the recorder's events write: cpu-clock samples with
+ * and without call chains and cgroups, the tracepoints' samples (no IP,
+ * a raw part), and the side records with their sample_id_all trailer
+ * (collect/perf.c opens every event with it). */
+static uint8_t rec_buf[512];
+static size_t rec_len;
+
+static void start(uint32_t type)
+{
+	struct perf_event_header h = { type, 0, 0 };
+	memcpy(rec_buf, &h, sizeof(h));
+	rec_len = sizeof(h);
+}
+
+static void u64(uint64_t v)
+{
+	memcpy(rec_buf + rec_len, &v, 8);
+	rec_len += 8;
+}
+
+static void bytes(const void *p, size_t n)
+{
+	memcpy(rec_buf + rec_len, p, n);
+	rec_len += n;
+}
+
+static void end(void)
+{
+	((struct perf_event_header *)rec_buf)->size = (uint16_t)rec_len;
+}
+
+/* TID, TIME, CPU, IDENTIFIER: what sample_id_all adds to a side record */
+static void trailer(uint64_t time, uint64_t id)
+{
+	u64(7 | (uint64_t)8 << 32);
+	u64(time);
+	u64(1);
+	u64(id);
+	end();
+}
+
+static void same_time(const struct pd_layout *l, uint64_t want)
+{
+	struct perf_ev ev;
+	assert_int_equal(perf_decode(l, rec_buf, rec_len, &ev), 0);
+	assert_int_equal(ev.time, want);
+	assert_int_equal(perf_record_time(l, rec_buf, rec_len), want);
+}
+
+static void record_time_as_decoded(void **state)
+{
+	(void)state;
+	enum { CLOCK_ID = 100, SWITCH_ID = 200, RUNTIME_ID = 300 };
+	for (int chain = 0; chain < 2; chain++) {
+		for (int cgroup = 0; cgroup < 2; cgroup++) {
+			struct perf_options o = { .callchain = chain, .cgroup = cgroup };
+			struct pd_layout l = { 0 };
+			l.sample_type[PE_CLOCK] = perf_session__sample_type(&o, EV_CLOCK);
+			l.sample_type[PE_SWITCH] = perf_session__sample_type(&o, EV_SWITCH);
+			l.sample_type[PE_RUNTIME] = perf_session__sample_type(&o, EV_RUNTIME);
+			l.prev_pid = (struct pd_field){ 0, 4 };
+			l.next_pid = (struct pd_field){ 4, 4 };
+			l.rt_pid = (struct pd_field){ 0, 4 };
+			l.rt_runtime = (struct pd_field){ 4, 8 };
+			assert_int_equal(pd_layout__add_id(&l, SWITCH_ID, PE_SWITCH), 0);
+			assert_int_equal(pd_layout__add_id(&l, CLOCK_ID, PE_CLOCK), 0);
+			assert_int_equal(pd_layout__add_id(&l, RUNTIME_ID, PE_RUNTIME), 0);
+			pd_layout__ready(&l);
+			uint64_t t = 5000000000ULL + (uint64_t)(chain * 2 + cgroup);
+
+			start(PERF_RECORD_SAMPLE);	/* a cpu-clock sample */
+			u64(CLOCK_ID);
+			u64(0x401000);			/* IP */
+			u64(7 | (uint64_t)8 << 32);	/* pid, tid */
+			u64(t);
+			u64(1);				/* CPU */
+			u64(1000000);			/* period */
+			if (chain) {
+				u64(3);
+				u64((uint64_t)-512);	/* PERF_CONTEXT_USER */
+				u64(0x401000);
+				u64(0x402000);
+			}
+			if (cgroup)
+				u64(42);
+			end();
+			same_time(&l, t);
+
+			uint32_t raw[5] = { 12, 7, 9, 0, 0 };	/* size, then prev, next */
+			start(PERF_RECORD_SAMPLE);	/* sched_switch */
+			u64(SWITCH_ID);
+			u64(7 | (uint64_t)8 << 32);
+			u64(t + 10);
+			u64(0);
+			u64(1);
+			bytes(raw, 16);
+			end();
+			same_time(&l, t + 10);
+
+			uint32_t rt[4] = { 12, 8, 0, 0 };	/* size, pid, runtime */
+			uint64_t runtime = 123456;
+			memcpy(&rt[2], &runtime, 8);
+			start(PERF_RECORD_SAMPLE);	/* sched_stat_runtime */
+			u64(RUNTIME_ID);
+			u64(7 | (uint64_t)8 << 32);
+			u64(t + 20);
+			u64(0);
+			u64(runtime);
+			bytes(rt, 16);
+			end();
+			same_time(&l, t + 20);
+
+			char comm[16] = "cc1";
+			uint32_t ids[4] = { 7, 8, 1, 1 };
+			start(PERF_RECORD_COMM);
+			bytes(ids, 8);
+			bytes(comm, sizeof(comm));
+			trailer(t + 30, CLOCK_ID);
+			same_time(&l, t + 30);
+
+			start(PERF_RECORD_FORK);
+			bytes(ids, 16);
+			u64(t + 40);
+			trailer(t + 40, SWITCH_ID);
+			same_time(&l, t + 40);
+
+			start(PERF_RECORD_EXIT);
+			bytes(ids, 16);
+			u64(t + 50);
+			trailer(t + 50, CLOCK_ID);
+			same_time(&l, t + 50);
+
+			char path[16] = "/usr/bin/cc";
+			start(PERF_RECORD_MMAP2);	/* pid, tid, addr, len, pgoff, ... */
+			bytes(ids, 8);
+			u64(0x400000);
+			u64(0x10000);
+			u64(0);
+			u64(0);				/* maj, min */
+			u64(0);				/* ino */
+			u64(0);				/* ino generation */
+			u64(5 | (uint64_t)2 << 32);	/* prot, flags */
+			bytes(path, sizeof(path));
+			trailer(t + 60, CLOCK_ID);
+			same_time(&l, t + 60);
+
+			char cg[16] = "/system.slice";
+			start(PERF_RECORD_CGROUP);	/* id, path */
+			u64(77);
+			bytes(cg, sizeof(cg));
+			trailer(t + 65, CLOCK_ID);
+			same_time(&l, t + 65);
+
+			start(PERF_RECORD_LOST);
+			u64(SWITCH_ID);
+			u64(3);
+			trailer(t + 70, SWITCH_ID);
+			same_time(&l, t + 70);
+			pd_layout__release(&l);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(records_in_time_order_across_rings),
 		cmocka_unit_test(wrapped_records_whole),
 		cmocka_unit_test(failed_record_stays),
+		cmocka_unit_test(space_given_back_during_the_read),
 		cmocka_unit_test(lost_records_counted),
+		cmocka_unit_test(record_time_as_decoded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

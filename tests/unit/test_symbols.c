@@ -73,9 +73,11 @@ static void maps_replace_fork_exec(void **state)
 	teardown();
 }
 
-/* Rings are read one CPU after another: a process that moved CPUs while it
- * exec'd can have its new mappings read before the exec, and its fork after
- * both. Each change counts at its own time. */
+/* Changes out of time order (a ring's record written while the heads
+ * were taken is read a round late; a recording made ring after ring, as
+ * before 2026-12-06): a process that moved CPUs while it exec'd can have
+ * its new mappings read before the exec, and its fork after both. Each
+ * change counts at its own time. */
 static void changes_out_of_order(void **state)
 {
 	(void)state;
