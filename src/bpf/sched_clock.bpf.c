@@ -307,6 +307,19 @@ static __always_inline void exec_closes(struct sc_cpu *c, __u32 old, __u32 tid)
 		c->tid_in = tid;
 }
 
+/* The old leader of a process whose other thread exec'd, once the exec
+ * made that thread the leader (fs/exec.c de_thread): the thread took the
+ * leader's id and start time, and the old leader's group_leader points
+ * at it, last. No other task has a leader other than itself born at its
+ * own start time (a thread is made after its leader). A leader already
+ * freed (a thread's leader is not held) reads as another start time, or
+ * 0 (a BTF read that faults): false, as it should be. */
+static __always_inline bool replaced_leader(struct task_struct *p)
+{
+	struct task_struct *g = p->group_leader;
+	return g && g != p && g->start_time == p->start_time;
+}
+
 /* prev leaves the CPU: its stint's wall time, steal and IRQ time, its
  * counters. */
 static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_struct *prev,
@@ -314,16 +327,24 @@ static __always_inline void switch_out(struct sc_cpu *c, __u32 cpu, struct task_
 {
 	__u32 tid = prev->pid;
 	__u64 now = r->now, steal = r->steal;
+	/* The dead leader's last switch out is left alone, under whatever id
+	 * it comes: the thread's old one since 5.8 (the two swap ids), its
+	 * own before, which the thread took. It would count the leader's run
+	 * time on the thread's entry. Preempted after it became a zombie, it
+	 * can even have switched in under the id it leaves with. */
+	if (prev->exit_state && replaced_leader(prev))
+		return;
 	/* The task switched in under another id: an exec by a thread other
-	 * than the leader gave it the leader's id in its stint, or, since
-	 * 5.12, the dead leader ends under that thread's old id. The dead
-	 * leader's last switch is left alone: it would count the leader's
-	 * run time on the thread's entry. The thread's is its exec's, seen
-	 * before sched_process_exec (which may come after a switch: the exec
-	 * reads the program): done here, as on_exec does it. */
+	 * than the leader gave it the leader's id in its stint. That is its
+	 * exec's, seen before sched_process_exec (which may come after a
+	 * switch: the exec reads the program): done here, as on_exec does
+	 * it. A thread whose exec failed after it took the leader's id dies
+	 * under that id, the process's: its stint is counted so, and its
+	 * entry ends. A zombie under another id is the dead leader caught
+	 * while de_thread runs: its id swapped, its group_leader not yet. */
 	__u32 exec_from = 0;
 	if (tid && c->tid_in && c->tid_in != tid && c->task_in == (__u64)(unsigned long)prev) {
-		if (prev->exit_state)
+		if (prev->exit_state && tid != (__u32)prev->tgid)
 			return;
 		exec_from = c->tid_in;
 		exec_closes(c, exec_from, tid);
@@ -438,10 +459,14 @@ SEC("tp_btf/sched_process_free")
 int BPF_PROG(on_free, struct task_struct *p)
 {
 	__u32 tid = p->pid;
+	/* a leader replaced by an exec: freed under the exec'ing thread's
+	 * old id since 5.8 (that entry closed by the exec), before that
+	 * under its own, which the thread took and runs under (the leader's
+	 * counters would end the thread's entry) */
+	if (replaced_leader(p))
+		return 0;
 	struct sc_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	/* an entry already exited has its final figures (and since 5.12 a
-	 * leader replaced by an exec freed under the exec'ing thread's old
-	 * id, whose entry on_exec closed, has other counters) */
+	/* an entry already exited has its final figures */
 	if (!th || (th->flags & SC_EXITED))
 		return 0;
 	__u64 rt = p->se.sum_exec_runtime;
@@ -465,10 +490,9 @@ int BPF_PROG(on_free, struct task_struct *p)
  * id would make an entry counting from its birth, the leader's, and
  * count again all it ran before the exec. A switch out of the thread
  * between its taking the id and this (the exec reads the program) does
- * it first (switch_out), and this leaves it. (Since 5.12 the leader's
- * task carries the thread's old id to its end: switch_out leaves its
- * final switch out alone. Before, it keeps its id, and a final switch
- * out after this counts it under this one.)
+ * it first (switch_out), and this leaves it. (The old leader's task
+ * ends under the thread's old id since 5.8, under its own before:
+ * switch_out and on_free know it by replaced_leader and leave it.)
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)

@@ -44,6 +44,7 @@ struct task_struct {
 	char comm[16];
 	__u64 start_time;	/* its fork's CLOCK_MONOTONIC ns */
 	int exit_state;		/* a zombie or dead task's: not 0 */
+	struct task_struct *group_leader;	/* its process's leader */
 	struct sched_entity se;
 	struct sched_info sched_info;
 } __attribute__((preserve_access_index));
