@@ -644,8 +644,10 @@ int rec_source_read_items(struct rec_source *s, struct engine *e, struct rec_err
 {
 	int r = 0;
 	while (!r) {
-		uint32_t type, len;
-		const uint8_t *d;
+		/* set anyway: built whole, GCC did not see that a read that
+		 * returns 1 sets them, and warned */
+		uint32_t type = 0, len = 0;
+		const uint8_t *d = NULL;
 		r = rec_reader__next(s->rd, &type, &d, &len, err);
 		if (r <= 0)
 			break;

@@ -45,7 +45,8 @@ static void proc_cgroup_paths(void **state)
 static void put(const char *dir, const char *file, const char *text)
 {
 	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, file);
+	assert_true(n > 0 && (size_t)n < sizeof(path));
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);
