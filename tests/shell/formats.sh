@@ -36,6 +36,11 @@ fi
 python3 "$ROOT/tests/many_stacks.py" >"$TMP/many.txt"
 "$CL" import perf-script "$TMP/many.txt" -o "$TMP/many.rec" 2>/dev/null || fail "import of many stacks"
 inputs="$inputs $TMP/many.rec"
+# and of more stacks than pprof's memo of their locations has slots
+python3 "$ROOT/tests/many_stacks.py" --distinct >"$TMP/distinct.txt"
+"$CL" import perf-script "$TMP/distinct.txt" -o "$TMP/distinct.rec" 2>/dev/null ||
+	fail "import of distinct stacks"
+inputs="$inputs $TMP/distinct.rec"
 for input in $inputs; do
 	name=$(basename "$input")
 	"$CL" report -i "$input" --format openmetrics -o "$TMP/om.txt" 2>/dev/null || fail "$name: openmetrics"
@@ -76,9 +81,11 @@ PY
 	gzip -t "$TMP/p.pb.gz" || fail "$name: pprof is not gzip"
 	zcat "$TMP/p.pb.gz" | protoc --decode=perftools.profiles.Profile -I"$PROTO" profile.proto \
 		>"$TMP/p.txt" 2>"$TMP/protoc.err" || fail "$name: protoc: $(cat "$TMP/protoc.err")"
-	python3 - "$TMP" "$name" <<'PY' || fail "$name: formats disagree with the report"
+	rec=no
+	[ "${input#perf-script:}" = "$input" ] && rec=yes	# f.folded is its
+	python3 - "$TMP" "$name" "$rec" <<'PY' || fail "$name: formats disagree with the report"
 import json, re, sys
-d, name = sys.argv[1], sys.argv[2]
+d, name, rec = sys.argv[1], sys.argv[2], sys.argv[3] == "yes"
 ok = True
 # openmetrics
 acc = json.load(open(d + "/acc.json"))
@@ -148,6 +155,20 @@ apart = [k for k in set(per) | set(want)
 ok &= not apart
 if apart:
     print("%s: pprof threads unlike the rows: %s" % (name, apart[:3]))
+# each sample's stack is one the folded stacks have, and each of theirs
+# is a sample's: the same functions, root first (pprof lists a sample's
+# locations leaf first; a folded line starts with its program, and its
+# names have ';' as ':' and ' ' as '_', report/folded.c)
+if rec:
+    loc_fn = {int(i): funcs[int(f)].replace(";", ":").replace(" ", "_") for i, f in
+              re.findall(r'^location \{\s*id: (\d+).*?function_id: (\d+)', text, re.M | re.S)}
+    got = set()
+    for s in re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S):
+        got.add(tuple(loc_fn[int(i)] for i in reversed(re.findall(r'location_id: (\d+)', s))))
+    folded = set(tuple(l.rsplit(' ', 1)[0].split(';')[1:]) for l in open(d + "/f.folded"))
+    ok &= got == folded
+    print("%s: pprof %d stacks, folded %d, %d of pprof's not folded, %d of folded's not in pprof" %
+          (name, len(got), len(folded), len(got - folded), len(folded - got)))
 depth = max(len(re.findall(r'location_id:', s))
             for s in re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S))
 ok &= depth > 1 or "oneline" in name
