@@ -19,8 +19,11 @@ CFLAGS_BASE += $(OPT)
 # files of their own, and built whole at -O3 it takes 15 % fewer
 # instructions (bench/RESULTS.md, round 30). The objects carry GCC's IR
 # beside their code; the tests link the code alone, as before (linked
-# whole, GCC warned of paths in their fixtures that never run).
-LTO ?= -flto=auto
+# whole, GCC warned of paths in their fixtures that never run). In one
+# piece: split for parallel jobs, GCC renames a static function called
+# across the pieces name.lto_priv.N, and profiles of cpuledger (perf's,
+# ours, the workload's spinners) would show that name.
+LTO ?= -flto -flto-partition=one
 endif
 LTO_OBJ = $(if $(LTO),$(LTO) -ffat-lto-objects)
 AR_LTO = $(if $(LTO),gcc-ar,ar)
