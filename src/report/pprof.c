@@ -925,7 +925,7 @@ static int stack_sample(struct builder *b, const struct report_stack *rs, const 
 		}
 		at += pprof_wire__varint(b->loc_bytes + at, b->frame_locs[fid]);
 	}
-	if (at <= STACK_MEMO_BYTES) {
+	if (at && at <= STACK_MEMO_BYTES) {
 		*m = (struct stack_memo){ .stack = w->stack, .len = (uint8_t)at };
 		memcpy(m->bytes, b->loc_bytes, at);
 	}

@@ -13,7 +13,9 @@
 #   summing to its rows;
 # - folded stacks of a recording (`-f folded` without perf-script:) count
 #   as many samples as the report's rows, and with --dso as many as that
-#   file's row.
+#   file's row; every folded stack is a pprof sample's, with the same
+#   functions (pprof packs a stack's locations once, by its id), and
+#   pprof has no other but a thread's time that no sample placed.
 . "$(dirname "$0")/../lib.sh"
 command -v promtool >/dev/null || skip "promtool is not installed (package prometheus)"
 command -v protoc >/dev/null || skip "protoc is not installed (package protobuf-compiler)"
@@ -155,10 +157,11 @@ apart = [k for k in set(per) | set(want)
 ok &= not apart
 if apart:
     print("%s: pprof threads unlike the rows: %s" % (name, apart[:3]))
-# each sample's stack is one the folded stacks have, and each of theirs
-# is a sample's: the same functions, root first (pprof lists a sample's
-# locations leaf first; a folded line starts with its program, and its
-# names have ';' as ':' and ' ' as '_', report/folded.c)
+# each folded stack is a sample's: the same functions, root first (pprof
+# lists a sample's locations leaf first; a folded line starts with its
+# program, and its names have ';' as ':' and ' ' as '_', report/folded.c);
+# pprof's others are a thread's time that no sample placed, which folded
+# (samples) leaves out: one frame (core/engine_tasks.c, unsampled_stacks)
 if rec:
     loc_fn = {int(i): funcs[int(f)].replace(";", ":").replace(" ", "_") for i, f in
               re.findall(r'^location \{\s*id: (\d+).*?function_id: (\d+)', text, re.M | re.S)}
@@ -166,9 +169,10 @@ if rec:
     for s in re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S):
         got.add(tuple(loc_fn[int(i)] for i in reversed(re.findall(r'location_id: (\d+)', s))))
     folded = set(tuple(l.rsplit(' ', 1)[0].split(';')[1:]) for l in open(d + "/f.folded"))
-    ok &= got == folded
-    print("%s: pprof %d stacks, folded %d, %d of pprof's not folded, %d of folded's not in pprof" %
-          (name, len(got), len(folded), len(got - folded), len(folded - got)))
+    ok &= folded <= got and all(len(s) == 1 for s in got - folded)
+    print("%s: pprof %d stacks, folded %d, %d of pprof's not folded (deepest %d), %d of folded's not in pprof" %
+          (name, len(got), len(folded), len(got - folded), max(map(len, got - folded), default=0),
+           len(folded - got)))
 depth = max(len(re.findall(r'location_id:', s))
             for s in re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S))
 ok &= depth > 1 or "oneline" in name
