@@ -53,7 +53,9 @@ for input in $inputs; do
 	"$CL" report -i "$input" --by thread,account --format json -o "$TMP/ta.json" 2>/dev/null
 	"$CL" report -i "$input" --format pprof -o "$TMP/p.pb.gz" 2>/dev/null || fail "$name: pprof"
 	# folded stacks of a recording: as many samples as the report's rows
-	if [ "${input#perf-script:}" = "$input" ]; then
+	rec=no	# a recording (not perf-script:): it has folded stacks, f.folded
+	[ "${input#perf-script:}" = "$input" ] && rec=yes
+	if [ "$rec" = yes ]; then
 		"$CL" report -i "$input" --format folded -o "$TMP/f.folded" || fail "$name: folded"
 		"$CL" report -i "$input" --format json -o "$TMP/th.json"
 		python3 - "$TMP/f.folded" "$TMP/th.json" <<'PY' || fail "$name: folded samples differ"
@@ -83,8 +85,6 @@ PY
 	gzip -t "$TMP/p.pb.gz" || fail "$name: pprof is not gzip"
 	zcat "$TMP/p.pb.gz" | protoc --decode=perftools.profiles.Profile -I"$PROTO" profile.proto \
 		>"$TMP/p.txt" 2>"$TMP/protoc.err" || fail "$name: protoc: $(cat "$TMP/protoc.err")"
-	rec=no
-	[ "${input#perf-script:}" = "$input" ] && rec=yes	# f.folded is its
 	python3 - "$TMP" "$name" "$rec" <<'PY' || fail "$name: formats disagree with the report"
 import json, re, sys
 d, name, rec = sys.argv[1], sys.argv[2], sys.argv[3] == "yes"
