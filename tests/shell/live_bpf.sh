@@ -162,7 +162,10 @@ CPULEDGER_BPF_CPUSTAT_FIELD=$user_field collect cpustat --steal-from cpustat
 #   wait before it lost, and the thread partial);
 # - late: the same, and the programs make no entry for its process
 #   (CPULEDGER_BPF_LATE_PID), so a read of --interval 1 finds it running
-#   and makes it (the collector before counted from that read);
+#   and makes it (the collector before counted from that read); it runs
+#   16 bursts (5 s), so that some read finds it on a CPU on a busy
+#   machine too (with 6, a CI run's reads in its life all found it
+#   waiting: no entry, its run time 0);
 # - exec: it runs, then execs (sh), taking its leader's id and birth:
 #   its entry under the old id closes, one under the leader's goes on
 #   from its stint's switch in (the collector before made that one at
@@ -184,7 +187,7 @@ def name(n):
 def work():
     if mode == "renamed":
         name("cl-before")
-    for i in range({"late": 6, "renamed": 8}.get(mode, 2)):
+    for i in range({"late": 16, "renamed": 8}.get(mode, 2)):
         if mode == "renamed" and i == 2:
             name("cl-after")
         end = time.monotonic() + 0.3
