@@ -81,10 +81,12 @@ struct long_string {
  * command line is looked up again for each thread of its process, and
  * for each process that runs it, each read back from the store to be
  * compared (a twentieth of a profile). Those of LONG_SEEN_MAX bytes or
- * less (a command line can be megabytes); 64 of them as fast as 256,
- * for 0.3 MB less at 8 minutes of a compile loop. */
-#define LONG_SEEN 64
-#define LONG_SEEN_MAX 4096
+ * less (a command line can be megabytes), so at most 1 MB. 1024 of them:
+ * a compile loop runs the same few thousand command lines again and
+ * again, and with 64, 3 300 of them were read back (a system call each)
+ * for a profile of 8 minutes, 1 150 with 1024 (3 % of its wall time). */
+#define LONG_SEEN 1024
+#define LONG_SEEN_MAX 1024
 struct long_seen {
 	uint64_t hash;
 	uint32_t i, len;	/* its index in longs; 0 length: none yet */
