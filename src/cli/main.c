@@ -4,10 +4,6 @@
  * from which its help and the shell completion are made.
  */
 #include <malloc.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -149,50 +145,9 @@ __attribute__((constructor)) static void hold_signals_early(int argc, char **arg
  * recording peaked 0.3 MB (3 %) lower, its 1-minute one the same. */
 #define MMAP_THRESHOLD (128 * 1024)
 
-/*
- * A command that reads its input once and ends (report, import) has the
- * main thread's heap in 2 MB pages (transparent huge pages, asked for
- * with madvise): a report's engine runs on that thread and is its
- * longest, and each first touch of a 4 KB page was a page fault, 9 us
- * each on the KVM guest we measure on (a 4 KB fault there costs what
- * populating it in bulk costs twice over). pprof of an 8-minute
- * recording: 2 880 faults -> 1 600, 5 % less wall time (of its import:
- * 5 170 -> 1 040, 35 %), peak RSS 12.9 -> 15.1 MB (bench/RESULTS.md,
- * round 31). So that the heap is one region to
- * advise, blocks up to HEAP_PAD come from it (not each mapped on its own,
- * as above) and it grows HEAP_PAD at a time: address space, not memory;
- * only the pages touched are resident, in 2 MB steps. Where the kernel
- * gives no huge pages (never, or no THP), the advice is ignored. The
- * other threads' arenas are as glibc makes them (one arena for all
- * threads: 2 880 -> 800 faults, but slower, the threads waiting on its
- * lock). Long-running commands keep the small pages: a daemon's heap
- * should give memory back.
- */
-#define HUGE_PAGE (2u << 20)
-#define HEAP_PAD (64u << 20)
-
-static void heap_in_huge_pages(void)
-{
-	mallopt(M_MMAP_THRESHOLD, HEAP_PAD);
-	mallopt(M_TOP_PAD, HEAP_PAD);
-	/* the first block makes the heap, HEAP_PAD past it (nothing was
-	 * allocated before main) */
-	char *first = malloc(1), *end = sbrk(0);
-	if (first && end != (void *)-1 && first < end && (size_t)(end - first) <= 2 * HEAP_PAD) {
-		uintptr_t lo = ((uintptr_t)first + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-		uintptr_t hi = (uintptr_t)end & ~(uintptr_t)(HUGE_PAGE - 1);
-		if (hi > lo)
-			(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-	}
-	free(first);
-}
-
 int main(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "report") || !strcmp(argv[1], "import")))
-		heap_in_huge_pages();
-	else
-		mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
