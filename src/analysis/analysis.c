@@ -340,14 +340,18 @@ static int stacks_out(struct analysis *a)
 		uint32_t m = 0;
 		while (m < nmade && made[m].account != p->account)
 			m++;
+		rs.like = 0;
 		if (m < nmade) {
 			rows__make_like(&a->stacks, &made[m].w, p->stack, &rf, &w);
+			rs.like = m + 1;
 		} else {
 			k.account = name(a, p->account);
 			k.stack = p->stack;
 			err = rows__make(&a->stacks, b, &k, &rf, &w);
-			if (!err && nmade < STACKS_ACCOUNTS)
+			if (!err && nmade < STACKS_ACCOUNTS) {
 				made[nmade++] = (struct made_row){ p->account, w };
+				rs.like = nmade;
+			}
 		}
 		if (!err)
 			err = a->o.stack_out(a->o.stack_ctx, &rs, &a->stacks, &w);

@@ -216,6 +216,7 @@ struct builder {
 		const struct rows *st;
 		uint64_t batch;
 		struct row w;
+		uint32_t like;		/* w's report_stack like */
 		uint8_t *bytes;
 		size_t len, cap;
 	} labels[LABELS_KEPT];
@@ -847,11 +848,14 @@ static int account_labels(struct builder *b, const struct report_stack *rs,
 static int stack_labels(struct builder *b, const struct report_stack *rs,
 			const struct rows *st, const struct row *w)
 {
-	/* the last row's first: the next row mostly has them too */
+	/* the last row's first: the next row mostly has them too; by the
+	 * row it was made like, where that is said (comparing the rows was
+	 * a twentieth of the engine's thread) */
 	for (unsigned j = 0; j < LABELS_KEPT; j++) {
 		unsigned i = (b->labels_at + j) % LABELS_KEPT;
 		const struct packed_labels *k = &b->labels[i];
-		if (k->valid && k->st == st && k->batch == rs->batch && same_labels(&k->w, w)) {
+		if (k->valid && k->st == st && k->batch == rs->batch &&
+		    (rs->like ? k->like == rs->like : same_labels(&k->w, w))) {
 			b->labels_at = i;
 			return 0;
 		}
@@ -875,6 +879,7 @@ static int stack_labels(struct builder *b, const struct report_stack *rs,
 		return -ENOMEM;
 	k->len = pprof_wire__sample(k->bytes, &s);
 	k->w = *w;
+	k->like = rs->like;
 	k->st = st;
 	k->batch = rs->batch;
 	k->valid = true;

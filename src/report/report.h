@@ -135,6 +135,10 @@ struct report_stack {
 	/* which batch of rows the stacks come in (a gone thread's): a row's
 	 * string ids name the same strings within one batch, not across */
 	uint64_t batch;
+	/* rows of a batch with the same like (0: not said) differ in their
+	 * stack and figures alone: made like one another (a thread's rows of
+	 * one account), so their labels are one another's */
+	uint32_t like;
 };
 
 struct report_writer {
