@@ -84,7 +84,8 @@ struct long_string {
  * less (a command line can be megabytes), so at most 1 MB. 1024 of them:
  * a compile loop runs the same few thousand command lines again and
  * again, and with 64, 3 300 of them were read back (a system call each)
- * for a profile of 8 minutes, 1 150 with 1024 (3 % of its wall time). */
+ * for a profile of 8 minutes, 1 150 with 1024 (bench/RESULTS.md, round
+ * 31). */
 #define LONG_SEEN 1024
 #define LONG_SEEN_MAX 1024
 struct long_seen {
