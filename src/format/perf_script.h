@@ -42,6 +42,25 @@ static inline bool ps_is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
+/* The program sets no locale, so ctype's classes are ASCII's: these are
+ * they, without a table's look-up through a call each byte. */
+static inline bool ps_is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
+/* c's value as a hexadecimal digit, or -1. */
+static inline int ps_hex_value(char c)
+{
+	if (ps_is_digit(c))
+		return c - '0';
+	unsigned char l = (unsigned char)(c | 0x20);	/* ASCII's lower case */
+	return l >= 'a' && l <= 'f' ? l - 'a' + 10 : -1;
+}
+
+/* The first byte of s[0..n) that is no ps_is_space, or n. */
+size_t perf_script__skip_spaces(const char *s, size_t n);
+
 /* Where a frame line's parts lie: "pc func+0xoff (module)". */
 struct frame_parts {
 	const char *pc, *func, *mod;

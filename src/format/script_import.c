@@ -365,9 +365,8 @@ static int add_frame(struct script_parser *im, const char *s, size_t n)
 		fp.flen = (size_t)(open - fp.func);
 	}
 	struct rec_frame f = { 0 };
-	for (size_t i = 0; i < fp.pclen && isxdigit((unsigned char)fp.pc[i]); i++)
-		f.ip = f.ip << 4 | (uint64_t)(isdigit((unsigned char)fp.pc[i]) ?
-			fp.pc[i] - '0' : (tolower((unsigned char)fp.pc[i]) - 'a' + 10));
+	for (size_t i = 0; i < fp.pclen && ps_hex_value(fp.pc[i]) >= 0; i++)
+		f.ip = f.ip << 4 | (uint64_t)ps_hex_value(fp.pc[i]);
 	size_t flen = perf_script__strip_offset(fp.func, fp.flen);
 	/* perf before 3.16 printed nothing for a function it could not
 	 * name, where later versions print "[unknown]" */
@@ -590,9 +589,7 @@ static int on_line(void *ctx, const char *s, size_t n)
 				 (int)(n - (sizeof(key) - 1)), s + sizeof(key) - 1);
 		return 0;
 	}
-	size_t lead = 0;
-	while (lead < n && ps_is_space(s[lead]))
-		lead++;
+	size_t lead = perf_script__skip_spaces(s, n);
 	if (lead == n)
 		return end_sample(im);
 	/* perf right-aligns comm in some layouts (-F with pid), so a line

@@ -148,6 +148,59 @@ static void not_headers(void **state)
 	}
 }
 
+/*
+ * Words split sixteen bytes at a time: a header with its fields apart by
+ * every width of blanks from 1 to 40, of each kind perf's reader takes
+ * for one (space, tab, \v, \f, \r), so each word starts and ends at each
+ * place of a sixteen-byte run, and the line ends on one, within or after.
+ */
+static void blanks_of_every_width(void **state)
+{
+	(void)state;
+	static const char kinds[] = " \t\v\f\r";
+	static const char *const fields[] = { "cc1", "6337/6338", "[001]",
+					      "149.160735803:", "1000000", "cpu-clock:" };
+	struct want w = { "cc1", 6337, 6338, 1, 149160735803LL, 1000000, "cpu-clock", "" };
+	for (size_t width = 1; width <= 40; width++) {
+		for (size_t kind = 0; kind < sizeof(kinds) - 1; kind++) {
+			char line[512];
+			size_t n = 0;
+			for (size_t f = 0; f < sizeof(fields) / sizeof(*fields); f++) {
+				for (size_t b = 0; f && b < width; b++)	/* a mix, ending in kind */
+					line[n++] = b + 1 == width ? kinds[kind] : kinds[(b + f) % 5];
+				memcpy(line + n, fields[f], strlen(fields[f]));
+				n += strlen(fields[f]);
+			}
+			line[n] = '\0';
+			check(line, &w, NULL);
+			/* blanks after the event, and after the line's end (not read) */
+			memset(line + n, kinds[kind], width);
+			line[n + width] = '\0';
+			check(line, &w, NULL);
+			char tail[600];
+			memcpy(tail, line, n + width);
+			memcpy(tail + n + width, "x", 2);	/* a word past the end */
+			struct ps_header h;
+			assert_true(perf_script__header(tail, n + width, NULL, &h));
+			assert_int_equal(h.rest_len, 0);
+		}
+	}
+	/* a tracepoint's text of more than 64 words: the fields read, the
+	 * text kept whole */
+	char line[1024] = "perf 1/1 [000] 1.5: sched:x:";
+	for (int k = 0; k < 70; k++)
+		strcat(line, " a=1");
+	struct want t = { "perf", 1, 1, 0, 1500000000LL, -1, "sched:x", line + 29 };
+	check(line, &t, NULL);
+	/* a newline is no blank (a line has none; the splitter's) */
+	struct ps_header h;
+	assert_false(perf_script__header("cc1\n1/1 [000] 1.5: cpu-clock: ", 30, NULL, &h) &&
+		     h.comm_len == 3);
+	assert_int_equal(perf_script__skip_spaces(" \t\v\f\r \t\v\f\r \t\v\f\r \t\v\f\r x", 22), 21);
+	assert_int_equal(perf_script__skip_spaces("                                ", 32), 32);
+	assert_int_equal(perf_script__skip_spaces("\n", 1), 0);
+}
+
 /* A frame line cut as the reference collapser cuts it: the parts, or
  * pc NULL when it is no frame. */
 static void frame(const char *line, const char *pc, const char *func, size_t gap,
@@ -210,6 +263,7 @@ int main(void)
 		cmocka_unit_test(one_frame_on_the_line),
 		cmocka_unit_test(comm_with_spaces_and_digits),
 		cmocka_unit_test(not_headers),
+		cmocka_unit_test(blanks_of_every_width),
 		cmocka_unit_test(frame_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
