@@ -56,6 +56,24 @@ struct rec_writer {
 	struct rec_stack_frame *key;	/* a sample's, to look up */
 	uint32_t key_cap;
 	uint64_t *ips;
+	struct writer_behind *behind;	/* rec_writer__behind's, or NULL */
+};
+
+/*
+ * A second thread that compresses and writes the blocks (rec_writer__behind):
+ * a full block's buffers are handed to it and the writer goes on filling
+ * the other pair. Its cctx and z are the writer's, touched by this thread
+ * alone once it runs.
+ */
+struct writer_behind {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool busy;		/* a block handed over, not yet written */
+	bool stop;
+	int err;		/* its first error, said at the next hand-over */
+	uint8_t *raw, *addr;	/* the block handed over (then the pair to fill) */
+	size_t raw_len, raw_cap, addr_len, addr_cap;
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -124,28 +142,159 @@ struct rec_writer *rec_writer__new(int fd)
 	return w;
 }
 
-int rec_writer__flush(struct rec_writer *w)
+/* More than one CPU to run on: a second thread costs, not helps, on one. */
+static bool cpus_to_spare(void)
 {
-	if (!w->raw_len)
-		return 0;
-	size_t bound = ZSTD_compressBound(w->raw_len) + ZSTD_compressBound(w->addr_len);
+	cpu_set_t set;
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
+}
+
+/* Compresses and writes a block of items raw and addresses addr:
+ * 0 or -errno. */
+static int write_block(struct rec_writer *w, const uint8_t *raw, size_t raw_len,
+		       const uint8_t *addr, size_t addr_len)
+{
+	size_t bound = ZSTD_compressBound(raw_len) + ZSTD_compressBound(addr_len);
 	if (grow_bytes((char **)&w->z, &w->z_cap, bound, 65536))
 		return -ENOMEM;
-	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, w->raw, w->raw_len);
-	size_t az = ZSTD_isError(z) || !w->addr_len ? 0 :
-		    ZSTD_compress2(w->cctx, w->z + z, w->z_cap - z, w->addr, w->addr_len);
+	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, raw, raw_len);
+	size_t az = ZSTD_isError(z) || !addr_len ? 0 :
+		    ZSTD_compress2(w->cctx, w->z + z, w->z_cap - z, addr, addr_len);
 	if (ZSTD_isError(z) || ZSTD_isError(az))
 		return -EIO;
-	struct block_header_4 h = { BLOCK_MAGIC_4, (uint32_t)w->raw_len, (uint32_t)z,
-				    (uint32_t)w->addr_len, (uint32_t)az, 0 };
+	struct block_header_4 h = { BLOCK_MAGIC_4, (uint32_t)raw_len, (uint32_t)z,
+				    (uint32_t)addr_len, (uint32_t)az, 0 };
 	int err = write_all(w->fd, &h, sizeof(h));
 	if (!err)
 		err = write_all(w->fd, w->z, z + az);
-	if (err)
+	if (!err)
+		__atomic_add_fetch(&w->bytes, sizeof(h) + z + az, __ATOMIC_RELAXED);
+	return err;
+}
+
+static void *write_behind(void *arg)
+{
+	struct rec_writer *w = arg;
+	struct writer_behind *b = w->behind;
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		while (!b->busy && !b->stop)
+			pthread_cond_wait(&b->cv, &b->mu);
+		if (!b->busy)
+			break;
+		pthread_mutex_unlock(&b->mu);
+		int err = write_block(w, b->raw, b->raw_len, b->addr, b->addr_len);
+		pthread_mutex_lock(&b->mu);
+		if (err && !b->err)
+			b->err = err;
+		b->busy = false;
+		pthread_cond_broadcast(&b->cv);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* Waits for the block handed over to be written: its thread's first
+ * error, or 0. Call with b->mu held. */
+static int settle_locked(struct writer_behind *b)
+{
+	while (b->busy)
+		pthread_cond_wait(&b->cv, &b->mu);
+	return b->err;
+}
+
+static int settle(struct rec_writer *w)
+{
+	struct writer_behind *b = w->behind;
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&b->mu);
+	int err = settle_locked(b);
+	pthread_mutex_unlock(&b->mu);
+	return err;
+}
+
+/* The current block sealed: written here, or handed to the thread
+ * behind (which may still be writing it on return). 0 or -errno. */
+static int seal_block(struct rec_writer *w)
+{
+	if (!w->raw_len)
+		return 0;
+	struct writer_behind *b = w->behind;
+	if (!b) {
+		int err = write_block(w, w->raw, w->raw_len, w->addr, w->addr_len);
+		if (!err)
+			w->raw_len = w->addr_len = 0;
 		return err;
-	w->bytes += sizeof(h) + z + az;
-	w->raw_len = w->addr_len = 0;
-	return 0;
+	}
+	pthread_mutex_lock(&b->mu);
+	int err = settle_locked(b);
+	if (!err) {
+		uint8_t *raw = b->raw, *addr = b->addr;
+		size_t raw_cap = b->raw_cap, addr_cap = b->addr_cap;
+		b->raw = w->raw, b->raw_cap = w->raw_cap, b->raw_len = w->raw_len;
+		b->addr = w->addr, b->addr_cap = w->addr_cap, b->addr_len = w->addr_len;
+		w->raw = raw, w->raw_cap = raw_cap;
+		w->addr = addr, w->addr_cap = addr_cap;
+		w->raw_len = w->addr_len = 0;
+		b->busy = true;
+		pthread_cond_broadcast(&b->cv);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return err;
+}
+
+int rec_writer__flush(struct rec_writer *w)
+{
+	int err = seal_block(w);
+	return err ? err : settle(w);
+}
+
+bool rec_writer__behind(struct rec_writer *w)
+{
+	if (w->behind)
+		return true;
+	if (!cpus_to_spare())
+		return false;
+	struct writer_behind *b = calloc(1, sizeof(*b));
+	if (!b)
+		return false;
+	if (pthread_mutex_init(&b->mu, NULL)) {
+		free(b);
+		return false;
+	}
+	if (pthread_cond_init(&b->cv, NULL)) {
+		pthread_mutex_destroy(&b->mu);
+		free(b);
+		return false;
+	}
+	w->behind = b;
+	if (pthread_create(&b->thread, NULL, write_behind, w)) {
+		pthread_cond_destroy(&b->cv);
+		pthread_mutex_destroy(&b->mu);
+		free(b);
+		w->behind = NULL;
+		return false;	/* written here, as before */
+	}
+	return true;
+}
+
+static void stop_behind(struct rec_writer *w)
+{
+	struct writer_behind *b = w->behind;
+	if (!b)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->stop = true;		/* a block handed over is still written */
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	pthread_join(b->thread, NULL);
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->mu);
+	free(b->raw);
+	free(b->addr);
+	free(b);
+	w->behind = NULL;
 }
 
 int rec_writer__append(struct rec_writer *w, int fd, uint64_t items)
@@ -183,7 +332,7 @@ int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 	if (len > ITEM_MAX || padded > BLOCK_RAW)
 		return -E2BIG;	/* an item never spans blocks */
 	if (w->raw_len + padded > BLOCK_RAW) {
-		int err = rec_writer__flush(w);
+		int err = seal_block(w);
 		if (err)
 			return err;
 	}
@@ -263,7 +412,7 @@ int rec_writer__stack_sample(struct rec_writer *w, const struct rec_stack_sample
 	if (alen > BLOCK_RAW)
 		return -E2BIG;
 	if (w->raw_len + 8 + sizeof(*s) > BLOCK_RAW || w->addr_len + alen > BLOCK_RAW) {
-		if ((err = rec_writer__flush(w)))
+		if ((err = seal_block(w)))
 			return err;
 	}
 	if (grow_bytes((char **)&w->addr, &w->addr_cap, w->addr_len + alen, 65536))
@@ -285,7 +434,8 @@ int rec_writer__finish(struct rec_writer *w)
 
 uint64_t rec_writer__bytes(const struct rec_writer *w)
 {
-	return w->bytes + w->raw_len + w->addr_len;
+	/* (a block handed behind counts once written) */
+	return __atomic_load_n(&w->bytes, __ATOMIC_RELAXED) + w->raw_len + w->addr_len;
 }
 
 uint64_t rec_writer__items(const struct rec_writer *w)
@@ -297,6 +447,7 @@ void rec_writer__free(struct rec_writer *w)
 {
 	if (!w)
 		return;
+	stop_behind(w);
 	ZSTD_freeCCtx(w->cctx);
 	strtab__release(&w->stacks);
 	free(w->key);
@@ -552,13 +703,6 @@ static void *read_ahead(void *arg)
 	}
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
-}
-
-/* More than one CPU to run on: a second thread costs, not helps, on one. */
-static bool cpus_to_spare(void)
-{
-	cpu_set_t set;
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
 }
 
 bool rec_reader__may_read_ahead(const struct rec_reader *r)

@@ -3,6 +3,7 @@
  * or with a damaged block is refused with the offset of the damage.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -400,11 +401,18 @@ static uint32_t addr_frames(uint32_t i, struct rec_frame *f)
 
 #define ADDR_SAMPLES 20000
 
-static int addr_file(void)
+/* behind: written by rec_writer__behind's thread (false when it cannot
+ * run: one CPU) */
+static int addr_file_by(bool behind)
 {
 	int fd = memfd_create("rec", 0);
 	struct rec_writer *w = rec_writer__new(fd);
 	assert_non_null(w);
+	if (behind && !rec_writer__behind(w)) {
+		rec_writer__free(w);
+		close(fd);
+		return -1;
+	}
 	struct rec_frame f[120];
 	for (uint32_t i = 0; i < ADDR_SAMPLES; i++) {
 		struct rec_sample_head h = { .pid = 1, .tid = 1, .time_ns = i };
@@ -412,8 +420,15 @@ static int addr_file(void)
 		assert_int_equal(rec_writer__sample(w, &h, f), 0);
 	}
 	assert_int_equal(rec_writer__finish(w), 0);
+	/* all written once finished: the bytes it says are the file's */
+	assert_true(rec_writer__bytes(w) == (uint64_t)lseek(fd, 0, SEEK_END));
 	rec_writer__free(w);
 	return fd;
+}
+
+static int addr_file(void)
+{
+	return addr_file_by(false);
 }
 
 /* Reads fd's samples (skip: passing their addresses over): how many came,
@@ -510,6 +525,62 @@ static void addresses_piped(void **state)
 	close(fd);
 }
 
+static bool same_bytes(int a, int b)
+{
+	off_t n = lseek(a, 0, SEEK_END);
+	if (n != lseek(b, 0, SEEK_END))
+		return false;
+	char x[65536], y[65536];
+	for (off_t at = 0; at < n;) {
+		ssize_t k = pread(a, x, sizeof(x), at);
+		if (k <= 0 || pread(b, y, (size_t)k, at) != k || memcmp(x, y, (size_t)k))
+			return false;
+		at += k;
+	}
+	return true;
+}
+
+/*
+ * Blocks compressed and written by a second thread make the same file,
+ * byte for byte, as written in turn (blocks of items, and of addresses
+ * with them); and a write that fails there is said by finish, not lost.
+ */
+static void written_behind(void **state)
+{
+	(void)state;
+	int behind = addr_file_by(true);
+	if (behind < 0)
+		skip();	/* one CPU: no thread behind */
+	int in_turn = addr_file();
+	assert_true(same_bytes(behind, in_turn));
+	int blocks;
+	struct rec_error e;
+	assert_int_equal(read_addresses(behind, false, &blocks, &e), ADDR_SAMPLES);
+	assert_true(blocks >= 8);
+	close(behind);
+	close(in_turn);
+
+	/* the file sealed against writes once its header is there */
+	int fd = memfd_create("sealed", MFD_ALLOW_SEALING);
+	assert_true(fd >= 0);
+	struct rec_writer *w = rec_writer__new(fd);
+	assert_non_null(w);
+	assert_true(rec_writer__behind(w));
+	assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), 0);
+	static char big[300000];
+	int err = 0;
+	for (uint32_t i = 0; i < 40 && !err; i++) {	/* blocks handed over */
+		uint32_t v[2] = { i, 0 };
+		err = rec_writer__add(w, REC_PERF, v, sizeof(v), big, sizeof(big));
+	}
+	if (!err)
+		err = rec_writer__finish(w);
+	assert_int_equal(err, -EPERM);
+	assert_int_equal(rec_writer__finish(w), -EPERM);	/* and said again */
+	rec_writer__free(w);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +595,7 @@ int main(void)
 		cmocka_unit_test(peek),
 		cmocka_unit_test(addresses_apart),
 		cmocka_unit_test(addresses_piped),
+		cmocka_unit_test(written_behind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
