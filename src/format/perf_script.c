@@ -93,13 +93,19 @@ static bool is_word(char c)
  * and the line's last ')' in *close; false when there is none. */
 static bool last_module(const char *s, size_t n, size_t from, size_t *open, size_t *close)
 {
-	size_t c = n;
-	while (c > from && s[c - 1] != ')')
-		c--;
-	if (c-- <= from)
+	if (n <= from)
 		return false;
-	for (size_t k = c; k-- > from + 1;) {
-		if (s[k] == '(' && s[k - 1] == ' ') {
+	const char *cp = memrchr(s + from, ')', n - from);
+	if (!cp)
+		return false;
+	size_t c = (size_t)(cp - s);
+	/* each '(' back from it (memrchr's: the path between is long) */
+	for (size_t k = c; k > from + 1;) {
+		const char *op = memrchr(s + from + 1, '(', k - from - 1);
+		if (!op)
+			return false;
+		k = (size_t)(op - s);
+		if (s[k - 1] == ' ') {
 			*open = k;
 			*close = c;
 			return true;

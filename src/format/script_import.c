@@ -50,6 +50,17 @@ struct frame_memo {
 	char line[FRAME_MEMO_LINE];
 };
 
+/* A thread as see_task saw it last: seen again with the same process and
+ * name, it needs nothing (samples come of the few threads running, and
+ * taking their ids and names to the tables again was a thirtieth of
+ * reading the text). Cleared whenever a thread's name changes. */
+#define TASK_MEMO 4
+struct task_memo {
+	uint32_t pid, tid;
+	uint8_t len;		/* 0: empty */
+	char comm[31];
+};
+
 struct script_parser {
 	item_fn emit;
 	void *emit_ctx;
@@ -87,6 +98,9 @@ struct script_parser {
 	char *msg;
 	size_t msg_size;
 	struct frame_memo *memo;	/* FRAME_MEMO of them, made when needed */
+	bool nul_near, nul_before;	/* a NUL in the run read, or the one before */
+	struct task_memo tasks[TASK_MEMO];
+	uint32_t next_task;		/* the slot the next one takes */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -223,11 +237,32 @@ static int see_task(struct script_parser *im, uint32_t pid, uint32_t tid,
 		return 0;
 	/* the process exec'd: it goes by its new name */
 	im->comm_of[t] = c;
+	memset(im->tasks, 0, sizeof(im->tasks));
 	pre[1] = 0;
 	char name[80];
 	int n = snprintf(name, sizeof(name), "[%.*s]", (int)comm_len, comm);
 	return im->emit(im->emit_ctx, REC_CMDLINE, pre, sizeof(pre), name,
 			       (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1);
+}
+
+/* see_task, unless the thread was seen so lately. */
+static int see_task_again(struct script_parser *im, uint32_t pid, uint32_t tid,
+			  const char *comm, size_t comm_len)
+{
+	bool fits = comm_len && comm_len < sizeof(im->tasks[0].comm);
+	for (uint32_t i = 0; fits && i < TASK_MEMO; i++) {
+		const struct task_memo *m = &im->tasks[i];
+		if (m->tid == tid && m->pid == pid && m->len == comm_len &&
+		    !memcmp(m->comm, comm, comm_len))
+			return 0;
+	}
+	int err = see_task(im, pid, tid, comm, comm_len);
+	if (err || !fits)
+		return err;
+	struct task_memo *m = &im->tasks[im->next_task++ % TASK_MEMO];
+	*m = (struct task_memo){ .pid = pid, .tid = tid, .len = (uint8_t)comm_len };
+	memcpy(m->comm, comm, comm_len);
+	return 0;
 }
 
 /* The text of field key (as "prev_comm") up to " stop=" (as "prev_pid"):
@@ -485,7 +520,7 @@ static int sched_line(struct script_parser *im, const struct ps_header *h, bool 
 		err = in_order(im, h);
 	/* the task on the CPU, by the header; the ones the fields name */
 	if (!err && h->tid > 0)
-		err = see_task(im, h->pid == PS_ID_NONE || h->pid < 0 ? (uint32_t)h->tid :
+		err = see_task_again(im, h->pid == PS_ID_NONE || h->pid < 0 ? (uint32_t)h->tid :
 			       (uint32_t)h->pid, (uint32_t)h->tid, h->comm ? h->comm : "",
 			       h->comm_len);
 	if (!err && is_switch)
@@ -547,7 +582,7 @@ static int header_line(struct script_parser *im, const struct ps_header *h)
 	uint32_t pid = h->pid == PS_ID_NONE ? tid :
 		       h->pid < 0 ? REC_TASK_EXITED : (uint32_t)h->pid;
 	if ((err = see_cpu(im, h->cpu)) || (err = in_order(im, h)) ||
-	    (err = see_task(im, pid, tid, h->comm ? h->comm : "", h->comm_len)))
+	    (err = see_task_again(im, pid, tid, h->comm ? h->comm : "", h->comm_len)))
 		return err;
 	uint32_t cpu = h->cpu < 0 ? 0 : (uint32_t)h->cpu;
 	/* without times, samples keep their order */
@@ -579,8 +614,9 @@ static int on_line(void *ctx, const char *s, size_t n)
 	im->st->lines++;
 	while (n && s[n - 1] == '\r')
 		n--;
-	/* perf prints no NUL; one would cut a name short without a word */
-	if (memchr(s, '\0', n))
+	/* perf prints no NUL; one would cut a name short without a word
+	 * (looked for line by line only in runs read that hold one) */
+	if (im->nul_near && memchr(s, '\0', n))
 		return bad(im, "a NUL byte in the line (perf script prints none)");
 	if (n && s[0] == '#') {
 		static const char key[] = "# hostname : ";
@@ -827,11 +863,17 @@ struct script_parser *script_parser__new(item_fn emit, void *ctx,
 
 int script_parser__feed(struct script_parser *im, const char *buf, size_t n)
 {
+	/* a line may begin in a run before: the one left unfinished began
+	 * in this one, or before it when none ended here */
+	bool nul = memchr(buf, '\0', n) != NULL;
+	im->nul_near = nul || im->nul_before;
+	im->nul_before = nul || (im->nul_before && !memchr(buf, '\n', n));
 	return line_splitter__feed(&im->lines, buf, n, on_line, im);
 }
 
 int script_parser__finish(struct script_parser *im)
 {
+	im->nul_near |= im->nul_before;
 	int err = line_splitter__finish(&im->lines, on_line, im);
 	if (!err)
 		err = end_sample(im);

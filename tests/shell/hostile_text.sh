@@ -90,6 +90,32 @@ run "$CL" import perf-script nul.txt -o nul.rec
 grep -q "^nul.txt:1: " "$TMP/err" || fail "NUL in perf script: $(cat "$TMP/err")"
 [ ! -e nul.rec ] || fail "NUL in perf script: a recording was written"
 echo "perf script with a NUL: $(cat "$TMP/err")"
+# ... where the text is read in runs of 1 MiB and NULs are looked for run
+# by run: the line across a run's end, and a line of 2.5 MiB across
+# three runs with its NUL in the first
+python3 - <<'PY'
+sample = "    a  100/100  [000]   1.%06d: cpu-clock:\n\t    1234 f (/bin/x)\n\n"
+with open("nul_edge.txt", "w", newline="") as f:
+    n = at = 0
+    while True:
+        line = sample % n
+        if at + len(line) > (1 << 20) - 10:
+            break
+        f.write(line)
+        at += len(line)
+        n += 1
+    f.write("    a  100/100  [000]   2.000000: cpu-clock:\n\t    1234 f\0" + "g" * 40 + " (/bin/x)\n")
+    print(3 * n + 2, file=open("nul_edge.line", "w"))
+with open("nul_long.txt", "w", newline="") as f:
+    f.write(sample % 0)
+    f.write("    a  100/100  [000]   2.000000: cpu-clock:\n\t    1234 \0" + "g" * (5 << 19) + " (/bin/x)\n")
+PY
+for f in nul_edge:$(cat nul_edge.line) nul_long:5; do
+	run "$CL" import perf-script "${f%:*}.txt" -o nul.rec
+	[ "$(status)" = 2 ] || fail "${f%:*}: status $(status)"
+	grep -q "^${f%:*}.txt:${f#*:}: a NUL byte" "$TMP/err" || fail "${f%:*}: $(cat "$TMP/err")"
+	[ ! -e nul.rec ] || fail "${f%:*}: a recording was written"
+done
 # C1: every byte of each text output. No C0 but newline and tab, no DEL,
 # no U+0080-U+009F, no raw byte 0x80-0x9F outside a UTF-8 sequence.
 c1_check() {	# FILE LABEL NEEDLE
