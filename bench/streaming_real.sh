@@ -29,7 +29,8 @@
 # Last, the 8x recordings with every CPU the machine has (a live
 # recording's items read and made events in time order on a second
 # thread, replay/rec_split.h; an import's blocks read and decompressed
-# ahead there): wall seconds against one core's, and samples a wall
+# ahead there; perf script text's blocks compressed and written behind
+# its parser, format/recording.h): wall seconds against one core's, and samples a wall
 # second. Wall seconds are bash's clock ($EPOCHREALTIME) around the
 # command, to the microsecond: time(1)'s hundredths were 4 % of a
 # quarter-second report (the fork of time and taskset is counted in).
@@ -164,16 +165,18 @@ done
 # reads and decompresses the blocks ahead (format/recording.h); wall
 # seconds, best of 3, against the one core's above.
 echo
-echo "bench/streaming_real: recordings on $(nproc) cores (live: items read on a second thread; imports: blocks read ahead), against one"
+echo "bench/streaming_real: recordings on $(nproc) cores (live: items read on a second thread; imports: blocks read ahead; text: its blocks compressed behind the parser), against one"
 printf "%-48s %10s %11s %11s %8s %14s\n" "" "samples" "wall s, 1" "wall s, $(nproc)" "ratio" "samples/wall s"
-for what in live imp; do
+for what in live imp txt; do
 	for fmt in json "json --by comm" folded pprof; do
 		x=8
+		rec="$DIR/$what$x.rec"
+		[ "$what" != txt ] || rec="perf-script:$DIR/perf$x.txt"
 		best=""
 		for _ in 1 2 3; do
 			# shellcheck disable=SC2086
 			t0=$EPOCHREALTIME
-			"$CL" report -i "$DIR/$what$x.rec" --format $fmt -o "$TMP/out" 2>/dev/null
+			"$CL" report -i "$rec" --format $fmt -o "$TMP/out" 2>/dev/null
 			s=$(echo "$EPOCHREALTIME - $t0" | bc -l)
 			if [ -z "$best" ] || [ "$(echo "$s < $best" | bc)" = 1 ]; then best=$s; fi
 		done
@@ -181,6 +184,7 @@ for what in live imp; do
 		n=${samples[$what,$fmt,$x]}
 		name="record -a -g"
 		[ $what = imp ] && name="perf script import"
+		[ $what = txt ] && name="perf script text"
 		printf "%-48s %10d %11.3f %11.3f %8.2f %14.0f\n" "$name, $fmt, ${x}x" "$n" "$one" \
 			"$best" "$(echo "$best / $one" | bc -l)" "$(echo "$n / $best" | bc -l)"
 	done
