@@ -1,6 +1,7 @@
 /*
  * grow: room for one more element in a heap array, or for more bytes in a
- * buffer, doubling it when full.
+ * buffer, doubling it when full; a table indexed by ids, zeroed as it
+ * grows, by an eighth.
  * The engine's tables are arrays indexed by 32-bit ids; this is their one
  * growth rule.
  */
@@ -31,16 +32,27 @@ static inline int grow_array(void **arr, uint32_t *cap, uint32_t used,
 }
 
 /* Makes *arr (as grow_array's) hold element index, the elements added
- * zeroed: a table indexed by ids met in any order. 0, or -ENOMEM. */
+ * zeroed: a table indexed by ids met in any order. Past first elements it
+ * grows by an eighth, not twice: each element added is zeroed, so all of
+ * it is in memory at once, where a doubled array's unused half of a
+ * table of a long recording's stacks was a fifth of what its report
+ * grew by (bench/RESULTS.md, round 32). 0, or -ENOMEM. */
 static inline int grow_array_to(void **arr, uint32_t *cap, uint32_t index,
 				size_t elem, uint32_t first)
 {
-	while (index >= *cap) {
-		uint32_t old = *cap;
-		if (grow_array(arr, cap, old, elem, first))
-			return -ENOMEM;
-		memset((char *)*arr + (size_t)old * elem, 0, (size_t)(*cap - old) * elem);
-	}
+	if (index < *cap)
+		return 0;
+	if (index >= UINT32_MAX - UINT32_MAX / 8)
+		return -ENOMEM;
+	uint32_t old = *cap, n = old < first ? first : old + old / 8;
+	if (n <= index)
+		n = index + 1 + index / 8;
+	void *p = realloc(*arr, (size_t)n * elem);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + (size_t)old * elem, 0, (size_t)(n - old) * elem);
+	*arr = p;
+	*cap = n;
 	return 0;
 }
 

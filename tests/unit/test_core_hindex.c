@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "core/grow.h"
 #include "core/hindex.h"
 
 enum { N = 5000 };
@@ -111,12 +112,47 @@ static void empty_small_and_large(void **state)
 	hindex__release(&h);
 }
 
+/*
+ * A table indexed by ids (grow_array_to): each index met holds, every
+ * element not yet set reads zero, whatever order the ids come in; past
+ * its first elements it grows by an eighth (not twice), or to the index
+ * met and an eighth more.
+ */
+static void grow_to_zeroed(void **state)
+{
+	(void)state;
+	uint32_t *v = NULL, cap = 0;
+	assert_int_equal(grow_array_to((void **)&v, &cap, 5, sizeof(*v), 64), 0);
+	assert_int_equal(cap, 64);
+	for (uint32_t i = 0; i < cap; i++)
+		assert_int_equal(v[i], 0);
+	v[5] = 55;
+	for (uint32_t id = 0; id < 5000; id++) {	/* one after another */
+		uint32_t was = cap;
+		assert_int_equal(grow_array_to((void **)&v, &cap, id, sizeof(*v), 64), 0);
+		assert_true(cap > id);
+		assert_true(cap == was || cap == was + was / 8);
+		assert_int_equal(v[id], id == 5 ? 55 : 0);
+		v[id] = id == 5 ? 55 : id + 1;
+	}
+	uint32_t was = cap;
+	assert_int_equal(grow_array_to((void **)&v, &cap, 100000, sizeof(*v), 64), 0);
+	assert_int_equal(cap, 100000 + 1 + 100000 / 8);	/* far past it */
+	for (uint32_t i = 0; i < cap; i++)
+		assert_int_equal(v[i], i == 5 ? 55 : i < was && i < 5000 ? i + 1 : 0);
+	assert_int_equal(grow_array_to((void **)&v, &cap, UINT32_MAX - 1, sizeof(*v), 64),
+			 -ENOMEM);
+	assert_int_equal(cap, 100000 + 1 + 100000 / 8);	/* as it was */
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(insert_remove_find),
 		cmocka_unit_test(small_first),
 		cmocka_unit_test(empty_small_and_large),
+		cmocka_unit_test(grow_to_zeroed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
