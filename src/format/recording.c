@@ -60,20 +60,32 @@ struct rec_writer {
 };
 
 /*
- * A second thread that compresses and writes the blocks (rec_writer__behind):
- * a full block's buffers are handed to it and the writer goes on filling
- * the other pair. Its cctx and z are the writer's, touched by this thread
- * alone once it runs.
+ * A second thread that does the writer's work (rec_writer__behind): the
+ * calls that add items are kept as they come in a run of bytes (op, type,
+ * the two parts' lengths, the parts), and a run of STAGE_BYTES or more is
+ * handed to the thread, which makes the items, names the samples' stacks,
+ * and compresses and writes the blocks, while the caller fills the other
+ * run. The writer's state is the thread's while it works; the caller
+ * touches it only once the thread has done all it was given (settle).
  */
+#define STAGE_BYTES (1u << 20)
+enum { OP_ADD, OP_SAMPLE, OP_STACK_SAMPLE };
+struct stage_op {
+	uint32_t op, type;
+	uint32_t alen, blen;
+};
+
 struct writer_behind {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool busy;		/* a block handed over, not yet written */
+	bool busy;		/* a run handed over, not yet done */
 	bool stop;
-	int err;		/* its first error, said at the next hand-over */
-	uint8_t *raw, *addr;	/* the block handed over (then the pair to fill) */
-	size_t raw_len, raw_cap, addr_len, addr_cap;
+	int err;		/* the first error, said at the next hand-over */
+	char *work;		/* the run handed over (then the one to fill) */
+	size_t work_len, work_cap;
+	char *stage;		/* the run being filled: the caller's */
+	size_t stage_len, stage_cap;
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -168,7 +180,41 @@ static int write_block(struct rec_writer *w, const uint8_t *raw, size_t raw_len,
 	if (!err)
 		err = write_all(w->fd, w->z, z + az);
 	if (!err)
-		__atomic_add_fetch(&w->bytes, sizeof(h) + z + az, __ATOMIC_RELAXED);
+		w->bytes += sizeof(h) + z + az;
+	return err;
+}
+
+static int add_now(struct rec_writer *w, uint32_t type, const void *a, size_t alen,
+		   const void *b, size_t blen);
+static int sample_now(struct rec_writer *w, const struct rec_sample_head *h,
+		      const struct rec_frame *f);
+static int stack_sample_now(struct rec_writer *w, const struct rec_stack_sample *s,
+			    const void *ips, uint32_t n);
+
+/* The calls kept in run[0, len), made: 0 or the first's error. */
+static int do_run(struct rec_writer *w, const char *run, size_t len)
+{
+	int err = 0;
+	for (size_t at = 0; !err && at < len;) {
+		struct stage_op o;
+		memcpy(&o, run + at, sizeof(o));
+		const char *a = run + at + sizeof(o), *b = a + o.alen;
+		struct rec_sample_head h;
+		struct rec_stack_sample ss;
+		switch (o.op) {
+		case OP_SAMPLE:
+			memcpy(&h, a, sizeof(h));
+			err = sample_now(w, &h, (const struct rec_frame *)(const void *)b);
+			break;
+		case OP_STACK_SAMPLE:
+			memcpy(&ss, a, sizeof(ss));
+			err = stack_sample_now(w, &ss, b, o.blen / sizeof(uint64_t));
+			break;
+		default:
+			err = add_now(w, o.type, a, o.alen, b, o.blen);
+		}
+		at += (sizeof(o) + o.alen + o.blen + 7) & ~(size_t)7;
+	}
 	return err;
 }
 
@@ -182,8 +228,10 @@ static void *write_behind(void *arg)
 			pthread_cond_wait(&b->cv, &b->mu);
 		if (!b->busy)
 			break;
+		bool failed = b->err != 0;
 		pthread_mutex_unlock(&b->mu);
-		int err = write_block(w, b->raw, b->raw_len, b->addr, b->addr_len);
+		/* after an error the writer's state is not to be built on */
+		int err = failed ? 0 : do_run(w, b->work, b->work_len);
 		pthread_mutex_lock(&b->mu);
 		if (err && !b->err)
 			b->err = err;
@@ -194,60 +242,71 @@ static void *write_behind(void *arg)
 	return NULL;
 }
 
-/* Waits for the block handed over to be written: its thread's first
- * error, or 0. Call with b->mu held. */
-static int settle_locked(struct writer_behind *b)
+/* Hands the run filled to the thread, once it has done the one before:
+ * 0 or the first error it met. wait: and returns once it has done this
+ * one too (the writer's state is then the caller's). */
+static int hand_over(struct writer_behind *b, bool wait)
 {
+	pthread_mutex_lock(&b->mu);
 	while (b->busy)
 		pthread_cond_wait(&b->cv, &b->mu);
-	return b->err;
-}
-
-static int settle(struct rec_writer *w)
-{
-	struct writer_behind *b = w->behind;
-	if (!b)
-		return 0;
-	pthread_mutex_lock(&b->mu);
-	int err = settle_locked(b);
+	if (!b->err && b->stage_len) {
+		char *run = b->work;
+		size_t cap = b->work_cap;
+		b->work = b->stage, b->work_cap = b->stage_cap, b->work_len = b->stage_len;
+		b->stage = run, b->stage_cap = cap, b->stage_len = 0;
+		b->busy = true;
+		pthread_cond_broadcast(&b->cv);
+		while (wait && b->busy)
+			pthread_cond_wait(&b->cv, &b->mu);
+	}
+	int err = b->err;
 	pthread_mutex_unlock(&b->mu);
 	return err;
 }
 
-/* The current block sealed: written here, or handed to the thread
- * behind (which may still be writing it on return). 0 or -errno. */
+/* All that was kept, done: 0 or the first error. */
+static int settle(struct rec_writer *w)
+{
+	return w->behind ? hand_over(w->behind, true) : 0;
+}
+
+/* A call kept for the thread behind: 0, or an error it met before. */
+static int stage(struct rec_writer *w, uint32_t op, uint32_t type, const void *a,
+		 size_t alen, const void *bytes, size_t blen)
+{
+	struct writer_behind *b = w->behind;
+	if (alen + blen > ITEM_MAX + BLOCK_RAW)
+		return -E2BIG;	/* more than any call takes */
+	struct stage_op o = { op, type, (uint32_t)alen, (uint32_t)blen };
+	size_t len = (sizeof(o) + alen + blen + 7) & ~(size_t)7;
+	if (grow_bytes(&b->stage, &b->stage_cap, b->stage_len + len, 65536))
+		return -ENOMEM;
+	char *p = b->stage + b->stage_len;
+	memcpy(p, &o, sizeof(o));
+	if (alen)
+		memcpy(p + sizeof(o), a, alen);
+	if (blen)
+		memcpy(p + sizeof(o) + alen, bytes, blen);
+	b->stage_len += len;
+	return b->stage_len >= STAGE_BYTES ? hand_over(b, false) : 0;
+}
+
+/* The current block, compressed and written: 0 or -errno. */
 static int seal_block(struct rec_writer *w)
 {
 	if (!w->raw_len)
 		return 0;
-	struct writer_behind *b = w->behind;
-	if (!b) {
-		int err = write_block(w, w->raw, w->raw_len, w->addr, w->addr_len);
-		if (!err)
-			w->raw_len = w->addr_len = 0;
-		return err;
-	}
-	pthread_mutex_lock(&b->mu);
-	int err = settle_locked(b);
-	if (!err) {
-		uint8_t *raw = b->raw, *addr = b->addr;
-		size_t raw_cap = b->raw_cap, addr_cap = b->addr_cap;
-		b->raw = w->raw, b->raw_cap = w->raw_cap, b->raw_len = w->raw_len;
-		b->addr = w->addr, b->addr_cap = w->addr_cap, b->addr_len = w->addr_len;
-		w->raw = raw, w->raw_cap = raw_cap;
-		w->addr = addr, w->addr_cap = addr_cap;
+	int err = write_block(w, w->raw, w->raw_len, w->addr, w->addr_len);
+	if (!err)
 		w->raw_len = w->addr_len = 0;
-		b->busy = true;
-		pthread_cond_broadcast(&b->cv);
-	}
-	pthread_mutex_unlock(&b->mu);
 	return err;
 }
 
 int rec_writer__flush(struct rec_writer *w)
 {
-	int err = seal_block(w);
-	return err ? err : settle(w);
+	int err = settle(w);
+	return err ? err : seal_block(w);
 }
 
 bool rec_writer__behind(struct rec_writer *w)
@@ -274,7 +333,7 @@ bool rec_writer__behind(struct rec_writer *w)
 		pthread_mutex_destroy(&b->mu);
 		free(b);
 		w->behind = NULL;
-		return false;	/* written here, as before */
+		return false;	/* done here, as before */
 	}
 	return true;
 }
@@ -285,14 +344,14 @@ static void stop_behind(struct rec_writer *w)
 	if (!b)
 		return;
 	pthread_mutex_lock(&b->mu);
-	b->stop = true;		/* a block handed over is still written */
+	b->stop = true;		/* a run handed over is still done */
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
 	pthread_join(b->thread, NULL);
 	pthread_cond_destroy(&b->cv);
 	pthread_mutex_destroy(&b->mu);
-	free(b->raw);
-	free(b->addr);
+	free(b->work);
+	free(b->stage);
 	free(b);
 	w->behind = NULL;
 }
@@ -327,6 +386,13 @@ int rec_writer__append(struct rec_writer *w, int fd, uint64_t items)
 
 int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
 		    size_t alen, const void *b, size_t blen)
+{
+	return w->behind ? stage(w, OP_ADD, type, a, alen, b, blen) :
+	       add_now(w, type, a, alen, b, blen);
+}
+
+static int add_now(struct rec_writer *w, uint32_t type, const void *a, size_t alen,
+		   const void *b, size_t blen)
 {
 	size_t len = alen + blen, padded = (8 + len + 7) & ~(size_t)7;
 	if (len > ITEM_MAX || padded > BLOCK_RAW)
@@ -368,15 +434,23 @@ static int stack_of(struct rec_writer *w, uint32_t n, uint32_t *id)
 		return -errno;
 	struct rec_stack st = { *id, n };
 	return w->stacks.count == count ? 0 :
-	       rec_writer__add(w, REC_STACK, &st, sizeof(st), w->key, len);
+	       add_now(w, REC_STACK, &st, sizeof(st), w->key, len);
 }
 
 int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
 		       const struct rec_frame *f)
 {
+	return w->behind ? stage(w, OP_SAMPLE, 0, h, sizeof(*h), f,
+				 (size_t)h->nframes * sizeof(*f)) :
+	       sample_now(w, h, f);
+}
+
+static int sample_now(struct rec_writer *w, const struct rec_sample_head *h,
+		      const struct rec_frame *f)
+{
 	uint32_t n = h->nframes;
 	if (!n)
-		return rec_writer__add(w, REC_SAMPLE, h, sizeof(*h), NULL, 0);
+		return add_now(w, REC_SAMPLE, h, sizeof(*h), NULL, 0);
 	if (n > w->key_cap) {
 		struct rec_stack_frame *k = realloc(w->key, n * sizeof(*k));
 		uint64_t *ips = realloc(w->ips, n * sizeof(*ips));
@@ -397,13 +471,21 @@ int rec_writer__sample(struct rec_writer *w, const struct rec_sample_head *h,
 	if (err)
 		return err;
 	if (id == HINDEX_NONE)	/* past the bound: the frames inline */
-		return rec_writer__add(w, REC_SAMPLE, h, sizeof(*h), f, n * sizeof(*f));
+		return add_now(w, REC_SAMPLE, h, sizeof(*h), f, n * sizeof(*f));
 	struct rec_stack_sample s = { h->pid, h->tid, h->cpu, id, h->time_ns, h->period };
-	return rec_writer__stack_sample(w, &s, w->ips, n);
+	return stack_sample_now(w, &s, w->ips, n);
 }
 
 int rec_writer__stack_sample(struct rec_writer *w, const struct rec_stack_sample *s,
 			     const void *ips, uint32_t n)
+{
+	return w->behind ? stage(w, OP_STACK_SAMPLE, 0, s, sizeof(*s), ips,
+				 (size_t)n * sizeof(uint64_t)) :
+	       stack_sample_now(w, s, ips, n);
+}
+
+static int stack_sample_now(struct rec_writer *w, const struct rec_stack_sample *s,
+			    const void *ips, uint32_t n)
 {
 	/* the item and its addresses in one block: a new one when either
 	 * part is full */
@@ -417,7 +499,7 @@ int rec_writer__stack_sample(struct rec_writer *w, const struct rec_stack_sample
 	}
 	if (grow_bytes((char **)&w->addr, &w->addr_cap, w->addr_len + alen, 65536))
 		return -ENOMEM;
-	if ((err = rec_writer__add(w, REC_STACK_SAMPLE, s, sizeof(*s), NULL, 0)))
+	if ((err = add_now(w, REC_STACK_SAMPLE, s, sizeof(*s), NULL, 0)))
 		return err;
 	if (alen)
 		memcpy(w->addr + w->addr_len, ips, alen);
@@ -427,15 +509,16 @@ int rec_writer__stack_sample(struct rec_writer *w, const struct rec_stack_sample
 
 int rec_writer__finish(struct rec_writer *w)
 {
+	int err = settle(w);	/* the items counted */
 	uint64_t n = w->items;
-	int err = rec_writer__add(w, REC_END, &n, sizeof(n), NULL, 0);
-	return err ? err : rec_writer__flush(w);
+	if (!err)
+		err = add_now(w, REC_END, &n, sizeof(n), NULL, 0);
+	return err ? err : seal_block(w);
 }
 
 uint64_t rec_writer__bytes(const struct rec_writer *w)
 {
-	/* (a block handed behind counts once written) */
-	return __atomic_load_n(&w->bytes, __ATOMIC_RELAXED) + w->raw_len + w->addr_len;
+	return w->bytes + w->raw_len + w->addr_len;
 }
 
 uint64_t rec_writer__items(const struct rec_writer *w)

@@ -199,11 +199,14 @@ struct rec_writer *rec_writer__new(int fd);
  * for a file read again and again: written faster, read as fast, an
  * eighth larger (bench/RESULTS.md, rounds 22 and 24). */
 void rec_writer__read_once(struct rec_writer *w);
-/* Blocks compressed and written by a second thread, while the next is
- * filled (an import: zstd was a fifth of reading perf script text,
- * bench/RESULTS.md round 32). Not when the process may run on one CPU
- * only. Errors writing are said by a later add, flush or finish; flush
- * and finish return once all is written. true when the thread runs. */
+/* The writer's work done by a second thread: the items added are kept
+ * and handed over a MiB at a time, and that thread makes them, names the
+ * samples' stacks and compresses and writes the blocks (an import: that
+ * was a third of reading perf script text, bench/RESULTS.md round 32).
+ * Not when the process may run on one CPU only. An error there is said
+ * by a later add, flush or finish; flush and finish return once all is
+ * written, and bytes and items are then exact. true when the thread
+ * runs. */
 bool rec_writer__behind(struct rec_writer *w);
 /* Adds an item whose payload is a[0..alen) then b[0..blen). 0 or -errno. */
 int rec_writer__add(struct rec_writer *w, uint32_t type, const void *a,
