@@ -83,12 +83,6 @@ int read_chunks(int fd, chunk_fn feed, void *ctx,
 	return err;
 }
 
-static bool is_word(char c)
-{
-	unsigned char l = (unsigned char)(c | 0x20);	/* ASCII's lower case */
-	return ps_is_digit(c) || (l >= 'a' && l <= 'z') || c == '_';
-}
-
 /* In s[from, n), the last " (" with a ')' after it: the '(' in *open,
  * and the line's last ')' in *close; false when there is none. */
 static bool last_module(const char *s, size_t n, size_t from, size_t *open, size_t *close)
@@ -117,7 +111,7 @@ static bool last_module(const char *s, size_t n, size_t from, size_t *open, size
 bool perf_script__frame_parts(const char *s, size_t n, struct frame_parts *fp)
 {
 	size_t i = 0;
-	while (i < n && is_word(s[i]))
+	while (i < n && ps_is_word(s[i]))
 		i++;
 	if (i == 0)
 		return false;

@@ -58,6 +58,13 @@ static inline int ps_hex_value(char c)
 	return l >= 'a' && l <= 'f' ? l - 'a' + 10 : -1;
 }
 
+/* A letter, digit or '_': what a frame's address is made of. */
+static inline bool ps_is_word(char c)
+{
+	unsigned char l = (unsigned char)(c | 0x20);	/* ASCII's lower case */
+	return ps_is_digit(c) || (l >= 'a' && l <= 'z') || c == '_';
+}
+
 /* The first byte of s[0..n) that is no ps_is_space, or n. */
 size_t perf_script__skip_spaces(const char *s, size_t n);
 

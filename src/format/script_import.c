@@ -30,24 +30,29 @@
 
 enum sample_kind { IN_NONE, IN_SAMPLE, IN_OTHER };
 
-/* A frame line read before, as the frame it made: the same lines,
- * address and all, come back sample after sample, and taking each apart
- * and looking up its function and file again was a seventh of the
+/* A frame line read before, as the frame it made: taking each apart and
+ * looking up its function and file again was a seventh of the
  * instructions of reading perf script text (bench/RESULTS.md, round 24;
- * callgrind). By the line's bytes, which alone decide the frame: its
- * address, names and kernel flag (whether its file is the sample's
- * executable depends on the sample, and is asked again). Lines of
- * FRAME_MEMO_LINE bytes or less, in FRAME_MEMO slots by hash. */
-#define FRAME_MEMO 1024
+ * callgrind). By the line's bytes past its address, which alone decide
+ * the names and whether the file is the kernel's (whether the address
+ * has more than one character, too: see perf_script__frame_parts): the
+ * address differs where the names do not, a shared library's frames
+ * being at another place in each process, so keyed with the address
+ * only a third of a compile loop's frames were met again, and without
+ * it five in six (round 32). The address is read each time; whether the
+ * file is the sample's executable depends on the sample, and is asked
+ * again. Lines of FRAME_MEMO_LINE bytes or less past the address, in
+ * FRAME_MEMO slots by hash. */
+#define FRAME_MEMO 4096
 #define FRAME_MEMO_LINE 120
 _Static_assert(FRAME_MEMO_LINE <= UINT8_MAX, "a memo's line length fits its len");
 struct frame_memo {
 	uint64_t hash;
-	uint64_t ip;
 	uint32_t function, dso;	/* names ids */
 	uint8_t len;		/* 0: empty */
-	bool kernel;
-	char line[FRAME_MEMO_LINE];
+	bool long_address;	/* more than one character */
+	bool kernel_file;	/* the kernel's, by its name */
+	char rest[FRAME_MEMO_LINE];
 };
 
 /* A thread as see_task saw it last: seen again with the same process and
@@ -301,13 +306,6 @@ static int name_thread(struct script_parser *im, const struct ps_header *h,
 	return see_task(im, t, t, v, vl);
 }
 
-static bool is_kernel(const char *mod, size_t mlen, uint64_t ip)
-{
-	return (mlen >= 7 && !memcmp(mod, "[kernel", 7)) ||
-	       (mlen >= 13 && !memcmp(mod, "[guest.kernel", 13)) ||
-	       ip >= 0xffff800000000000ULL;
-}
-
 /* perf truncates comm to 15 characters: a file whose name starts with the
  * sample's comm is taken as its program's executable. */
 static bool is_executable(const struct script_parser *im, const char *mod, size_t mlen)
@@ -357,32 +355,72 @@ static bool takes_frame(struct script_parser *im)
 	return true;
 }
 
-/* The memo's slot for line s[0, n) and the line's hash, and whether the
- * slot holds the line. NULL: no slot (too long; out of memory). */
-static struct frame_memo *frame_memo(struct script_parser *im, const char *s, size_t n,
-				     uint64_t *h, bool *hit)
+/* The memo's slot for rest[0, n), the part past the address of a frame
+ * line whose address has more than one character when long_address, and
+ * the rest's hash, and whether the slot holds it. NULL: no slot (too
+ * long; out of memory). */
+static struct frame_memo *frame_memo(struct script_parser *im, const char *rest, size_t n,
+				     bool long_address, uint64_t *h, bool *hit)
 {
 	*hit = false;
 	if (n > FRAME_MEMO_LINE || (!im->memo && !(im->memo = calloc(FRAME_MEMO, sizeof(*im->memo)))))
 		return NULL;
-	*h = hash_bytes(s, n, 0);
+	*h = hash_bytes(rest, n, long_address);
 	struct frame_memo *m = &im->memo[*h % FRAME_MEMO];
-	*hit = m->len == n && m->hash == *h && !memcmp(m->line, s, n);
+	*hit = m->len == n && m->hash == *h && m->long_address == long_address &&
+	       !memcmp(m->rest, rest, n);
 	return m;
+}
+
+static bool kernel_file(const char *mod, size_t mlen)
+{
+	return (mlen >= 7 && !memcmp(mod, "[kernel", 7)) ||
+	       (mlen >= 13 && !memcmp(mod, "[guest.kernel", 13));
+}
+
+static bool kernel_address(uint64_t ip)
+{
+	return ip >= 0xffff800000000000ULL;
+}
+
+/* A frame line's address: the bytes its word takes (letters, digits
+ * and '_', as perf_script__frame_parts reads it), and in *ip the value of its hexadecimal
+ * digits up to the first that is none; one pass over both. */
+static size_t frame_address(const char *s, size_t n, uint64_t *ip)
+{
+	uint64_t v = 0;
+	bool hex = true;
+	size_t i = 0;
+	for (; i < n; i++) {
+		int d = ps_hex_value(s[i]);
+		if (d >= 0) {
+			if (hex)
+				v = v << 4 | (uint64_t)d;
+		} else if (ps_is_word(s[i])) {
+			hex = false;
+		} else {
+			break;
+		}
+	}
+	*ip = v;
+	return i;
 }
 
 /* One frame line (leading spaces gone) of the open sample. */
 static int add_frame(struct script_parser *im, const char *s, size_t n)
 {
-	uint64_t h = 0;
-	bool hit;
-	struct frame_memo *m = frame_memo(im, s, n, &h, &hit);
+	uint64_t h = 0, ip;
+	bool hit = false;
+	size_t pclen = frame_address(s, n, &ip);
+	struct frame_memo *m = pclen ? frame_memo(im, s + pclen, n - pclen, pclen > 1, &h, &hit) :
+			       NULL;
 	if (hit) {
 		if (!takes_frame(im))
 			return 0;
 		im->last_module = m->dso + 1;
-		return put_frame(im, (struct rec_frame){ .ip = m->ip, .function = m->function,
-							 .dso = m->dso }, m->kernel);
+		return put_frame(im, (struct rec_frame){ .ip = ip, .function = m->function,
+							 .dso = m->dso },
+				 m->kernel_file || kernel_address(ip));
 	}
 	struct frame_parts fp;
 	if (!perf_script__frame_parts(s, n, &fp))
@@ -399,9 +437,7 @@ static int add_frame(struct script_parser *im, const char *s, size_t n)
 		fp.mod = open + 2;
 		fp.flen = (size_t)(open - fp.func);
 	}
-	struct rec_frame f = { 0 };
-	for (size_t i = 0; i < fp.pclen && ps_hex_value(fp.pc[i]) >= 0; i++)
-		f.ip = f.ip << 4 | (uint64_t)ps_hex_value(fp.pc[i]);
+	struct rec_frame f = { .ip = ip };	/* (fp.pc is s, fp.pclen pclen) */
 	size_t flen = perf_script__strip_offset(fp.func, fp.flen);
 	/* perf before 3.16 printed nothing for a function it could not
 	 * name, where later versions print "[unknown]" */
@@ -411,13 +447,14 @@ static int add_frame(struct script_parser *im, const char *s, size_t n)
 		err = module_id(im, fp.mod, fp.mlen, &f.dso);
 	if (err)
 		return err;
-	bool kernel = is_kernel(fp.mod, fp.mlen, f.ip);
+	bool kfile = kernel_file(fp.mod, fp.mlen);
 	if (m) {
-		*m = (struct frame_memo){ .hash = h, .ip = f.ip, .function = f.function,
-					  .dso = f.dso, .len = (uint8_t)n, .kernel = kernel };
-		memcpy(m->line, s, n);
+		*m = (struct frame_memo){ .hash = h, .function = f.function, .dso = f.dso,
+					  .len = (uint8_t)(n - pclen), .long_address = pclen > 1,
+					  .kernel_file = kfile };
+		memcpy(m->rest, s + pclen, n - pclen);
 	}
-	return put_frame(im, f, kernel);
+	return put_frame(im, f, kfile || kernel_address(f.ip));
 }
 
 static int probe(uint64_t **v, uint32_t *n, uint64_t x)

@@ -50,6 +50,23 @@ run "$CL" import perf-script "$TMP/bad.txt" -o "$TMP/bad.rec"
 run "$CL" report -i "perf-script:$TMP/bad.txt" --format folded
 [ "$(status)" = 2 ] && grep -q "bad.txt:2:" "$TMP/err" || fail "fold of a non-frame: exit $(status), $(cat "$TMP/err")"
 
+# a frame met again is known by what follows its address (a shared
+# library is at another address in each process): its address is still
+# its own (the kernel's by it, or not), and an address of one character
+# with no function after it is still no frame
+printf 'a 1/1 [000] 1.0: 1000000 cpu-clock: \n\tffffffff81000010 f+0x1 (m)\n\n' >"$TMP/again.txt"
+printf 'a 1/1 [000] 1.001: 1000000 cpu-clock: \n\t1000 f+0x1 (m)\n\n' >>"$TMP/again.txt"
+printf 'a 1/1 [000] 1.002: 1000000 cpu-clock: \n\t1001 f+0x1 (m)\n\n' >>"$TMP/again.txt"
+"$CL" report -i "perf-script:$TMP/again.txt" --by function,account --format json |
+	python3 -c 'import json, sys
+print(" ".join(sorted("%s:%s:%d" % (r["function"], r["account"], r["samples"])
+                      for r in json.load(sys.stdin)["rows"])))' >"$TMP/again.rows"
+[ "$(cat "$TMP/again.rows")" = "f:kernel:1 f:library:2" ] || fail "frames met again: $(cat "$TMP/again.rows")"
+printf 'a 1/1 [000] 1.0: cpu-clock: \n\t77 (/lib/libc.so)\n\na 1/1 [000] 1.1: cpu-clock: \n\t7 (/lib/libc.so)\n\n' >"$TMP/one.txt"
+run "$CL" import perf-script "$TMP/one.txt" -o "$TMP/one.rec"
+[ "$(status)" = 2 ] && grep -q "one.txt:5:" "$TMP/err" || fail "a one-character address after a longer: exit $(status), $(cat "$TMP/err")"
+echo "frames: met again, each with its own address"
+
 # issue 26: the sched tracepoints' one-line records among the samples are
 # no samples left open: no warning; a sample that is left open still is
 run "$CL" report -i "perf-script:$FIX/perf-script-sched.txt" --format folded
