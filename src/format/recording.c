@@ -74,6 +74,10 @@ struct stage_op {
 	uint32_t op, type;
 	uint32_t alen, blen;
 };
+/* a sample's frames follow its head in a run at 8 bytes' alignment, as
+ * do_run reads them in place */
+_Static_assert(sizeof(struct stage_op) % 8 == 0 && sizeof(struct rec_sample_head) % 8 == 0 &&
+	       sizeof(struct rec_stack_sample) % 8 == 0, "staged parts keep 8 bytes' alignment");
 
 struct writer_behind {
 	pthread_t thread;

@@ -198,7 +198,7 @@ struct rec_writer *rec_writer__new(int fd);
  * zstd's level 1, literals still raw, where rec_writer__new's level 3 is
  * for a file read again and again: written faster, read as fast, an
  * eighth larger (bench/RESULTS.md, rounds 22 and 24). */
-void rec_writer__read_once(struct rec_writer *w);
+void rec_writer__read_once(struct rec_writer *w);	/* before rec_writer__behind */
 /* The writer's work done by a second thread: the items added are kept
  * and handed over a MiB at a time, and that thread makes them, names the
  * samples' stacks and compresses and writes the blocks (an import: that
@@ -237,7 +237,9 @@ int rec_writer__flush(struct rec_writer *w);
  * read and compressed again. 0 or -errno.
  */
 int rec_writer__append(struct rec_writer *w, int fd, uint64_t items);
-uint64_t rec_writer__bytes(const struct rec_writer *w);	/* written so far */
+/* Written so far, and items added. A writer behind (rec_writer__behind)
+ * is asked only after flush or finish: its thread is changing them. */
+uint64_t rec_writer__bytes(const struct rec_writer *w);
 uint64_t rec_writer__items(const struct rec_writer *w);
 void rec_writer__free(struct rec_writer *w);
 
