@@ -165,27 +165,37 @@ static bool cpus_to_spare(void)
 	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
 }
 
-/* Compresses and writes a block of items raw and addresses addr:
- * 0 or -errno. */
-static int write_block(struct rec_writer *w, const uint8_t *raw, size_t raw_len,
-		       const uint8_t *addr, size_t addr_len)
+/* A thread running fn(arg), with the lock and condition it waits on
+ * (the writer's behind, the reader's ahead): true when all are made,
+ * false with none left. */
+static bool worker_start(pthread_t *t, pthread_mutex_t *mu, pthread_cond_t *cv,
+			 void *(*fn)(void *), void *arg)
 {
-	size_t bound = ZSTD_compressBound(raw_len) + ZSTD_compressBound(addr_len);
-	if (grow_bytes((char **)&w->z, &w->z_cap, bound, 65536))
-		return -ENOMEM;
-	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, raw, raw_len);
-	size_t az = ZSTD_isError(z) || !addr_len ? 0 :
-		    ZSTD_compress2(w->cctx, w->z + z, w->z_cap - z, addr, addr_len);
-	if (ZSTD_isError(z) || ZSTD_isError(az))
-		return -EIO;
-	struct block_header_4 h = { BLOCK_MAGIC_4, (uint32_t)raw_len, (uint32_t)z,
-				    (uint32_t)addr_len, (uint32_t)az, 0 };
-	int err = write_all(w->fd, &h, sizeof(h));
-	if (!err)
-		err = write_all(w->fd, w->z, z + az);
-	if (!err)
-		w->bytes += sizeof(h) + z + az;
-	return err;
+	if (pthread_mutex_init(mu, NULL))
+		return false;
+	if (pthread_cond_init(cv, NULL)) {
+		pthread_mutex_destroy(mu);
+		return false;
+	}
+	if (pthread_create(t, NULL, fn, arg)) {
+		pthread_cond_destroy(cv);
+		pthread_mutex_destroy(mu);
+		return false;
+	}
+	return true;
+}
+
+/* Tells worker_start's thread to stop (*stop, under its lock), and
+ * waits for it to end. */
+static void worker_stop(pthread_t t, pthread_mutex_t *mu, pthread_cond_t *cv, bool *stop)
+{
+	pthread_mutex_lock(mu);
+	*stop = true;
+	pthread_cond_broadcast(cv);
+	pthread_mutex_unlock(mu);
+	pthread_join(t, NULL);
+	pthread_cond_destroy(cv);
+	pthread_mutex_destroy(mu);
 }
 
 static int add_now(struct rec_writer *w, uint32_t type, const void *a, size_t alen,
@@ -232,10 +242,9 @@ static void *write_behind(void *arg)
 			pthread_cond_wait(&b->cv, &b->mu);
 		if (!b->busy)
 			break;
-		bool failed = b->err != 0;
 		pthread_mutex_unlock(&b->mu);
-		/* after an error the writer's state is not to be built on */
-		int err = failed ? 0 : do_run(w, b->work, b->work_len);
+		/* (none is handed over after an error: hand_over) */
+		int err = do_run(w, b->work, b->work_len);
 		pthread_mutex_lock(&b->mu);
 		if (err && !b->err)
 			b->err = err;
@@ -301,10 +310,24 @@ static int seal_block(struct rec_writer *w)
 {
 	if (!w->raw_len)
 		return 0;
-	int err = write_block(w, w->raw, w->raw_len, w->addr, w->addr_len);
+	size_t bound = ZSTD_compressBound(w->raw_len) + ZSTD_compressBound(w->addr_len);
+	if (grow_bytes((char **)&w->z, &w->z_cap, bound, 65536))
+		return -ENOMEM;
+	size_t z = ZSTD_compress2(w->cctx, w->z, w->z_cap, w->raw, w->raw_len);
+	size_t az = ZSTD_isError(z) || !w->addr_len ? 0 :
+		    ZSTD_compress2(w->cctx, w->z + z, w->z_cap - z, w->addr, w->addr_len);
+	if (ZSTD_isError(z) || ZSTD_isError(az))
+		return -EIO;
+	struct block_header_4 h = { BLOCK_MAGIC_4, (uint32_t)w->raw_len, (uint32_t)z,
+				    (uint32_t)w->addr_len, (uint32_t)az, 0 };
+	int err = write_all(w->fd, &h, sizeof(h));
 	if (!err)
-		w->raw_len = w->addr_len = 0;
-	return err;
+		err = write_all(w->fd, w->z, z + az);
+	if (err)
+		return err;
+	w->bytes += sizeof(h) + z + az;
+	w->raw_len = w->addr_len = 0;
+	return 0;
 }
 
 int rec_writer__flush(struct rec_writer *w)
@@ -322,19 +345,8 @@ bool rec_writer__behind(struct rec_writer *w)
 	struct writer_behind *b = calloc(1, sizeof(*b));
 	if (!b)
 		return false;
-	if (pthread_mutex_init(&b->mu, NULL)) {
-		free(b);
-		return false;
-	}
-	if (pthread_cond_init(&b->cv, NULL)) {
-		pthread_mutex_destroy(&b->mu);
-		free(b);
-		return false;
-	}
-	w->behind = b;
-	if (pthread_create(&b->thread, NULL, write_behind, w)) {
-		pthread_cond_destroy(&b->cv);
-		pthread_mutex_destroy(&b->mu);
+	w->behind = b;	/* (the thread finds it there) */
+	if (!worker_start(&b->thread, &b->mu, &b->cv, write_behind, w)) {
 		free(b);
 		w->behind = NULL;
 		return false;	/* done here, as before */
@@ -347,13 +359,7 @@ static void stop_behind(struct rec_writer *w)
 	struct writer_behind *b = w->behind;
 	if (!b)
 		return;
-	pthread_mutex_lock(&b->mu);
-	b->stop = true;		/* a run handed over is still done */
-	pthread_cond_broadcast(&b->cv);
-	pthread_mutex_unlock(&b->mu);
-	pthread_join(b->thread, NULL);
-	pthread_cond_destroy(&b->cv);
-	pthread_mutex_destroy(&b->mu);
+	worker_stop(b->thread, &b->mu, &b->cv, &b->stop);	/* a run handed over is still done */
 	free(b->work);
 	free(b->stage);
 	free(b);
@@ -805,20 +811,11 @@ bool rec_reader__read_ahead(struct rec_reader *r)
 {
 	if (!rec_reader__may_read_ahead(r))
 		return r->ahead;
-	if (pthread_mutex_init(&r->mu, NULL))
-		return false;
-	if (pthread_cond_init(&r->cv, NULL)) {
-		pthread_mutex_destroy(&r->mu);
-		return false;
-	}
 	r->blk[r->cur].state = BLOCK_HELD;
 	r->first_fill = r->cur ^ 1;
 	r->blk[r->first_fill].state = BLOCK_FREE;
-	if (pthread_create(&r->thread, NULL, read_ahead, r)) {
-		pthread_cond_destroy(&r->cv);
-		pthread_mutex_destroy(&r->mu);
+	if (!worker_start(&r->thread, &r->mu, &r->cv, read_ahead, r))
 		return false;	/* read as before, in this thread */
-	}
 	r->ahead = true;
 	return true;
 }
@@ -919,15 +916,8 @@ void rec_reader__free(struct rec_reader *r)
 {
 	if (!r)
 		return;
-	if (r->ahead) {
-		pthread_mutex_lock(&r->mu);
-		r->stop = true;
-		pthread_cond_broadcast(&r->cv);
-		pthread_mutex_unlock(&r->mu);
-		pthread_join(r->thread, NULL);
-		pthread_cond_destroy(&r->cv);
-		pthread_mutex_destroy(&r->mu);
-	}
+	if (r->ahead)
+		worker_stop(r->thread, &r->mu, &r->cv, &r->stop);
 	ZSTD_freeDCtx(r->dctx);
 	for (int i = 0; i < 2; i++) {
 		free(r->blk[i].raw);

@@ -969,7 +969,7 @@ int script_import(int in_fd, int out_fd, bool read_once, import_progress_fn prog
 	if (body && read_once)
 		rec_writer__read_once(body);
 	if (body)
-		rec_writer__behind(body);	/* zstd beside the parser */
+		rec_writer__behind(body);	/* the writer's work beside the parser */
 	struct script_parser *im = script_parser__new(add_to_writer, body, st, msg,
 						      msg_size);
 	int err = tmp && body && im ? 0 : -ENOMEM;
