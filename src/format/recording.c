@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 
+#include "worker.h"
 #include "../core/grow.h"
 #include "../core/strtab.h"
 #include "../core/banned.h"
@@ -158,46 +158,6 @@ struct rec_writer *rec_writer__new(int fd)
 	return w;
 }
 
-/* More than one CPU to run on: a second thread costs, not helps, on one. */
-static bool cpus_to_spare(void)
-{
-	cpu_set_t set;
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
-}
-
-/* A thread running fn(arg), with the lock and condition it waits on
- * (the writer's behind, the reader's ahead): true when all are made,
- * false with none left. */
-static bool worker_start(pthread_t *t, pthread_mutex_t *mu, pthread_cond_t *cv,
-			 void *(*fn)(void *), void *arg)
-{
-	if (pthread_mutex_init(mu, NULL))
-		return false;
-	if (pthread_cond_init(cv, NULL)) {
-		pthread_mutex_destroy(mu);
-		return false;
-	}
-	if (pthread_create(t, NULL, fn, arg)) {
-		pthread_cond_destroy(cv);
-		pthread_mutex_destroy(mu);
-		return false;
-	}
-	return true;
-}
-
-/* Tells worker_start's thread to stop (*stop, under its lock), and
- * waits for it to end. */
-static void worker_stop(pthread_t t, pthread_mutex_t *mu, pthread_cond_t *cv, bool *stop)
-{
-	pthread_mutex_lock(mu);
-	*stop = true;
-	pthread_cond_broadcast(cv);
-	pthread_mutex_unlock(mu);
-	pthread_join(t, NULL);
-	pthread_cond_destroy(cv);
-	pthread_mutex_destroy(mu);
-}
-
 static int add_now(struct rec_writer *w, uint32_t type, const void *a, size_t alen,
 		   const void *b, size_t blen);
 static int sample_now(struct rec_writer *w, const struct rec_sample_head *h,
@@ -340,7 +300,7 @@ bool rec_writer__behind(struct rec_writer *w)
 {
 	if (w->behind)
 		return true;
-	if (!cpus_to_spare())
+	if (!worker_cpus_to_spare())
 		return false;
 	struct writer_behind *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -804,7 +764,7 @@ bool rec_reader__may_read_ahead(const struct rec_reader *r)
 	/* a pipe's read could wait for ever when the reader is freed early;
 	 * a partial file is still being written */
 	return !r->ahead && !r->ended && !r->partial && !r->blk[r->cur].status &&
-	       !fstat(r->fd, &st) && S_ISREG(st.st_mode) && cpus_to_spare();
+	       !fstat(r->fd, &st) && S_ISREG(st.st_mode) && worker_cpus_to_spare();
 }
 
 bool rec_reader__read_ahead(struct rec_reader *r)
