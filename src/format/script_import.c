@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lines_ahead.h"
 #include "perf_script.h"
 #include "procstat.h"
 #include "../core/grow.h"
@@ -55,6 +56,16 @@ struct frame_memo {
 	char rest[FRAME_MEMO_LINE];
 };
 
+/* A frame line's part that needs no line before it (look_frame): on
+ * lines_ahead's thread, beside the rest. */
+struct frame_look {
+	size_t pclen;		/* the address's bytes */
+	size_t rest_len;	/* the bytes past it */
+	uint64_t ip;
+	uint64_t hash;		/* of the bytes past it, when hashed */
+	bool hashed;		/* the memo may hold it */
+};
+
 /* A thread as see_task saw it last: seen again with the same process and
  * name, it needs nothing (samples come of the few threads running, and
  * taking their ids and names to the tables again was a thirtieth of
@@ -84,6 +95,12 @@ struct script_parser {
 	struct rec_sample_head head;
 	char comm[64];			/* the open sample's, for its frames */
 	size_t comm_len;
+	/* whether a file is the open sample's executable, by names id:
+	 * comm_gen << 1 | yes, asked once per file while comm stays (a
+	 * sample's files are those of the samples before it, mostly) */
+	uint32_t *exe_of;
+	uint32_t exe_of_cap;
+	uint32_t comm_gen;		/* counts comm's changes, from 1 */
 	bool cut;			/* it had more than MAX_FRAMES */
 	struct rec_frame *frames;
 	uint32_t nframes, frames_cap;
@@ -326,12 +343,28 @@ static const char *memmem_last(const char *hay, size_t n, const char *needle, si
 	return NULL;
 }
 
+/* is_executable of names id dso, remembered while comm stays. */
+static int executable(struct script_parser *im, uint32_t dso, bool *yes)
+{
+	if (grow_array_to((void **)&im->exe_of, &im->exe_of_cap, dso, sizeof(*im->exe_of), 256))
+		return -ENOMEM;
+	uint32_t *e = &im->exe_of[dso];
+	if (*e >> 1 != im->comm_gen)
+		*e = im->comm_gen << 1 |
+		     is_executable(im, strtab__str(&im->names, dso), strtab__len(&im->names, dso));
+	*yes = *e & 1;
+	return 0;
+}
+
 /* Frame f (its file's name: the dso id's) put in the open sample. */
 static int put_frame(struct script_parser *im, struct rec_frame f, bool kernel)
 {
+	bool exe = false;
 	if (kernel)
 		f.flags |= REC_FRAME_KERNEL;
-	else if (is_executable(im, strtab__str(&im->names, f.dso), strtab__len(&im->names, f.dso)))
+	else if (executable(im, f.dso, &exe))
+		return -ENOMEM;
+	else if (exe)
 		f.flags |= REC_FRAME_EXECUTABLE;
 	if (grow_array((void **)&im->frames, &im->frames_cap, im->nframes,
 		       sizeof(*im->frames), 64))
@@ -355,19 +388,18 @@ static bool takes_frame(struct script_parser *im)
 	return true;
 }
 
-/* The memo's slot for rest[0, n), the part past the address of a frame
- * line whose address has more than one character when long_address, and
- * the rest's hash, and whether the slot holds it. NULL: no slot (too
- * long; out of memory). */
-static struct frame_memo *frame_memo(struct script_parser *im, const char *rest, size_t n,
-				     bool long_address, uint64_t *h, bool *hit)
+/* The memo's slot for a frame line's part past its address, as looked at
+ * (struct frame_look), and whether it holds it. NULL: no slot (too long;
+ * out of memory). */
+static struct frame_memo *frame_memo(struct script_parser *im, const char *rest,
+				     const struct frame_look *fl, bool *hit)
 {
 	*hit = false;
-	if (n > FRAME_MEMO_LINE || (!im->memo && !(im->memo = calloc(FRAME_MEMO, sizeof(*im->memo)))))
+	if (!fl->hashed || (!im->memo && !(im->memo = calloc(FRAME_MEMO, sizeof(*im->memo)))))
 		return NULL;
-	*h = hash_bytes(rest, n, long_address);
-	struct frame_memo *m = &im->memo[*h % FRAME_MEMO];
-	*hit = m->len == n && m->hash == *h && m->long_address == long_address &&
+	struct frame_memo *m = &im->memo[fl->hash % FRAME_MEMO];
+	size_t n = fl->rest_len;
+	*hit = m->len == n && m->hash == fl->hash && m->long_address == (fl->pclen > 1) &&
 	       !memcmp(m->rest, rest, n);
 	return m;
 }
@@ -383,37 +415,60 @@ static bool kernel_address(uint64_t ip)
 	return ip >= 0xffff800000000000ULL;
 }
 
+/* Each byte's class for frame_address: 0 none of an address's, a
+ * hexadecimal digit's value + 1, or W, another letter or '_': one
+ * look-up a byte, where tests of ranges made the address a fifth of the
+ * lines' thread's time (perf record; bench/RESULTS.md, round 33). */
+#define W 17
+static const uint8_t address_class[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6,
+	['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12,
+	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16, ['g'] = W, ['h'] = W,
+	['i'] = W, ['j'] = W, ['k'] = W, ['l'] = W, ['m'] = W, ['n'] = W,
+	['o'] = W, ['p'] = W, ['q'] = W, ['r'] = W, ['s'] = W, ['t'] = W,
+	['u'] = W, ['v'] = W, ['w'] = W, ['x'] = W, ['y'] = W, ['z'] = W,
+	['G'] = W, ['H'] = W, ['I'] = W, ['J'] = W, ['K'] = W, ['L'] = W,
+	['M'] = W, ['N'] = W, ['O'] = W, ['P'] = W, ['Q'] = W, ['R'] = W,
+	['S'] = W, ['T'] = W, ['U'] = W, ['V'] = W, ['W'] = W, ['X'] = W,
+	['Y'] = W, ['Z'] = W, ['_'] = W
+};
+#undef W
+
 /* A frame line's address: the bytes its word takes (letters, digits
- * and '_', as perf_script__frame_parts reads it), and in *ip the value of its hexadecimal
- * digits up to the first that is none; one pass over both. */
+ * and '_', as perf_script__frame_parts reads it), and in *ip the value
+ * of its hexadecimal digits up to the first that is none. */
 static size_t frame_address(const char *s, size_t n, uint64_t *ip)
 {
 	uint64_t v = 0;
-	bool hex = true;
 	size_t i = 0;
-	for (; i < n; i++) {
-		int d = ps_hex_value(s[i]);
-		if (d >= 0) {
-			if (hex)
-				v = v << 4 | (uint64_t)d;
-		} else if (ps_is_word(s[i])) {
-			hex = false;
-		} else {
-			break;
-		}
-	}
+	for (uint8_t d; i < n && (d = address_class[(unsigned char)s[i]]) && d <= 16; i++)
+		v = v << 4 | (uint64_t)(d - 1);
+	while (i < n && address_class[(unsigned char)s[i]])
+		i++;
 	*ip = v;
 	return i;
 }
 
-/* One frame line (leading spaces gone) of the open sample. */
-static int add_frame(struct script_parser *im, const char *s, size_t n)
+/* What a frame line (leading spaces gone) is, apart from the lines
+ * before it: its address, and the hash of the part past it. */
+static void look_frame(const char *s, size_t n, struct frame_look *fl)
 {
-	uint64_t h = 0, ip;
+	fl->pclen = frame_address(s, n, &fl->ip);
+	fl->rest_len = n - fl->pclen;
+	fl->hashed = fl->pclen && fl->rest_len <= FRAME_MEMO_LINE;
+	fl->hash = fl->hashed ? hash_bytes(s + fl->pclen, fl->rest_len, fl->pclen > 1) : 0;
+}
+
+/* Frame line s[0, n) (leading spaces gone), as fl looked at it, in the
+ * open sample. */
+static int take_frame(struct script_parser *im, const char *s, size_t n,
+		      const struct frame_look *fl)
+{
 	bool hit = false;
-	size_t pclen = frame_address(s, n, &ip);
-	struct frame_memo *m = pclen ? frame_memo(im, s + pclen, n - pclen, pclen > 1, &h, &hit) :
-			       NULL;
+	size_t pclen = fl->pclen;
+	uint64_t ip = fl->ip;
+	struct frame_memo *m = frame_memo(im, s + pclen, fl, &hit);
 	if (hit) {
 		if (!takes_frame(im))
 			return 0;
@@ -449,12 +504,20 @@ static int add_frame(struct script_parser *im, const char *s, size_t n)
 		return err;
 	bool kfile = kernel_file(fp.mod, fp.mlen);
 	if (m) {
-		*m = (struct frame_memo){ .hash = h, .function = f.function, .dso = f.dso,
+		*m = (struct frame_memo){ .hash = fl->hash, .function = f.function, .dso = f.dso,
 					  .len = (uint8_t)(n - pclen), .long_address = pclen > 1,
 					  .kernel_file = kfile };
 		memcpy(m->rest, s + pclen, n - pclen);
 	}
 	return put_frame(im, f, kfile || kernel_address(f.ip));
+}
+
+/* One frame line (leading spaces gone) of the open sample. */
+static int add_frame(struct script_parser *im, const char *s, size_t n)
+{
+	struct frame_look fl;
+	look_frame(s, n, &fl);
+	return take_frame(im, s, n, &fl);
 }
 
 static int probe(uint64_t **v, uint32_t *n, uint64_t x)
@@ -635,9 +698,19 @@ static int header_line(struct script_parser *im, const struct ps_header *h)
 		return -ENOMEM;
 	im->head = (struct rec_sample_head){ .pid = pid, .tid = tid, .cpu = cpu,
 					     .time_ns = t, .period = h->period };
-	im->comm_len = h->comm_len < sizeof(im->comm) ? h->comm_len : sizeof(im->comm);
-	if (im->comm_len)
-		memcpy(im->comm, h->comm, im->comm_len);
+	size_t comm_len = h->comm_len < sizeof(im->comm) ? h->comm_len : sizeof(im->comm);
+	if (!im->comm_gen || comm_len != im->comm_len ||
+	    (comm_len && memcmp(im->comm, h->comm, comm_len))) {
+		im->comm_gen = (im->comm_gen + 1) & (UINT32_MAX >> 1);
+		if (!im->comm_gen) {	/* wrapped: what was remembered is forgotten */
+			if (im->exe_of)
+				memset(im->exe_of, 0, im->exe_of_cap * sizeof(*im->exe_of));
+			im->comm_gen = 1;
+		}
+		im->comm_len = comm_len;
+		if (comm_len)
+			memcpy(im->comm, h->comm, comm_len);
+	}
 	im->nframes = 0;
 	im->cut = false;
 	im->in = IN_SAMPLE;
@@ -645,46 +718,117 @@ static int header_line(struct script_parser *im, const struct ps_header *h)
 	return h->rest_len ? add_frame(im, h->rest, h->rest_len) : 0;
 }
 
-static int on_line(void *ctx, const char *s, size_t n)
+/* What a line is, found apart from the lines before it (look_line), and
+ * what it holds: a header's fields, a frame's address and hash. */
+enum line_kind {
+	LINE_NUL, LINE_COMMENT, LINE_BLANK, LINE_HEADER, LINE_FRAME, LINE_NOISE, LINE_BAD
+};
+
+struct line_look {
+	enum line_kind kind;
+	size_t len;		/* without the '\r's that ended it */
+	size_t lead;		/* a frame's leading spaces */
+	union {
+		struct ps_header header;
+		struct frame_look frame;
+		uint64_t lost_chunks;	/* a noise line's */
+	};
+};
+
+/* A line s[0, n) without its newline (lines_ahead's look): what it is,
+ * with hints, each event's header layout, the lines' own (only this
+ * thread's). */
+static void look_line(void *hints, const char *s, size_t n, bool nul_near, void *slot)
 {
-	struct script_parser *im = ctx;
-	im->st->lines++;
+	struct line_look *l = slot;
 	while (n && s[n - 1] == '\r')
 		n--;
+	l->len = n;
+	l->lead = 0;
 	/* perf prints no NUL; one would cut a name short without a word
-	 * (looked for line by line only in runs read that hold one) */
-	if (im->nul_near && memchr(s, '\0', n))
-		return bad(im, "a NUL byte in the line (perf script prints none)");
+	 * (looked for line by line only among lines that hold one) */
+	if (nul_near && memchr(s, '\0', n)) {
+		l->kind = LINE_NUL;
+		return;
+	}
 	if (n && s[0] == '#') {
+		l->kind = LINE_COMMENT;
+		return;
+	}
+	size_t lead = perf_script__skip_spaces(s, n);
+	if (lead == n) {
+		l->kind = LINE_BLANK;
+		return;
+	}
+	/* perf right-aligns comm in some layouts (-F with pid), so a line
+	 * that starts with spaces may be a header: no frame reads as one,
+	 * a frame's second word being a symbol, never a number */
+	if (perf_script__header(s + lead, n - lead, hints, &l->header)) {
+		l->kind = LINE_HEADER;
+		return;
+	}
+	struct frame_parts fp;
+	if (lead) {
+		l->kind = LINE_FRAME;
+	} else if (perf_script__is_noise(s, n)) {
+		l->kind = LINE_NOISE;
+		l->lost_chunks = perf_script__lost_chunks(s, n);
+		return;
+	} else if (perf_script__frame_parts(s, n, &fp)) {
+		/* a frame with no indentation (text that went through a tool
+		 * that strips lines): the reference collapser reads it as a
+		 * frame too */
+		l->kind = LINE_FRAME;
+	} else {
+		l->kind = LINE_BAD;
+		return;
+	}
+	l->lead = lead;
+	look_frame(s + lead, n - lead, &l->frame);
+}
+
+/* The line look_line looked at, in order (lines_ahead's take). */
+static int take_line(void *ctx, const char *s, size_t raw_len, const void *slot)
+{
+	struct script_parser *im = ctx;
+	const struct line_look *l = slot;
+	size_t n = l->len;
+	(void)raw_len;
+	im->st->lines++;
+	switch (l->kind) {
+	case LINE_NUL:
+		return bad(im, "a NUL byte in the line (perf script prints none)");
+	case LINE_COMMENT: {
 		static const char key[] = "# hostname : ";
 		if (n > sizeof(key) - 1 && !memcmp(s, key, sizeof(key) - 1))
 			snprintf(im->host, sizeof(im->host), "%.*s",
 				 (int)(n - (sizeof(key) - 1)), s + sizeof(key) - 1);
 		return 0;
 	}
-	size_t lead = perf_script__skip_spaces(s, n);
-	if (lead == n)
+	case LINE_BLANK:
 		return end_sample(im);
-	/* perf right-aligns comm in some layouts (-F with pid), so a line
-	 * that starts with spaces may be a header: no frame reads as one,
-	 * a frame's second word being a symbol, never a number */
-	struct ps_header h;
-	if (perf_script__header(s + lead, n - lead, &im->hints, &h))
-		return header_line(im, &h);
-	if (lead)
-		return add_frame(im, s + lead, n - lead);
-	if (perf_script__is_noise(s, n)) {
-		im->st->lost_chunks += perf_script__lost_chunks(s, n);
+	case LINE_HEADER:
+		return header_line(im, &l->header);
+	case LINE_FRAME:
+		return take_frame(im, s + l->lead, n - l->lead, &l->frame);
+	case LINE_NOISE:
+		im->st->lost_chunks += l->lost_chunks;
 		return 0;
+	case LINE_BAD:
+		break;
 	}
-	/* a frame with no indentation (text that went through a tool that
-	 * strips lines): the reference collapser reads it as a frame too */
-	struct frame_parts fp;
-	if (perf_script__frame_parts(s, n, &fp))
-		return add_frame(im, s, n);
 	return bad(im, "not a perf script line: no sample header "
 		   "(\"comm [pid/]tid [cpu] time: [period] event:\"), frame, "
 		   "comment or known perf noise");
+}
+
+/* A line of script_parser__feed's, looked at and taken here. */
+static int on_line(void *ctx, const char *s, size_t n)
+{
+	struct script_parser *im = ctx;
+	struct line_look l;
+	look_line(&im->hints, s, n, im->nul_near, &l);
+	return take_line(im, s, n, &l);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -908,12 +1052,10 @@ int script_parser__feed(struct script_parser *im, const char *buf, size_t n)
 	return line_splitter__feed(&im->lines, buf, n, on_line, im);
 }
 
-int script_parser__finish(struct script_parser *im)
+/* The text's end: the open sample written, the interval found. */
+static int parser_end(struct script_parser *im)
 {
-	im->nul_near |= im->nul_before;
-	int err = line_splitter__finish(&im->lines, on_line, im);
-	if (!err)
-		err = end_sample(im);
+	int err = end_sample(im);
 	if (err)
 		return err;
 	find_interval(im);
@@ -922,6 +1064,13 @@ int script_parser__finish(struct script_parser *im)
 			 "kept their %d nearest the leaf",
 			 (unsigned long long)im->truncated, MAX_FRAMES, MAX_FRAMES);
 	return 0;
+}
+
+int script_parser__finish(struct script_parser *im)
+{
+	im->nul_near |= im->nul_before;
+	int err = line_splitter__finish(&im->lines, on_line, im);
+	return err ? err : parser_end(im);
 }
 
 void script_parser__free(struct script_parser *im)
@@ -941,6 +1090,7 @@ void script_parser__free(struct script_parser *im)
 	strtab__release(&im->tids);
 	strtab__release(&im->comms);
 	free(im->comm_of);
+	free(im->exe_of);
 	free(im);
 }
 
@@ -950,11 +1100,6 @@ static int add_to_writer(void *ctx, uint32_t type, const void *a, size_t alen,
 	if (type == REC_SAMPLE && alen == sizeof(struct rec_sample_head))
 		return rec_writer__sample(ctx, a, b);	/* its stack named once */
 	return rec_writer__add(ctx, type, a, alen, b, blen);
-}
-
-static int feed_parser(void *ctx, const char *buf, size_t n)
-{
-	return script_parser__feed(ctx, buf, n);
 }
 
 int script_import(int in_fd, int out_fd, bool read_once, import_progress_fn progress,
@@ -973,10 +1118,17 @@ int script_import(int in_fd, int out_fd, bool read_once, import_progress_fn prog
 	struct script_parser *im = script_parser__new(add_to_writer, body, st, msg,
 						      msg_size);
 	int err = tmp && body && im ? 0 : -ENOMEM;
+	/* the lines read and looked at on a thread ahead, where one helps */
+	struct lines_ahead_fns f = {
+		.look = look_line, .look_ctx = im ? &im->hints : NULL,
+		.slot_size = sizeof(struct line_look),
+		.take = take_line, .take_ctx = im,
+		.progress = progress, .progress_ctx = progress_ctx,
+	};
 	if (!err)
-		err = read_chunks(in_fd, feed_parser, im, progress, progress_ctx);
+		err = lines_ahead__run(in_fd, &f);
 	if (!err)
-		err = script_parser__finish(im);
+		err = parser_end(im);
 	if (err == -EBADMSG)
 		*bad_line = st->lines;
 	if (!err)

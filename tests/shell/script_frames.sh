@@ -57,15 +57,26 @@ run "$CL" report -i "perf-script:$TMP/bad.txt" --format folded
 printf 'a 1/1 [000] 1.0: 1000000 cpu-clock: \n\tffffffff81000010 f+0x1 (m)\n\n' >"$TMP/again.txt"
 printf 'a 1/1 [000] 1.001: 1000000 cpu-clock: \n\t1000 f+0x1 (m)\n\n' >>"$TMP/again.txt"
 printf 'a 1/1 [000] 1.002: 1000000 cpu-clock: \n\t1001 f+0x1 (m)\n\n' >>"$TMP/again.txt"
-"$CL" report -i "perf-script:$TMP/again.txt" --by function,account --format json |
-	python3 -c 'import json, sys
-print(" ".join(sorted("%s:%s:%d" % (r["function"], r["account"], r["samples"])
-                      for r in json.load(sys.stdin)["rows"])))' >"$TMP/again.rows"
+rows() {	# perf script text, --by KEYS -> "KEY:KEY:SAMPLES ..." sorted
+	"$CL" report -i "perf-script:$1" --by "$2" --format json |
+		python3 -c 'import json, sys
+keys = sys.argv[1].split(",")
+print(" ".join(sorted(":".join([r[k] for k in keys] + [str(r["samples"])])
+                      for r in json.load(sys.stdin)["rows"])))' "$2"
+}
+rows "$TMP/again.txt" function,account >"$TMP/again.rows"
 [ "$(cat "$TMP/again.rows")" = "f:kernel:1 f:library:2" ] || fail "frames met again: $(cat "$TMP/again.rows")"
+# a file is the sample's executable by the sample's comm: the same frame
+# line is the program's in dd, a library's in sh, and dd's again after
+printf 'dd 1/1 [000] 1.0: 1000000 cpu-clock: \n\t1000 main+0x1 (/tmp/dd)\n\n' >"$TMP/exe.txt"
+printf 'sh 2/2 [000] 1.001: 1000000 cpu-clock: \n\t1000 main+0x1 (/tmp/dd)\n\n' >>"$TMP/exe.txt"
+printf 'dd 1/1 [000] 1.002: 1000000 cpu-clock: \n\t1000 main+0x1 (/tmp/dd)\n\n' >>"$TMP/exe.txt"
+rows "$TMP/exe.txt" comm,account >"$TMP/exe.rows"
+[ "$(cat "$TMP/exe.rows")" = "dd:program:2 sh:library:1" ] || fail "executable by comm: $(cat "$TMP/exe.rows")"
 printf 'a 1/1 [000] 1.0: cpu-clock: \n\t77 (/lib/libc.so)\n\na 1/1 [000] 1.1: cpu-clock: \n\t7 (/lib/libc.so)\n\n' >"$TMP/one.txt"
 run "$CL" import perf-script "$TMP/one.txt" -o "$TMP/one.rec"
 [ "$(status)" = 2 ] && grep -q "one.txt:5:" "$TMP/err" || fail "a one-character address after a longer: exit $(status), $(cat "$TMP/err")"
-echo "frames: met again, each with its own address"
+echo "frames: met again, each with its own address, its file the executable by comm"
 
 # issue 26: the sched tracepoints' one-line records among the samples are
 # no samples left open: no warning; a sample that is left open still is
