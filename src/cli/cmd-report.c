@@ -17,6 +17,7 @@
 #include "../core/accounts.h"
 #include "../format/fold.h"
 #include "../format/perf_script.h"
+#include "../format/lines_ahead.h"
 #include "../format/script_import.h"
 #include "../output/scratch.h"
 #include "../report/report.h"
@@ -254,9 +255,10 @@ static void release_opts(struct report_opts *o)
 	free(o->tids.v);
 }
 
-static int feed_folder(void *ctx, const char *buf, size_t n)
+static int fold_line(void *ctx, const char *line, size_t len, const void *slot)
 {
-	return folder__feed(ctx, buf, n);
+	(void)slot;
+	return folder__line(ctx, line, len);
 }
 
 /* report -i perf-script:FILE --format folded: perf script text folded
@@ -277,8 +279,11 @@ static int fold_perf_script(const char *path, const char *list, const char *outp
 	int err = f ? 0 : -ENOMEM, status = 0;
 	struct progress p;
 	progress__init(&p, "folding", fd);
+	/* read and cut into lines on a thread ahead, where one helps */
+	struct lines_ahead_fns la = { .take = fold_line, .take_ctx = f,
+				      .progress = progress__update, .progress_ctx = &p };
 	if (!err)
-		err = read_chunks(fd, feed_folder, f, progress__update, &p);
+		err = lines_ahead__run(fd, &la);
 	progress__done(&p);
 	if (fd != STDIN_FILENO)
 		close(fd);

@@ -29,9 +29,10 @@ struct folder {
 	uint64_t period;
 	/*
 	 * Frame lines repeat far more than they differ, so each distinct
-	 * line (from its address on, with whether the process is java) is
-	 * tidied once: raw_lines interns the line, tidied_of[raw id] is the
-	 * frame's id in frames_tab, or FRAME_NONE for a process-name line.
+	 * line (its key, frame_key: past its address, with whether the
+	 * process is java) is tidied once: raw_lines interns the key,
+	 * tidied_of[raw id] is the frame's id in frames_tab, or FRAME_NONE
+	 * for a process-name line.
 	 */
 	struct strtab raw_lines, frames_tab;
 	uint32_t *tidied_of;
@@ -49,6 +50,7 @@ struct folder {
 
 #define FRAME_NONE UINT32_MAX		/* a line that adds no frame */
 #define FRAME_BAD (UINT32_MAX - 1)	/* a line that is no frame nor noise */
+#define FRAME_WHOLE (UINT32_MAX - 2)	/* no frame: known by the whole line */
 
 int fold_options__parse(struct fold_options *o, const char *list)
 {
@@ -355,11 +357,13 @@ static size_t tidy(const struct folder *f, const char *pc, size_t pclen,
  * FRAME_NONE for a process name or perf noise; 0, -EBADMSG when it is
  * neither a frame nor noise, or -ENOMEM.
  */
-static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
+static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id,
+		     bool *no_frame)
 {
 	struct frame_parts fp;
 	*id = FRAME_NONE;
-	if (!perf_script__frame_parts(s, n, &fp))
+	*no_frame = !perf_script__frame_parts(s, n, &fp);
+	if (*no_frame)
 		return perf_script__is_noise(s, n) ? 0 : -EBADMSG;
 	/* no symbol ("7f1e2215d058  (/lib/libc.so)"): the reference's
 	 * pattern wants a character of function before " (", and takes the
@@ -402,38 +406,82 @@ static int tidy_line(struct folder *f, const char *s, size_t n, uint32_t *id)
 	return *id == HINDEX_NONE ? -ENOMEM : 0;
 }
 
+/* The id of frame line s[0, n) (leading spaces gone) tidied, found by the
+ * key in f->scratch (klen bytes): tidied the first time the key is met.
+ * by_rest: the key holds the line past its address only, so a line that
+ * is no frame (known by the whole line: perf's noise) gets FRAME_WHOLE. */
+static int tidied(struct folder *f, size_t klen, const char *s, size_t n, bool by_rest,
+		  uint32_t *id)
+{
+	uint32_t raw = strtab__intern(&f->raw_lines, f->scratch, klen);
+	if (raw == HINDEX_NONE)
+		return -ENOMEM;
+	if (raw < f->ntidied) {
+		*id = f->tidied_of[raw];
+		return 0;
+	}
+	bool no_frame;
+	int r = tidy_line(f, s, n, id, &no_frame);
+	if (r == -EBADMSG)
+		*id = FRAME_BAD;
+	else if (r < 0)
+		return r;
+	if (by_rest && no_frame)
+		*id = FRAME_WHOLE;
+	if (grow_array((void **)&f->tidied_of, &f->tidied_cap, raw,
+		       sizeof(*f->tidied_of), 1024))
+		return -ENOMEM;
+	f->tidied_of[raw] = *id;
+	f->ntidied = raw + 1;
+	return 0;
+}
+
+/* A frame line's key for tidied, into f->scratch: whether the process is
+ * java (tidying differs), then the line whole ('W'), or, where the
+ * address is not shown (--folded addrs), the line past it: all that
+ * perf_script__frame_parts and tidying take of the address is whether it
+ * has more than one character ('L', 'S') and its last one (a nameless
+ * frame's function). A shared library is at another address in each
+ * process: by the whole line, a minute of a compile loop's text had four
+ * times as many (132 704, against 33 704), each tidied once, in a table
+ * four times as large (bench/RESULTS.md, round 33). */
+static size_t frame_key(struct folder *f, const char *s, size_t n, bool java, bool whole)
+{
+	size_t a = 0;
+	while (!whole && a < n && ps_is_word(s[a]))
+		a++;
+	char *k = f->scratch;
+	k[0] = java ? 'j' : '-';
+	if (whole || !a) {
+		k[1] = 'W';
+		memcpy(k + 2, s, n);
+		return n + 2;
+	}
+	k[1] = a > 1 ? 'L' : 'S';
+	k[2] = s[a - 1];
+	memcpy(k + 3, s + a, n - a);
+	return n - a + 3;
+}
+
 static int stack_line(struct folder *f, const char *s, size_t n)
 {
-	while (n && ps_is_space(*s))
-		s++, n--;
+	size_t lead = perf_script__skip_spaces(s, n);
+	s += lead;
+	n -= lead;
 	if (!f->in_sample) {	/* a filtered sample's frame, or noise */
 		struct frame_parts fp;
 		return perf_script__frame_parts(s, n, &fp) || perf_script__is_noise(s, n) ? 0 : -EBADMSG;
 	}
-	/* the key: whether the process is java (tidying differs), the line */
 	bool java = f->pname_len == 4 && !memcmp(f->pname, "java", 4);
-	if (reserve(&f->scratch, &f->scratch_cap, n + 1))
-		return -ENOMEM;
-	f->scratch[0] = java ? 'j' : '-';
-	memcpy(f->scratch + 1, s, n);
-	uint32_t raw = strtab__intern(&f->raw_lines, f->scratch, n + 1);
-	if (raw == HINDEX_NONE)
+	if (reserve(&f->scratch, &f->scratch_cap, n + 3))
 		return -ENOMEM;
 	uint32_t id;
-	if (raw >= f->ntidied) {
-		int r = tidy_line(f, s, n, &id);
-		if (r == -EBADMSG)
-			id = FRAME_BAD;
-		else if (r < 0)
-			return r;
-		if (grow_array((void **)&f->tidied_of, &f->tidied_cap, raw,
-			       sizeof(*f->tidied_of), 1024))
-			return -ENOMEM;
-		f->tidied_of[raw] = id;
-		f->ntidied = raw + 1;
-	} else {
-		id = f->tidied_of[raw];
-	}
+	bool whole = f->o.addrs;
+	int err = tidied(f, frame_key(f, s, n, java, whole), s, n, !whole, &id);
+	if (!err && id == FRAME_WHOLE)
+		err = tidied(f, frame_key(f, s, n, java, true), s, n, false, &id);
+	if (err)
+		return err;
 	if (id == FRAME_BAD)
 		return -EBADMSG;
 	return id == FRAME_NONE ? 0 : push_frame(f, id);
@@ -500,8 +548,9 @@ static bool ends_in_paren(const char *s, size_t n)
  */
 static bool tracepoint_record(const char *s, size_t n)
 {
-	for (size_t i = 0; i + 2 < n; i++) {
-		if (s[i] != ':' || s[i + 1] != ' ')
+	for (const char *c = s; n > 2 && (c = memchr(c, ':', n - 2 - (size_t)(c - s))); c++) {
+		size_t i = (size_t)(c - s);
+		if (s[i + 1] != ' ')
 			continue;
 		size_t j = i + 1, a, b;
 		while (j < n && s[j] == ' ')

@@ -93,7 +93,7 @@ static int add_line(struct ahead *a, struct batch *b, size_t at, size_t len, boo
 	uint32_t cap = b->lines_cap;
 	if (grow_array((void **)&b->lines, &b->lines_cap, b->nlines, sizeof(*b->lines), 1024))
 		return -ENOMEM;
-	if (b->lines_cap != cap) {
+	if (b->lines_cap != cap && slot) {
 		unsigned char *s = realloc(b->slots, (size_t)b->lines_cap * slot);
 		if (!s) {
 			b->lines_cap = cap;	/* lines' room is no use without slots' */
@@ -102,7 +102,9 @@ static int add_line(struct ahead *a, struct batch *b, size_t at, size_t len, boo
 		b->slots = s;
 	}
 	b->lines[b->nlines] = (struct span){ at, len };
-	a->f->look(a->f->look_ctx, b->text + at, len, nul, b->slots + (size_t)b->nlines * slot);
+	if (a->f->look)
+		a->f->look(a->f->look_ctx, b->text + at, len, nul,
+			   b->slots + (size_t)b->nlines * slot);
 	b->nlines++;
 	return 0;
 }
@@ -185,7 +187,7 @@ static int take_lines(struct ahead *a, const struct batch *b)
 	int err = 0;
 	for (uint32_t k = 0; !err && k < b->nlines; k++)
 		err = f->take(f->take_ctx, b->text + b->lines[k].at, b->lines[k].len,
-			      b->slots + (size_t)k * f->slot_size);
+			      f->slot_size ? b->slots + (size_t)k * f->slot_size : NULL);
 	return err ? err : b->err;
 }
 

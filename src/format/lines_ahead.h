@@ -30,7 +30,7 @@ typedef void (*line_look_fn)(void *ctx, const char *line, size_t len, bool nul_n
 typedef int (*line_take_fn)(void *ctx, const char *line, size_t len, const void *slot);
 
 struct lines_ahead_fns {
-	line_look_fn look;
+	line_look_fn look;		/* may be NULL: lines only (slot_size 0) */
 	void *look_ctx;
 	size_t slot_size;
 	line_take_fn take;

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -57,30 +56,6 @@ void line_splitter__release(struct line_splitter *s)
 {
 	free(s->carry);
 	memset(s, 0, sizeof(*s));
-}
-
-int read_chunks(int fd, chunk_fn feed, void *ctx,
-		void (*progress)(void *ctx, uint64_t bytes), void *progress_ctx)
-{
-	enum { CHUNK = 1 << 20 };
-	char *buf = malloc(CHUNK);
-	int err = buf ? 0 : -ENOMEM;
-	uint64_t total = 0;
-	while (!err) {
-		ssize_t n = read(fd, buf, CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
-			break;
-		}
-		err = feed(ctx, buf, (size_t)n);
-		total += (uint64_t)n;
-		if (progress)
-			progress(progress_ctx, total);
-	}
-	free(buf);
-	return err;
 }
 
 /* In s[from, n), the last " (" with a ')' after it: the '(' in *open,

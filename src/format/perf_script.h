@@ -30,13 +30,6 @@ int line_splitter__feed(struct line_splitter *s, const char *buf, size_t n,
 int line_splitter__finish(struct line_splitter *s, line_fn fn, void *ctx);
 void line_splitter__release(struct line_splitter *s);
 
-/* Reads fd to its end in 1 MiB runs, handing each to feed and the bytes
- * read so far to progress (may be NULL). 0, feed's first error, -ENOMEM
- * or -errno. */
-typedef int (*chunk_fn)(void *ctx, const char *buf, size_t n);
-int read_chunks(int fd, chunk_fn feed, void *ctx,
-		void (*progress)(void *ctx, uint64_t bytes), void *progress_ctx);
-
 static inline bool ps_is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';

@@ -76,6 +76,22 @@ rows "$TMP/exe.txt" comm,account >"$TMP/exe.rows"
 printf 'a 1/1 [000] 1.0: cpu-clock: \n\t77 (/lib/libc.so)\n\na 1/1 [000] 1.1: cpu-clock: \n\t7 (/lib/libc.so)\n\n' >"$TMP/one.txt"
 run "$CL" import perf-script "$TMP/one.txt" -o "$TMP/one.rec"
 [ "$(status)" = 2 ] && grep -q "one.txt:5:" "$TMP/err" || fail "a one-character address after a longer: exit $(status), $(cat "$TMP/err")"
+# the folder, too, knows a frame line met again by what follows its
+# address, and by what it takes of the address: its last character (a
+# nameless frame's function), whether it has more than one; a line that
+# is no frame is known by the whole of it (perf's "Warning:" is noise,
+# the same past its first word is not)
+sed 's/^a 1/ab 1/' "$TMP/one.txt" >"$TMP/one.ab.txt"	# the reference's comm: 2 characters at least
+run "$CL" report -i "perf-script:$TMP/one.ab.txt" --format folded
+[ "$(status)" = 2 ] && grep -q "one.ab.txt:5:" "$TMP/err" || fail "fold: a one-character address after a longer: exit $(status), $(cat "$TMP/err")"
+printf 'ab 1/1 [000] 1.0: cpu-clock: \n\t7f1e2215d058 (/lib/libc.so)\n\n' >"$TMP/last.txt"
+printf 'ab 1/1 [000] 1.1: cpu-clock: \n\t7f1e2215d059 (/lib/libc.so)\n\n' >>"$TMP/last.txt"
+"$CL" report -i "perf-script:$TMP/last.txt" --format folded >"$TMP/last.folded" || fail "fold of nameless frames"
+[ "$(tr '\n' ' ' <"$TMP/last.folded")" = "ab;8 1 ab;9 1 " ] || fail "fold: nameless frames: $(cat "$TMP/last.folded")"
+printf 'ab 1/1 [000] 1.0: cpu-clock: \n\tf+0x1 (m)\n\tWarning: x\n\n' >"$TMP/warn.txt"
+printf 'ab 1/1 [000] 1.1: cpu-clock: \n\tXarning: x\n\n' >>"$TMP/warn.txt"
+run "$CL" report -i "perf-script:$TMP/warn.txt" --format folded
+[ "$(status)" = 2 ] && grep -q "warn.txt:6:" "$TMP/err" || fail "fold: no frame past a noise line's word: exit $(status), $(cat "$TMP/err")"
 echo "frames: met again, each with its own address, its file the executable by comm"
 
 # issue 26: the sched tracepoints' one-line records among the samples are
