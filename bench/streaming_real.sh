@@ -29,9 +29,10 @@
 # Last, the 8x recordings with every CPU the machine has (a live
 # recording's items read and made events in time order on a second
 # thread, replay/rec_split.h; an import's blocks read and decompressed
-# ahead there; perf script text's items made, compressed and written behind
-# its parser, format/recording.h): wall seconds against one core's, and samples a wall
-# second. Wall seconds are bash's clock ($EPOCHREALTIME) around the
+# ahead there; perf script text's lines read and looked at ahead of its
+# parser, format/lines_ahead.h, and its items made, compressed and written
+# behind it, format/recording.h; its folder's lines read ahead): wall
+# seconds against one core's, and samples a wall second. Wall seconds are bash's clock ($EPOCHREALTIME) around the
 # command, to the microsecond: time(1)'s hundredths were 4 % of a
 # quarter-second report (the fork of time and taskset is counted in).
 #
@@ -165,7 +166,7 @@ done
 # reads and decompresses the blocks ahead (format/recording.h); wall
 # seconds, best of 3, against the one core's above.
 echo
-echo "bench/streaming_real: recordings on $(nproc) cores (live: items read on a second thread; imports: blocks read ahead; text: its items made and compressed behind the parser), against one"
+echo "bench/streaming_real: recordings on $(nproc) cores (live: items read on a second thread; imports: blocks read ahead; text: lines read ahead of the parser, items made behind it), against one"
 printf "%-48s %10s %11s %11s %8s %14s\n" "" "samples" "wall s, 1" "wall s, $(nproc)" "ratio" "samples/wall s"
 for what in live imp txt; do
 	for fmt in json "json --by comm" folded pprof; do
