@@ -32,7 +32,8 @@ struct folder {
 	 * line (its key, frame_key: past its address, with whether the
 	 * process is java) is tidied once: raw_lines interns the key,
 	 * tidied_of[raw id] is the frame's id in frames_tab, or FRAME_NONE
-	 * for a process-name line.
+	 * for a process-name line or noise, FRAME_BAD for a line that is
+	 * neither, FRAME_WHOLE for one to be known by its whole text.
 	 */
 	struct strtab raw_lines, frames_tab;
 	uint32_t *tidied_of;
@@ -437,22 +438,25 @@ static int tidied(struct folder *f, size_t klen, const char *s, size_t n, bool b
 }
 
 /* A frame line's key for tidied, into f->scratch: whether the process is
- * java (tidying differs), then the line whole ('W'), or, where the
- * address is not shown (--folded addrs), the line past it: all that
- * perf_script__frame_parts and tidying take of the address is whether it
- * has more than one character ('L', 'S') and its last one (a nameless
- * frame's function). A shared library is at another address in each
- * process: by the whole line, a minute of a compile loop's text had four
- * times as many (132 704, against 33 704), each tidied once, in a table
- * four times as large (bench/RESULTS.md, round 33). */
-static size_t frame_key(struct folder *f, const char *s, size_t n, bool java, bool whole)
+ * java (tidying differs), then the line past its address, unless the
+ * address is shown (--folded addrs) or there is none: then the whole line
+ * ('W'). Past the address, all that perf_script__frame_parts and tidying
+ * take of it is whether it has more than one character ('L', 'S') and
+ * its last one (a nameless frame's function). A shared library is at
+ * another address in each process: by the whole line, a minute of a
+ * compile loop's text had four times as many (132 704, against 33 704),
+ * each tidied once, in a table four times as large (bench/RESULTS.md,
+ * round 33). Its length; *by_rest: the key is the line past its address. */
+static size_t frame_key(struct folder *f, const char *s, size_t n, bool java, bool whole,
+			bool *by_rest)
 {
 	size_t a = 0;
 	while (!whole && a < n && ps_is_word(s[a]))
 		a++;
 	char *k = f->scratch;
 	k[0] = java ? 'j' : '-';
-	if (whole || !a) {
+	*by_rest = !whole && a;
+	if (!*by_rest) {
 		k[1] = 'W';
 		memcpy(k + 2, s, n);
 		return n + 2;
@@ -476,10 +480,13 @@ static int stack_line(struct folder *f, const char *s, size_t n)
 	if (reserve(&f->scratch, &f->scratch_cap, n + 3))
 		return -ENOMEM;
 	uint32_t id;
-	bool whole = f->o.addrs;
-	int err = tidied(f, frame_key(f, s, n, java, whole), s, n, !whole, &id);
-	if (!err && id == FRAME_WHOLE)
-		err = tidied(f, frame_key(f, s, n, java, true), s, n, false, &id);
+	bool by_rest;
+	size_t klen = frame_key(f, s, n, java, f->o.addrs, &by_rest);
+	int err = tidied(f, klen, s, n, by_rest, &id);
+	if (!err && id == FRAME_WHOLE) {	/* no frame: known by the whole line */
+		klen = frame_key(f, s, n, java, true, &by_rest);
+		err = tidied(f, klen, s, n, by_rest, &id);
+	}
 	if (err)
 		return err;
 	if (id == FRAME_BAD)

@@ -13,17 +13,20 @@
 #include "../core/banned.h"
 
 /* A batch's text is read BATCH_TEXT bytes at a time (more for a longer
- * line), and BATCHES of them are taken in turn: the reader is at most
- * that far ahead (1 MiB, and the lines' slots). */
+ * line), and holds BATCH_LINES lines at most (the rest waits for the
+ * next: a text of empty lines would make a slot of each byte); BATCHES
+ * of them are taken in turn. So the reader is 1 MiB ahead at most, and
+ * its memory is bounded but for the longest line. */
 #define BATCH_TEXT (256u << 10)
+#define BATCH_LINES 8192u
 #define BATCHES 4
 
 struct span {
 	size_t at, len;
 };
 
-/* Whole lines read, each looked at; what came after them (a line cut
- * short, the end, an error). */
+/* Whole lines read, each looked at; what came after them (the end, an
+ * error). */
 struct batch {
 	char *text;
 	size_t len, cap;	/* bytes read into text */
@@ -39,7 +42,8 @@ struct ahead {
 	int fd;
 	const struct lines_ahead_fns *f;
 	struct batch b[BATCHES];
-	char *carry;		/* the line the batch before began */
+	char *carry;		/* what the batch before left: the line it
+				 * began, the lines past BATCH_LINES */
 	size_t carry_len, carry_cap;
 	uint64_t total;		/* bytes read */
 	pthread_t thread;
@@ -48,43 +52,49 @@ struct ahead {
 	bool stop;
 };
 
-/* Reads into b, after the line the batch before began, until it holds
- * BATCH_TEXT bytes and a newline (a longer line's bytes are all read),
- * or the end, or an error. */
-static void read_text(struct ahead *a, struct batch *b)
+/* Into b, what the batch before left, then, unless that holds a whole
+ * line, what one read gives (up to BATCH_TEXT bytes in all: a regular
+ * file's whole, a pipe's what it holds, so its lines are taken as they
+ * come), more while no line is whole; or the end, or an error, met only so: a batch that
+ * ends holds no newline. false: out of memory, nothing read to split. */
+static bool read_text(struct ahead *a, struct batch *b)
 {
-	b->len = 0;
-	bool newline = false;
-	for (;;) {
-		size_t want = b->len < BATCH_TEXT ? BATCH_TEXT - b->len :
-			      newline ? 0 : BATCH_TEXT;
-		if (!want)
-			return;
-		if (grow_bytes(&b->text, &b->cap, a->carry_len + b->len + want, BATCH_TEXT)) {
-			b->err = -ENOMEM;
-			b->end = true;
-			return;
-		}
-		if (a->carry_len) {
-			memcpy(b->text, a->carry, a->carry_len);
-			b->len = a->carry_len;
-			a->carry_len = 0;
-			continue;
-		}
+	size_t room = a->carry_len < BATCH_TEXT ? BATCH_TEXT : a->carry_len + BATCH_TEXT;
+	if (b->cap > 2 * room) {	/* grown for a long line: let it go */
+		free(b->text);
+		b->text = NULL;
+		b->cap = 0;
+	}
+	if (grow_bytes(&b->text, &b->cap, room, BATCH_TEXT))
+		goto nomem;
+	if (a->carry_len)
+		memcpy(b->text, a->carry, a->carry_len);
+	b->len = a->carry_len;
+	a->carry_len = 0;
+	bool newline = b->len && memchr(b->text, '\n', b->len);
+	while (!newline) {
+		size_t want = b->len < BATCH_TEXT ? BATCH_TEXT - b->len : BATCH_TEXT;
+		if (grow_bytes(&b->text, &b->cap, b->len + want, BATCH_TEXT))
+			goto nomem;
 		ssize_t n = read(a->fd, b->text + b->len, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			b->err = n < 0 ? -errno : 0;
 			b->end = true;
-			return;
+			return true;
 		}
-		newline = newline || memchr(b->text + b->len, '\n', (size_t)n);
+		newline = memchr(b->text + b->len, '\n', (size_t)n) != NULL;
 		b->len += (size_t)n;
 		a->total += (uint64_t)n;
 		if (a->f->progress)
 			a->f->progress(a->f->progress_ctx, a->total);
 	}
+	return true;
+nomem:
+	b->err = -ENOMEM;
+	b->end = true;
+	return false;
 }
 
 static int add_line(struct ahead *a, struct batch *b, size_t at, size_t len, bool nul)
@@ -104,35 +114,34 @@ static int add_line(struct ahead *a, struct batch *b, size_t at, size_t len, boo
 	b->lines[b->nlines] = (struct span){ at, len };
 	if (a->f->look)
 		a->f->look(a->f->look_ctx, b->text + at, len, nul,
-			   b->slots + (size_t)b->nlines * slot);
+			   slot ? b->slots + (size_t)b->nlines * slot : NULL);
 	b->nlines++;
 	return 0;
 }
 
-/* b's whole lines, each looked at, and the rest carried to the next
- * batch: the last line without a newline is a line at the end, not
- * after an error (as line by line it would never have been taken). */
+/* b's whole lines, each looked at, BATCH_LINES at most; the rest left to
+ * the next batch. At the end, the last line without a newline is a line;
+ * after an error it is not (as line by line it would never have been
+ * taken). */
 static void split_lines(struct ahead *a, struct batch *b)
 {
-	const char *text = b->text, *end = text + b->len;
-	const char *last = b->len ? memrchr(text, '\n', b->len) : NULL;
-	const char *whole = last ? last + 1 : text;	/* past the whole lines */
+	const char *text = b->text, *end = text + b->len, *p = text, *nl = NULL;
 	bool nul = memchr(text, '\0', b->len) != NULL;
-	const char *p = text, *nl;
 	int err = 0;
-	while (!err && p < whole && (nl = memchr(p, '\n', (size_t)(whole - p)))) {
+	while (!err && b->nlines < BATCH_LINES && p < end &&
+	       (nl = memchr(p, '\n', (size_t)(end - p)))) {
 		err = add_line(a, b, (size_t)(p - text), (size_t)(nl - p), nul);
 		p = nl + 1;
 	}
-	if (!err && b->end && !b->err && whole < end) {
-		err = add_line(a, b, (size_t)(whole - text), (size_t)(end - whole), nul);
-		whole = end;
+	if (!err && b->end && !b->err && p < end) {	/* (then no line before it) */
+		err = add_line(a, b, (size_t)(p - text), (size_t)(end - p), nul);
+		p = end;
 	}
-	if (!err && !b->end) {
-		err = grow_bytes(&a->carry, &a->carry_cap, (size_t)(end - whole) + 1, 256);
+	if (!err && p < end && !b->end) {	/* left to the next batch */
+		err = grow_bytes(&a->carry, &a->carry_cap, (size_t)(end - p), 256);
 		if (!err) {
-			a->carry_len = (size_t)(end - whole);
-			memcpy(a->carry, whole, a->carry_len);
+			a->carry_len = (size_t)(end - p);
+			memcpy(a->carry, p, a->carry_len);
 		}
 	}
 	if (err) {
@@ -146,8 +155,7 @@ static void fill(struct ahead *a, struct batch *b)
 	b->nlines = 0;
 	b->err = 0;
 	b->end = false;
-	read_text(a, b);
-	if (b->err != -ENOMEM)	/* after a read's error, the lines before it */
+	if (read_text(a, b))
 		split_lines(a, b);
 }
 

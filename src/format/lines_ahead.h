@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 /* What look finds of line[0, len) (without its newline), into slot
- * (slot_size bytes). nul_near: whether a NUL byte is among the lines
- * looked at with this one (a line's own look for one is needed only
- * then). Runs on the reading thread, the lines in order: ctx is the
+ * (slot_size bytes; NULL when 0). nul_near: whether a NUL byte is among
+ * the bytes read with this line (a line's own look for one is needed
+ * only then). Runs on the reading thread, the lines in order: ctx is the
  * look's alone. */
 typedef void (*line_look_fn)(void *ctx, const char *line, size_t len, bool nul_near,
 			     void *slot);

@@ -746,7 +746,7 @@ static void look_line(void *hints, const char *s, size_t n, bool nul_near, void 
 	l->len = n;
 	l->lead = 0;
 	/* perf prints no NUL; one would cut a name short without a word
-	 * (looked for line by line only among lines that hold one) */
+	 * (looked for line by line only in a batch of lines that holds one) */
 	if (nul_near && memchr(s, '\0', n)) {
 		l->kind = LINE_NUL;
 		return;

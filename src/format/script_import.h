@@ -53,7 +53,8 @@ int script_parser__feed(struct script_parser *p, const char *buf, size_t n);
 int script_parser__finish(struct script_parser *p);
 void script_parser__free(struct script_parser *p);
 
-/* Called with the bytes read so far (may be NULL). */
+/* Called with the bytes read so far (may be NULL), on the thread that
+ * reads them (lines_ahead.h: another than the caller's, for a file). */
 typedef void (*import_progress_fn)(void *ctx, uint64_t bytes);
 
 /*

@@ -92,6 +92,14 @@ printf 'ab 1/1 [000] 1.0: cpu-clock: \n\tf+0x1 (m)\n\tWarning: x\n\n' >"$TMP/war
 printf 'ab 1/1 [000] 1.1: cpu-clock: \n\tXarning: x\n\n' >>"$TMP/warn.txt"
 run "$CL" report -i "perf-script:$TMP/warn.txt" --format folded
 [ "$(status)" = 2 ] && grep -q "warn.txt:6:" "$TMP/err" || fail "fold: no frame past a noise line's word: exit $(status), $(cat "$TMP/err")"
+# a line with no address among a sample's frames: perf's source lines
+# are noise, folded past; another is refused at its line
+printf 'ab 1/1 [000] 1.0: cpu-clock: \n\t7f1 f (m)\n\t??:0\n\t/usr/src/x.c:12\n\n' >"$TMP/src.txt"
+"$CL" report -i "perf-script:$TMP/src.txt" --format folded >"$TMP/src.folded" || fail "fold with source lines: $(cat "$TMP/src.folded")"
+[ "$(cat "$TMP/src.folded")" = "ab;f 1" ] || fail "fold with source lines: $(cat "$TMP/src.folded")"
+printf 'ab 1/1 [000] 1.0: cpu-clock: \n\t7f1 f (m)\n\t(x\n\n' >"$TMP/noaddr.txt"
+run "$CL" report -i "perf-script:$TMP/noaddr.txt" --format folded
+[ "$(status)" = 2 ] && grep -q "noaddr.txt:3:" "$TMP/err" || fail "fold: a line with no address: exit $(status), $(cat "$TMP/err")"
 echo "frames: met again, each with its own address, its file the executable by comm"
 
 # issue 26: the sched tracepoints' one-line records among the samples are
