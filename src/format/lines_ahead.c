@@ -55,8 +55,8 @@ struct ahead {
 /* Into b, what the batch before left, then, unless that holds a whole
  * line, what one read gives (up to BATCH_TEXT bytes in all: a regular
  * file's whole, a pipe's what it holds, so its lines are taken as they
- * come), more while no line is whole; or the end, or an error, met only so: a batch that
- * ends holds no newline. false: out of memory, nothing read to split. */
+ * come), more while no line is whole; or the end, or an error, met only
+ * so (a batch that ends holds no newline). false: out of memory. */
 static bool read_text(struct ahead *a, struct batch *b)
 {
 	size_t room = a->carry_len < BATCH_TEXT ? BATCH_TEXT : a->carry_len + BATCH_TEXT;
